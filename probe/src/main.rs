@@ -1,0 +1,3 @@
+fn main() {
+    println!("vnb-probe {}", env!("CARGO_PKG_VERSION"));
+}
