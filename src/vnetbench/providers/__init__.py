@@ -1,0 +1,1 @@
+"""Providers build a topology somewhere and run commands on its nodes."""

@@ -1,0 +1,93 @@
+"""The provider interface: build a laid-out topology, run tools on its nodes, tear it down.
+
+Providers are the only code (with the tool drivers' commands they run) that touches a kernel or a
+remote host. The runner talks to them only through this interface.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from vnetbench.layout import Layout
+
+# record(kind, name, details) -> object id; called before an object is created (ownership registry).
+Recorder = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], list[int]]
+
+
+class ProviderError(RuntimeError):
+    """A build or run problem a user can act on (missing kernel feature, missing tool, ...)."""
+
+
+@dataclass
+class Finished:
+    """What a tool process left behind."""
+
+    returncode: int | None  # None: killed on timeout
+    stdout: str
+    stderr: str
+    started_utc_ns: int
+    ended_utc_ns: int
+    timed_out: bool = False
+
+
+class ToolProcess(ABC):
+    """A tool started on a node (a server, a client, a probe)."""
+
+    node: str
+    argv: list[str]
+    pid: int
+
+    @abstractmethod
+    def poll(self) -> int | None: ...
+
+    @abstractmethod
+    def wait(self, timeout_s: float) -> Finished:
+        """Wait up to timeout_s; on timeout kill the process (and its group) and return timed_out=True."""
+
+    @abstractmethod
+    def kill(self) -> None: ...
+
+
+class Gate(ABC):
+    """A start barrier: processes spawned behind it wait until release(), then start together."""
+
+    @abstractmethod
+    def release(self) -> list[int]:
+        """Open the gate; return each gated process's measured start time (UTC ns), in spawn order."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class Provider(ABC):
+    name: str
+
+    @abstractmethod
+    def preflight(self, layout: Layout) -> list[str]:
+        """Problems that would stop a build (missing kernel feature or tool), each with the fix."""
+
+    @abstractmethod
+    def build(self, layout: Layout, build_id: int, record: Recorder) -> None:
+        """Create everything in the layout. Each object is passed to `record` before it is created."""
+
+    @abstractmethod
+    def teardown(self) -> list[int]:
+        """Delete everything this provider built; returns the ids of the objects removed."""
+
+    @abstractmethod
+    def gate(self) -> Gate: ...
+
+    @abstractmethod
+    def spawn(self, node: str, argv: list[str], gate: Gate | None = None) -> ToolProcess:
+        """Start argv on a node (inside its namespace, its host's and its own cgroup)."""
+
+    @abstractmethod
+    def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
+        """Wait until proc listens on port (tcp/udp) in its node; False if it died or the time ran out."""
+
+    def environment(self) -> dict[str, Any]:
+        """Facts recorded with the campaign (kernel, CPU count ...)."""
+        return {}

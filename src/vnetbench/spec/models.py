@@ -1,0 +1,243 @@
+"""The campaign spec: what a user writes in YAML, as validated pydantic models.
+
+Units are parsed on the way in (see units.py) so everything inside is in base units:
+rates in bit/s, times in ns, sizes in bytes, ratios in [0, 1].
+Cross-references (a link to a node that does not exist, ...) are checked in references.py,
+so that every error carries the path of the field that is wrong.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
+
+NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
+NAME_HELP = "a name of 1–31 letters, digits, '-' or '_' starting with a letter"
+Name = Annotated[str, Field(pattern=NAME_PATTERN, description=NAME_HELP)]
+
+
+class Strict(BaseModel):
+    """Unknown keys are errors: a typo must never be silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- topology
+
+
+class Site(Strict):
+    name: Name
+    description: str = ""
+
+
+class Host(Strict):
+    """An emulated physical machine (a hypervisor): the nodes placed on it share its CPU quota."""
+
+    name: Name
+    site: Name | None = Field(None, description="the site this host is in (default: the only site)")
+    cpu: float | None = Field(
+        None, gt=0, le=64, description="CPU quota as a fraction of one core (0.5 = half a core), via cgroup"
+    )
+
+
+class Node(Strict):
+    """A virtual machine: a network namespace placed on a host."""
+
+    name: Name
+    host: Name | None = Field(None, description="the host this node runs on (default: the only host)")
+    cpu: float | None = Field(
+        None, gt=0, le=64, description="CPU quota of this node alone (fraction of a core)"
+    )
+
+
+class Switch(Strict):
+    name: Name
+    kind: Literal["linux-bridge", "ovs"] = "linux-bridge"
+    host: Name | None = Field(None, description="the host the switch runs on (default: the only host)")
+
+
+class Link(Strict):
+    """A link between two endpoints (nodes or switches), shaped per direction at each sending end."""
+
+    name: Name | None = Field(None, description="default: the two endpoint names joined by '-'")
+    endpoints: tuple[Name, Name] = Field(description="two node or switch names")
+    rate: Rate | None = Field(None, description="shaping rate per direction; unshaped when absent")
+    mtu: int = Field(1500, ge=576, le=9000)
+    queue: SizeBytes | None = Field(None, description="shaper queue limit in bytes (default: 50 ms at rate)")
+    shaper: Literal["tbf", "htb"] = "tbf"
+    delay: DurationNs | None = Field(None, description="one-way delay per direction (needs netem)")
+    jitter: DurationNs | None = Field(None, description="delay variation (needs netem)")
+    loss: Ratio | None = Field(None, description="random loss per direction (needs netem)")
+    overlay: Literal["vxlan"] | None = Field(
+        None, description="carry a link between hosts in a VXLAN tunnel (the studies' stitched VLANs / GRE)"
+    )
+
+    @property
+    def label(self) -> str:
+        return self.name or "-".join(self.endpoints)
+
+
+class Topology(Strict):
+    sites: list[Site] = Field(default_factory=list)
+    hosts: list[Host] = Field(default_factory=list)
+    nodes: list[Node]
+    switches: list[Switch] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=list)
+
+    @field_validator("sites", mode="before")
+    @classmethod
+    def _sites_as_names(cls, value: Any) -> Any:
+        # `sites: [ams, hou]` is accepted as a short form of `sites: [{name: ams}, {name: hou}]`.
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
+
+
+# ---------------------------------------------------------------- measurements
+
+
+class _Measurement(Strict):
+    name: Name
+    timeout: DurationNs | None = Field(None, description="give up after this long (default: duration + 30 s)")
+
+
+class TcpMeasurement(_Measurement):
+    kind: Literal["tcp"]
+    duration: DurationNs = Field(10 * 10**9, description="test length (iperf3 -t)")
+    omit: DurationNs = Field(0, description="warm-up excluded from the summary (iperf3 -O)")
+    streams: int = Field(1, ge=1, le=128, description="parallel streams (iperf3 -P)")
+    congestion: str | None = Field(None, pattern=r"^[a-z0-9_]{1,16}$", description="congestion control (-C)")
+    window: SizeBytes | None = Field(None, description="socket buffer / window size (iperf3 -w)")
+    reverse: bool = Field(False, description="server sends, client receives (iperf3 -R)")
+    interval: DurationNs = Field(10**9, description="sample interval of the time series (iperf3 -i)")
+
+
+class UdpMeasurement(_Measurement):
+    kind: Literal["udp"]
+    duration: DurationNs = 10 * 10**9
+    omit: DurationNs = 0
+    rate: Rate | Literal["link"] = Field(
+        "link",
+        description="offered payload rate, or 'link': the most payload the link can carry "
+        "(its rate × payload / frame size, see the overhead model)",
+    )
+    rate_factor: float = Field(
+        1.0, gt=0, le=100, description="multiply the offered rate (2 = offer twice it)"
+    )
+    length: SizeBytes = Field(1470, description="UDP payload bytes per datagram (iperf3 -l)")
+    streams: int = Field(1, ge=1, le=128)
+    interval: DurationNs = 10**9
+
+
+class RttMeasurement(_Measurement):
+    kind: Literal["rtt"]
+    count: int = Field(10, ge=1, le=1_000_000)
+    interval: DurationNs = Field(10**9, description="between echo requests (ping -i; ≥ 2 ms)")
+    size: SizeBytes = Field(56, description="ICMP payload bytes (ping -s)")
+    deadline: DurationNs | None = Field(None, description="per-reply wait (default 2 s)")
+
+
+Measurement = Annotated[TcpMeasurement | UdpMeasurement | RttMeasurement, Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- patterns
+
+
+class _Pattern(Strict):
+    name: Name | None = None
+    measurements: list[Name] = Field(min_length=1, description="names of measurements to run")
+
+
+class PairsPattern(_Pattern):
+    """Each pair measured on its own, one after another."""
+
+    kind: Literal["pairs"]
+    pairs: list[tuple[Name, Name]] = Field(min_length=1, description="[source, destination] node pairs")
+    both_directions: bool = False
+
+
+class StarPattern(_Pattern):
+    """One source to many destinations at the same moment."""
+
+    kind: Literal["star"]
+    source: Name
+    destinations: list[Name] = Field(min_length=1)
+    count: int | None = Field(None, ge=1, description="use only the first N destinations (a factor handle)")
+    alone: bool = Field(True, description="also measure each flow alone, for the competition verdict")
+
+
+class FanInPattern(_Pattern):
+    """Many sources to one destination at the same moment."""
+
+    kind: Literal["fan-in"]
+    sources: list[Name] = Field(min_length=1)
+    destination: Name
+    count: int | None = Field(None, ge=1, description="use only the first N sources (a factor handle)")
+    alone: bool = True
+
+
+class MeshPattern(_Pattern):
+    """All ordered pairs; throughput tests never overlap on a node (perfSONAR's rule)."""
+
+    kind: Literal["mesh"]
+    nodes: list[Name] | None = Field(None, description="default: every node")
+    max_parallel: int = Field(1, ge=1, description="disjoint pairs measured at once")
+
+
+Pattern = Annotated[PairsPattern | StarPattern | FanInPattern | MeshPattern, Field(discriminator="kind")]
+
+
+# ---------------------------------------------------------------- schedule and design
+
+
+class Schedule(Strict):
+    repetitions: int = Field(1, ge=1, le=100_000)
+    interval: DurationNs = Field(0, description="from one repetition's start to the next (0: back to back)")
+    rebuild: bool = Field(False, description="rebuild the topology from scratch before every repetition")
+    order: Literal["as-written", "random"] = "as-written"
+    seed: int | None = Field(None, description="seed for random order (recorded; default: drawn and stored)")
+    retries: int = Field(0, ge=0, le=10, description="re-run a failed measurement up to this many times")
+    pause: DurationNs = Field(0, description="pause between measurements (lets queues drain)")
+
+
+class Factor(Strict):
+    name: Name
+    path: str = Field(
+        description="the spec field this factor sets, e.g. measurements.tcp.congestion or "
+        "topology.links.uplink.rate (named list items are addressed by name)",
+        pattern=r"^[A-Za-z0-9_.-]+$",
+    )
+    levels: list[Any] = Field(min_length=1)
+
+
+class Design(Strict):
+    kind: Literal["full-factorial", "one-factor", "2k-r"] = "full-factorial"
+    replications: int = Field(1, ge=1, le=10_000)
+    randomize: bool = Field(True, description="randomise run order (seed recorded)")
+    block_by_replication: bool = Field(False, description="randomise within each replication only")
+    rebuild: bool = Field(False, description="rebuild the topology before every replication")
+
+
+class Analysis(Strict):
+    omit: DurationNs = Field(0, description="transient removal: drop samples in each flow's first seconds")
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    loss_threshold: Ratio = Field(0.01, description="capacity recommendation threshold")
+    response: str | None = Field(None, description="metric analysed against the factors, e.g. loss_ratio")
+
+
+class Campaign(Strict):
+    name: Name
+    description: str = ""
+    topology: Topology
+    measurements: list[Measurement] = Field(min_length=1)
+    patterns: list[Pattern] = Field(min_length=1)
+    schedule: Schedule = Field(default_factory=Schedule)
+    factors: list[Factor] = Field(default_factory=list)
+    design: Design | None = None
+    analysis: Analysis = Field(default_factory=Analysis)
+
+    def measurement(self, name: str) -> TcpMeasurement | UdpMeasurement | RttMeasurement:
+        return next(m for m in self.measurements if m.name == name)

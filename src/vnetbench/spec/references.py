@@ -1,0 +1,190 @@
+"""Checks that need more than one field: names that must exist, be unique, or be linked.
+
+Each problem is returned with the location of the field at fault, so the loader can point at
+the line in the user's YAML file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from vnetbench.layout import LayoutError, l2_segments
+from vnetbench.spec.models import (
+    Campaign,
+    FanInPattern,
+    MeshPattern,
+    PairsPattern,
+    StarPattern,
+)
+
+Loc = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Problem:
+    loc: Loc
+    message: str
+
+
+def check_references(campaign: Campaign) -> list[Problem]:
+    problems: list[Problem] = []
+    topo = campaign.topology
+    problems += _unique("topology", "sites", [s.name for s in topo.sites])
+    problems += _unique("topology", "hosts", [h.name for h in topo.hosts])
+    problems += _unique("topology", "nodes", [n.name for n in topo.nodes])
+    problems += _unique("topology", "switches", [s.name for s in topo.switches])
+    problems += _unique("topology", "links", [link.label for link in topo.links])
+    problems += _unique("measurements", None, [m.name for m in campaign.measurements])
+
+    sites = [s.name for s in topo.sites]
+    hosts = [h.name for h in topo.hosts]
+    nodes = [n.name for n in topo.nodes]
+    switches = [s.name for s in topo.switches]
+    for name in set(nodes) & set(switches):
+        problems.append(
+            Problem(
+                ("topology", "switches", switches.index(name), "name"),
+                f"'{name}' is already a node's name; links name their ends, so names must differ",
+            )
+        )
+
+    for i, host in enumerate(topo.hosts):
+        problems += _choose("topology", "hosts", i, "site", host.site, sites, "site")
+    for i, node in enumerate(topo.nodes):
+        problems += _choose("topology", "nodes", i, "host", node.host, hosts, "host")
+    for i, switch in enumerate(topo.switches):
+        problems += _choose("topology", "switches", i, "host", switch.host, hosts, "host")
+    if problems:
+        return problems  # later checks need hosts and sites to resolve
+
+    ends = set(nodes) | set(switches)
+    host_of = {n.name: n.host or (hosts[0] if hosts else "host") for n in topo.nodes}
+    host_of.update({s.name: s.host or (hosts[0] if hosts else "host") for s in topo.switches})
+    for i, link in enumerate(topo.links):
+        for j, end in enumerate(link.endpoints):
+            if end not in ends:
+                problems.append(
+                    Problem(
+                        ("topology", "links", i, "endpoints", j),
+                        f"no node or switch named '{end}'; known: {_names(ends)}",
+                    )
+                )
+        a, b = link.endpoints
+        if a == b:
+            problems.append(Problem(("topology", "links", i, "endpoints"), "a link needs two different ends"))
+        elif link.overlay and a in host_of and b in host_of and host_of[a] == host_of[b]:
+            problems.append(
+                Problem(
+                    ("topology", "links", i, "overlay"),
+                    f"both ends are on host '{host_of[a]}'; an overlay joins different hosts",
+                )
+            )
+        if link.jitter is not None and link.delay is None:
+            problems.append(
+                Problem(("topology", "links", i, "jitter"), "jitter needs a delay on the same link")
+            )
+    if problems:
+        return problems
+
+    try:
+        segments, _ = l2_segments(topo)
+    except LayoutError as err:
+        return [Problem(err.loc, str(err))]
+    for node in nodes:
+        in_segments = [s.label for s in segments if node in s.addresses]
+        dup = [label for label, count in Counter(in_segments).items() if count > 1]
+        if dup:
+            problems.append(
+                Problem(
+                    ("topology", "nodes", nodes.index(node)),
+                    f"node '{node}' has two links into one L2 segment ({dup[0]}); keep one",
+                )
+            )
+
+    measurement_names = [m.name for m in campaign.measurements]
+    for i, pattern in enumerate(campaign.patterns):
+        for j, name in enumerate(pattern.measurements):
+            if name not in measurement_names:
+                problems.append(
+                    Problem(
+                        ("patterns", i, "measurements", j),
+                        f"no measurement named '{name}'; known: {_names(measurement_names)}",
+                    )
+                )
+        for loc, src, dst in _pattern_pairs(pattern, nodes):
+            for end_loc, end in ((loc[0], src), (loc[1], dst)):
+                if end not in nodes:
+                    problems.append(
+                        Problem(("patterns", i, *end_loc), f"no node named '{end}'; known: {_names(nodes)}")
+                    )
+            if src in nodes and dst in nodes:
+                if src == dst:
+                    problems.append(Problem(("patterns", i, *loc[1]), f"'{src}' would measure itself"))
+                elif not any(src in s.addresses and dst in s.addresses for s in segments):
+                    problems.append(
+                        Problem(
+                            ("patterns", i, *loc[1]),
+                            f"'{src}' and '{dst}' share no link or switch (vnetbench does not route); "
+                            "add a link or a switch that joins them",
+                        )
+                    )
+    return problems
+
+
+def _pattern_pairs(pattern: object, nodes: list[str]) -> list[tuple[tuple[Loc, Loc], str, str]]:
+    """Every (src, dst) a pattern measures, with the locations of its two names."""
+    if isinstance(pattern, PairsPattern):
+        return [(((("pairs", k, 0)), ("pairs", k, 1)), s, d) for k, (s, d) in enumerate(pattern.pairs)]
+    if isinstance(pattern, StarPattern):
+        return [
+            ((("source",), ("destinations", k)), pattern.source, d)
+            for k, d in enumerate(pattern.destinations)
+        ]
+    if isinstance(pattern, FanInPattern):
+        return [
+            ((("sources", k), ("destination",)), s, pattern.destination)
+            for k, s in enumerate(pattern.sources)
+        ]
+    if isinstance(pattern, MeshPattern):
+        members = pattern.nodes or nodes
+        return [
+            ((("nodes", k), ("nodes", m)), s, d)
+            for k, s in enumerate(members)
+            for m, d in enumerate(members)
+            if k != m
+        ]
+    return []
+
+
+def _unique(section: str, sub: str | None, names: list[str]) -> list[Problem]:
+    seen: dict[str, int] = {}
+    problems = []
+    for i, name in enumerate(names):
+        if name in seen:
+            loc = (section, sub, i, "name") if sub else (section, i, "name")
+            problems.append(
+                Problem(
+                    loc, f"'{name}' is used twice (first at position {seen[name] + 1}); names must be unique"
+                )
+            )
+        seen.setdefault(name, i)
+    return problems
+
+
+def _choose(
+    section: str, sub: str, i: int, field: str, value: str | None, known: list[str], what: str
+) -> list[Problem]:
+    loc = (section, sub, i, field)
+    if value is None:
+        if len(known) > 1:
+            return [Problem(loc, f"required when there is more than one {what}; one of: {_names(known)}")]
+        return []
+    if value not in known:
+        hint = f"one of: {_names(known)}" if known else f"declare it under topology.{what}s"
+        return [Problem(loc, f"no {what} named '{value}'; {hint}")]
+    return []
+
+
+def _names(names: object) -> str:
+    return ", ".join(sorted(names)) or "(none)"  # type: ignore[call-overload]

@@ -1,0 +1,151 @@
+"""Parsing of the human units a campaign is written in: rates, durations, sizes, percentages.
+
+Every parser returns plain integers or floats in base units (bit/s, ns, bytes, ratio) and raises
+ValueError with a message that says what is accepted, so pydantic can pass it on to the user.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+
+_NUMBER = r"(?P<num>\d+(?:\.\d+)?)\s*"
+
+_RATE_UNITS = {
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "tbit": 10**12,
+    "bps": 1,
+    "kbps": 10**3,
+    "mbps": 10**6,
+    "gbps": 10**9,
+}
+RATE_HELP = "a rate like 10mbit, 100mbit, 1gbit, 2.5gbit or 500kbit (bits per second, SI prefixes)"
+
+_DURATION_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "min": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+DURATION_HELP = "a duration like 10s, 500ms, 2m or 1h (a bare number means seconds)"
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2}
+SIZE_HELP = "a size in bytes like 1470, 64K or 4M (K = 1024 bytes)"
+
+PERCENT_HELP = "a percentage like 1% or 0.5% (or a ratio between 0 and 1)"
+
+
+def parse_rate(value: object) -> int:
+    """'100mbit' -> 100_000_000 (bits per second)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected {RATE_HELP}")
+    if isinstance(value, int | float):
+        if value <= 0:
+            raise ValueError(f"must be positive; expected {RATE_HELP}")
+        return int(value)
+    match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z/]+)", str(value).strip())
+    unit = match and match["unit"].lower().replace("/s", "ps")
+    if not match or unit not in _RATE_UNITS:
+        raise ValueError(f"{value!r} is not a rate; expected {RATE_HELP}")
+    bits = float(match["num"]) * _RATE_UNITS[unit]
+    if bits <= 0:
+        raise ValueError(f"must be positive; expected {RATE_HELP}")
+    return int(round(bits))
+
+
+def parse_duration_ns(value: object) -> int:
+    """'500ms' -> 500_000_000 (nanoseconds)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected {DURATION_HELP}")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"must not be negative; expected {DURATION_HELP}")
+        return int(round(value * 10**9))
+    match = re.fullmatch(_NUMBER + r"(?P<unit>[a-z]*)", str(value).strip().lower())
+    if not match or match["unit"] not in {*_DURATION_UNITS, ""}:
+        raise ValueError(f"{value!r} is not a duration; expected {DURATION_HELP}")
+    return int(round(float(match["num"]) * _DURATION_UNITS.get(match["unit"] or "s", 1)))
+
+
+def parse_size_bytes(value: object) -> int:
+    """'64K' -> 65536 (bytes)."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected {SIZE_HELP}")
+    if isinstance(value, int):
+        if value <= 0:
+            raise ValueError(f"must be positive; expected {SIZE_HELP}")
+        return value
+    match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z]*)", str(value).strip())
+    if not match or match["unit"].lower() not in _SIZE_UNITS:
+        raise ValueError(f"{value!r} is not a size; expected {SIZE_HELP}")
+    size = int(float(match["num"]) * _SIZE_UNITS[match["unit"].lower()])
+    if size <= 0:
+        raise ValueError(f"must be positive; expected {SIZE_HELP}")
+    return size
+
+
+def parse_ratio(value: object) -> float:
+    """'1%' -> 0.01; 0.01 -> 0.01."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected {PERCENT_HELP}")
+    text = str(value).strip()
+    try:
+        ratio = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(f"{value!r} is not a percentage; expected {PERCENT_HELP}") from None
+    if not 0 <= ratio <= 1:
+        raise ValueError(f"{value!r} is outside 0–100 %; expected {PERCENT_HELP}")
+    return ratio
+
+
+def format_rate(bits_per_second: float) -> str:
+    """100_000_000 -> '100 Mbit/s' (for tables and figures)."""
+    for factor, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+        if abs(bits_per_second) >= factor:
+            return f"{bits_per_second / factor:.4g} {unit}"
+    return f"{bits_per_second:.4g} bit/s"
+
+
+def format_rate_spec(bits_per_second: int) -> str:
+    """100_000_000 -> '100mbit' (the form tc and the spec accept)."""
+    for factor, unit in ((10**9, "gbit"), (10**6, "mbit"), (10**3, "kbit")):
+        if bits_per_second % factor == 0:
+            return f"{bits_per_second // factor}{unit}"
+    return f"{bits_per_second}bit"
+
+
+def format_duration(ns: float) -> str:
+    for factor, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if abs(ns) >= factor:
+            return f"{ns / factor:.4g} {unit}"
+    return f"{ns:.4g} ns"
+
+
+# Annotated types for the pydantic models: parse on input, keep base units inside.
+def _schema(description: str, pattern: str) -> WithJsonSchema:
+    return WithJsonSchema(
+        {"anyOf": [{"type": "string", "pattern": pattern}, {"type": "number"}], "description": description}
+    )
+
+
+Rate = Annotated[
+    int,
+    BeforeValidator(parse_rate),
+    PlainSerializer(format_rate_spec, return_type=str),
+    _schema(RATE_HELP, r"^\d+(\.\d+)?\s*[a-zA-Z/]+$"),
+]
+DurationNs = Annotated[
+    int, BeforeValidator(parse_duration_ns), _schema(DURATION_HELP, r"^\d+(\.\d+)?\s*[a-z]*$")
+]
+SizeBytes = Annotated[
+    int, BeforeValidator(parse_size_bytes), _schema(SIZE_HELP, r"^\d+(\.\d+)?\s*[a-zA-Z]*$")
+]
+Ratio = Annotated[float, BeforeValidator(parse_ratio), _schema(PERCENT_HELP, r"^\d+(\.\d+)?%?$")]

@@ -1,0 +1,164 @@
+"""The store's tables (SQLAlchemy Core). SQLite by default; PostgreSQL by URL.
+
+Conventions: times are integer nanoseconds (`*_ns`; `*_utc_ns` for wall-clock instants, otherwise
+monotonic durations or offsets), metric names carry their unit (`throughput_bps`, `rtt_ns`,
+`loss_ratio`), and raw tool output is kept next to every parsed value.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+SCHEMA_VERSION = 1
+
+campaigns = Table(
+    "campaigns",
+    metadata,
+    Column("id", String(16), primary_key=True),  # short id, part of every kernel object's name
+    Column("name", String(64), nullable=False),
+    Column("created_utc_ns", BigInteger, nullable=False),
+    Column("status", String(16), nullable=False),  # running | interrupted | finished | failed
+    Column("provider", String(32), nullable=False),
+    Column("spec_text", Text, nullable=False),
+    Column("spec_sha256", String(64), nullable=False),
+    Column("spec_source", Text, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    Column("environment", JSON, nullable=False),  # kernel, hostname, vnetbench version, cpu count ...
+    Column("tool_versions", JSON, nullable=False),
+    Column("pid", Integer),  # of the controlling vnetbench process, while it runs
+)
+
+# Every kernel object we create, recorded before it is created; `clean` deletes only these.
+objects = Table(
+    "objects",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("build_id", Integer),
+    Column("kind", String(16), nullable=False),  # netns | cgroup | process | rundir
+    Column("name", Text, nullable=False),
+    Column("details", JSON, nullable=False),
+    Column("created_utc_ns", BigInteger, nullable=False),
+    Column("removed_utc_ns", BigInteger),
+)
+
+# One row per topology build (a rebuild-from-scratch campaign has one per repetition).
+builds = Table(
+    "builds",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("ordinal", Integer, nullable=False),
+    Column("topology_key", String(64), nullable=False),
+    Column("started_utc_ns", BigInteger, nullable=False),
+    Column("build_ns", BigInteger),
+    Column("teardown_ns", BigInteger),
+    Column("layout", JSON, nullable=False),  # namespaces, addresses, shapers: what was built
+)
+
+# One row per flow measured (a tool invocation), or per attempt when a measurement is retried.
+measurements = Table(
+    "measurements",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("key", Text, nullable=False),  # stable id from the plan: resume skips keys already done
+    Column("attempt", Integer, nullable=False, default=1),
+    Column("step_key", Text, nullable=False),  # flows started together share a step
+    Column("seq", Integer, nullable=False),  # position in the plan
+    Column("build_id", Integer, ForeignKey("builds.id")),
+    Column("repetition", Integer, nullable=False),
+    Column("factors", JSON, nullable=False),  # factor name -> level
+    Column("pattern", String(64), nullable=False),
+    Column("pattern_kind", String(16), nullable=False),
+    Column("group_kind", String(16), nullable=False),  # single | alone | together
+    Column("group_size", Integer, nullable=False),
+    Column("measurement", String(64), nullable=False),
+    Column("kind", String(16), nullable=False),  # tcp | udp | rtt | pps | trace | cpushare
+    Column("src", String(64), nullable=False),
+    Column("dst", String(64), nullable=False),
+    Column("src_host", String(64)),
+    Column("dst_host", String(64)),
+    Column("placement", String(16), nullable=False),  # same-host | same-site | cross-site
+    Column("link_rate_bps", BigInteger),  # bottleneck rate of the path, when shaped
+    Column("path_mtu", Integer),
+    Column("expected_max_bps", Float),  # overhead-model maximum goodput for this measurement
+    Column("offered_bps", Float),  # for UDP and packet-rate measurements
+    Column("status", String(16), nullable=False),  # ok | failed
+    Column("reason", Text),  # why it failed, in words a user can act on
+    Column("tool", String(32)),
+    Column("tool_version", String(64)),
+    Column("command", JSON),  # exact argv of client and server
+    Column("started_utc_ns", BigInteger),
+    Column("duration_ns", BigInteger),
+    Column("start_skew_ns", BigInteger),  # spread of the barrier release within the step
+    Column("start_offset_ns", BigInteger),  # this flow's release after the step's first
+    UniqueConstraint("campaign_id", "key", "attempt", name="uq_measurement_attempt"),
+)
+Index("ix_measurements_campaign_status", measurements.c.campaign_id, measurements.c.status)
+
+# Scalar results of a measurement (its end summary).
+summaries = Table(
+    "summaries",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), primary_key=True),
+    Column("metric", String(64), primary_key=True),
+    Column("value", Float),
+)
+
+# Time series: per-interval throughput, per-packet RTT ... `t_ns` is the offset from the flow's start.
+samples = Table(
+    "samples",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), nullable=False),
+    Column("t_ns", BigInteger, nullable=False),
+    Column("metric", String(64), nullable=False),
+    Column("value", Float),
+    Column("seq", Integer),  # sequence number where the tool gives one (ping icmp_seq)
+    Column("stream", Integer),  # iperf3 stream, probe stream id
+)
+Index("ix_samples_measurement", samples.c.measurement_id, samples.c.metric)
+
+# Things that happened during a measurement: unreachable replies, tool warnings, timeouts.
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("measurement_id", Integer, ForeignKey("measurements.id")),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("t_ns", BigInteger),
+    Column("kind", String(32), nullable=False),
+    Column("detail", Text),
+)
+
+# Raw tool output, kept so a parser bug never loses a measurement.
+raw_outputs = Table(
+    "raw_outputs",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), primary_key=True),
+    Column("role", String(16), primary_key=True),  # client | server
+    Column("stream", String(8), primary_key=True),  # stdout | stderr
+    Column("text", Text, nullable=False),
+)
+
+meta = Table(
+    "vnetbench_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
