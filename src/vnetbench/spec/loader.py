@@ -162,7 +162,9 @@ def _real_loc(loc: tuple[Any, ...], data: Any) -> Loc:
     real: list[str | int] = []
     node = data
     for part in loc:
-        if (isinstance(node, dict) and part in node) or (isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)):
+        in_mapping = isinstance(node, dict) and part in node
+        in_sequence = isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)
+        if in_mapping or in_sequence:
             real.append(part)
             node = node[part]
         elif isinstance(node, dict) and isinstance(part, str) and not _is_tag(part, node):

@@ -58,7 +58,7 @@ def parse_rate(value: object) -> int:
     bits = float(match["num"]) * _RATE_UNITS[unit]
     if bits <= 0:
         raise ValueError(f"must be positive; expected {RATE_HELP}")
-    return int(round(bits))
+    return round(bits)
 
 
 def parse_duration_ns(value: object) -> int:
@@ -68,11 +68,11 @@ def parse_duration_ns(value: object) -> int:
     if isinstance(value, int | float):
         if value < 0:
             raise ValueError(f"must not be negative; expected {DURATION_HELP}")
-        return int(round(value * 10**9))
+        return round(value * 10**9)
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-z]*)", str(value).strip().lower())
     if not match or match["unit"] not in {*_DURATION_UNITS, ""}:
         raise ValueError(f"{value!r} is not a duration; expected {DURATION_HELP}")
-    return int(round(float(match["num"]) * _DURATION_UNITS.get(match["unit"] or "s", 1)))
+    return round(float(match["num"]) * _DURATION_UNITS.get(match["unit"] or "s", 1))
 
 
 def parse_size_bytes(value: object) -> int:
