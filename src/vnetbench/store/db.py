@@ -220,12 +220,18 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
-    def save_measurement(self, rec: MeasurementRecord) -> int:
-        values = {k: v for k, v in rec.__dict__.items() if k not in {"summary", "samples", "events", "raw"}}
+    def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
+        """Store flows started together in one transaction: a step is in the store whole or not at all."""
+        ids = []
         with self.engine.begin() as conn:
-            mid = int(conn.execute(insert(t.measurements).values(**values)).inserted_primary_key[0])
-            self._children(conn, mid, rec)
-        return mid
+            for rec in records:
+                values = {
+                    k: v for k, v in rec.__dict__.items() if k not in {"summary", "samples", "events", "raw"}
+                }
+                mid = int(conn.execute(insert(t.measurements).values(**values)).inserted_primary_key[0])
+                self._children(conn, mid, rec)
+                ids.append(mid)
+        return ids
 
     @staticmethod
     def _children(conn: Connection, mid: int, rec: MeasurementRecord) -> None:
