@@ -154,7 +154,7 @@ def _variant(spec: LoadedSpec, combo: dict[str, Any]) -> Campaign:
     try:
         data = apply_overrides(spec.data, paths)
     except PathError as err:
-        raise SpecInvalid([SpecError(spec.source, 0, "factors", str(err))]) from None
+        raise SpecInvalid([spec.error(("factors",), str(err))]) from None
     try:
         return validate(data, spec.source)
     except SpecInvalid as err:
@@ -174,17 +174,15 @@ def _check_design(spec: LoadedSpec) -> None:
         try:
             get_path(spec.data, factor.path)
         except PathError as err:
-            errors.append(SpecError(spec.source, 0, f"factors[{i}].path", str(err)))
+            errors.append(spec.error(("factors", i, "path"), str(err)))
     design = campaign.design
     if design:
         if not campaign.factors:
-            errors.append(SpecError(spec.source, 0, "design", "a design needs factors; add a factors list"))
+            errors.append(spec.error(("design",), "a design needs factors; add a factors list"))
         if design.kind == "one-factor" and len(campaign.factors) != 1:
             errors.append(
-                SpecError(
-                    spec.source,
-                    0,
-                    "design.kind",
+                spec.error(
+                    ("design", "kind"),
                     f"one-factor needs exactly one factor, found {len(campaign.factors)}",
                 )
             )
@@ -192,19 +190,15 @@ def _check_design(spec: LoadedSpec) -> None:
             for i, factor in enumerate(campaign.factors):
                 if len(factor.levels) != 2:
                     errors.append(
-                        SpecError(
-                            spec.source,
-                            0,
-                            f"factors[{i}].levels",
+                        spec.error(
+                            ("factors", i, "levels"),
                             "a 2k-r design needs exactly two levels per factor",
                         )
                     )
         if campaign.schedule.repetitions != 1:
             errors.append(
-                SpecError(
-                    spec.source,
-                    0,
-                    "schedule.repetitions",
+                spec.error(
+                    ("schedule", "repetitions"),
                     "with a design, replications are set by design.replications; remove this",
                 )
             )
@@ -222,10 +216,8 @@ def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
             for flow in flows if mname == m.name else ():
                 if layout.bottleneck_rate(flow.src, flow.dst) is None:
                     errors.append(
-                        SpecError(
-                            spec.source,
-                            0,
-                            f"measurements[{i}].rate",
+                        spec.error(
+                            ("measurements", i, "rate"),
                             f"'link' but the path {flow.src}→{flow.dst} has no link with a rate; give a rate "
                             "(e.g. 100mbit) or set a rate on the link",
                         )

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,11 @@ class LoadedSpec:
     sha256: str
     source: str
     data: dict[str, Any]
+    line_of: Callable[[Loc], int] = field(default=lambda loc: 0, compare=False, repr=False)
+
+    def error(self, loc: Loc, message: str) -> SpecError:
+        """A located error about this spec, for checks made after loading (plan, factors)."""
+        return SpecError(self.source, self.line_of(loc), _dotted(loc), message)
 
 
 class _LineMap:
@@ -128,7 +134,7 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
 
         data = apply_overrides(data, overrides)
     campaign = validate(data, source, lines.line)
-    return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data)
+    return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
 
 
 def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) -> Campaign:
