@@ -1,0 +1,57 @@
+# vnetbench — the two entry points: `make demo` (main job) and `make test`.
+# Both install what they need (apt packages, a Python venv with the package and its Rust probe)
+# and are idempotent: re-running skips what is already in place.
+
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+VNB := $(VENV)/bin/vnetbench
+APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 procps openssh-server openssh-client
+INSTALL_STAMP := $(VENV)/.installed
+DEMO_DB ?= out/demo.db
+
+.PHONY: demo test setup apt-deps lint bench clean-leftovers help
+
+help:
+	@echo "make demo   - install everything, run the quickstart campaign here, write its report"
+	@echo "make test   - install everything, run the test suite (integration tests need root)"
+	@echo "make lint   - ruff + cargo clippy"
+	@echo "make bench  - run the benchmarks in benchmarks/"
+
+demo: setup
+	$(VNB) scenarios run quickstart --db $(DEMO_DB) --report reports/quickstart
+	@echo "open reports/quickstart/index.html"
+
+test: setup
+	$(PY) -m pytest -q -rs tests
+	cd probe && cargo test --release --quiet
+
+lint: setup
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	cd probe && cargo clippy --all-targets --quiet -- -D warnings
+
+setup: apt-deps $(INSTALL_STAMP)
+
+# apt: only when a tool is missing (apt-get update once, then install)
+apt-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if ! command -v cargo >/dev/null 2>&1; then missing="$$missing cargo rustc"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+# The venv is rebuilt when the package's metadata or the probe's sources change.
+$(INSTALL_STAMP): pyproject.toml probe/Cargo.toml $(shell find probe/src -name '*.rs' 2>/dev/null)
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+bench: setup
+	$(PY) benchmarks/run_all.py
+
+clean-leftovers: setup
+	$(VNB) clean
