@@ -1,0 +1,193 @@
+"""Per-connection descriptive statistics and the competition verdict (ExoGENI Tables 11–17 form).
+
+Inputs are the store's frames: `measurements_frame` (one row per flow measurement with its summary
+metrics as columns) and `samples_frame` (long format time series).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+STATS = ("n", "mean", "sd", "min", "median", "p95", "max")
+CONNECTION = ["measurement", "kind", "src", "dst", "placement"]
+ALONE = ("single", "alone")  # a flow measured on its own
+
+
+def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
+    arr = np.asarray(pd.Series(values).dropna(), dtype=float)
+    if arr.size == 0:
+        return {"n": 0, **{k: float("nan") for k in STATS[1:]}}
+    return {
+        "n": int(arr.size),
+        "mean": float(arr.mean()),
+        "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        "min": float(arr.min()),
+        "median": float(np.median(arr)),
+        "p95": float(np.percentile(arr, 95)),
+        "max": float(arr.max()),
+    }
+
+
+def ok_alone(frame: pd.DataFrame) -> pd.DataFrame:
+    if frame.empty:
+        return frame
+    return frame[(frame["status"] == "ok") & frame["group_kind"].isin(ALONE)]
+
+
+def connection_table(frame: pd.DataFrame, kind: str, metric: str, scale: float = 1.0) -> pd.DataFrame:
+    """One row per connection: statistics of `metric` over its repetitions, divided by `scale`."""
+    rows = ok_alone(frame)
+    if rows.empty or metric not in rows:
+        return pd.DataFrame()
+    rows = rows[rows["kind"] == kind]
+    out = []
+    for keys, group in rows.groupby(CONNECTION, sort=False):
+        stats = describe(group[metric] / scale)
+        entry = dict(zip(CONNECTION, keys, strict=True)) | stats
+        if (
+            "expected_max_bps" in group
+            and group["expected_max_bps"].notna().any()
+            and metric == "throughput_bps"
+        ):
+            entry["of_model_max"] = float((group[metric] / group["expected_max_bps"]).mean())
+            entry["model_max"] = float(group["expected_max_bps"].mean() / scale)
+        if "link_rate_bps" in group and group["link_rate_bps"].notna().any():
+            entry["link_rate"] = float(group["link_rate_bps"].iloc[0])
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def rtt_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """RTT statistics per connection over every reply of every repetition (ns → ms)."""
+    rows = ok_alone(frame)
+    if rows.empty or samples.empty:
+        return pd.DataFrame()
+    rows = rows[rows["kind"] == "rtt"]
+    rtts = samples[samples["metric"] == "rtt_ns"]
+    out = []
+    for keys, group in rows.groupby(CONNECTION, sort=False):
+        values = rtts[rtts["measurement_id"].isin(group["id"])]["value"] / 1e6
+        entry = dict(zip(CONNECTION, keys, strict=True)) | describe(values)
+        sent = group.get("sent_packets", pd.Series(dtype=float)).sum()
+        received = group.get("received_packets", pd.Series(dtype=float)).sum()
+        entry["loss"] = float(1 - received / sent) if sent else float("nan")
+        entry["unreachable"] = float(group.get("unreachable_events", pd.Series([0.0])).fillna(0).sum())
+        out.append(entry)
+    return pd.DataFrame(out)
+
+
+def jain_index(values: np.ndarray | list[float]) -> float:
+    """Jain's fairness index: (Σx)² / (n·Σx²); 1 = perfectly fair, 1/n = one flow takes all."""
+    x = np.asarray(values, dtype=float)
+    return float(x.sum() ** 2 / (x.size * (x**2).sum())) if x.size and (x**2).sum() > 0 else float("nan")
+
+
+@dataclass
+class FlowShare:
+    src: str
+    dst: str
+    alone_mean: float
+    together_mean: float
+
+    @property
+    def ratio(self) -> float:
+        return self.together_mean / self.alone_mean if self.alone_mean else float("nan")
+
+
+@dataclass
+class Competition:
+    """Do simultaneous flows get less than each alone? One per star/fan-in group and measurement."""
+
+    pattern: str
+    pattern_kind: str
+    measurement: str
+    metric: str
+    flows: list[FlowShare]
+    jain_mean: float
+    jain_sd: float
+    sum_together: float
+    link_rate: float | None
+    skew_mean_ns: float
+    skew_max_ns: float
+    repetitions: int
+    verdict: str
+    reasons: list[str] = field(default_factory=list)
+
+
+def competition(frame: pd.DataFrame) -> list[Competition]:
+    if frame.empty:
+        return []
+    ok = frame[frame["status"] == "ok"]
+    results = []
+    together = ok[ok["group_kind"] == "together"]
+    for (pattern, measurement), group in together.groupby(["pattern", "measurement"], sort=False):
+        kind = group["kind"].iloc[0]
+        metric = "throughput_bps" if kind in {"tcp", "udp"} else "rtt_mean_ns"
+        if metric not in group:
+            continue
+        alone = ok[
+            (ok["pattern"] == pattern) & (ok["measurement"] == measurement) & (ok["group_kind"] == "alone")
+        ]
+        shares = []
+        for (src, dst), flows in group.groupby(["src", "dst"], sort=False):
+            solo = alone[(alone["src"] == src) & (alone["dst"] == dst)][metric]
+            shares.append(
+                FlowShare(
+                    src, dst, float(solo.mean()) if len(solo) else float("nan"), float(flows[metric].mean())
+                )
+            )
+        per_rep = group.groupby("repetition")[metric]
+        jains = per_rep.apply(lambda s: jain_index(s.to_numpy()))
+        sums = per_rep.sum()
+        skews = group.groupby("repetition")["start_skew_ns"].first().astype(float)
+        link = group["link_rate_bps"].dropna()
+        comp = Competition(
+            pattern=pattern,
+            pattern_kind=group["pattern_kind"].iloc[0],
+            measurement=measurement,
+            metric=metric,
+            flows=shares,
+            jain_mean=float(jains.mean()),
+            jain_sd=float(jains.std(ddof=1)) if len(jains) > 1 else 0.0,
+            sum_together=float(sums.mean()),
+            link_rate=float(link.iloc[0]) if len(link) else None,
+            skew_mean_ns=float(skews.mean()),
+            skew_max_ns=float(skews.max()),
+            repetitions=int(per_rep.ngroups),
+            verdict="",
+        )
+        comp.verdict, comp.reasons = _verdict(comp)
+        results.append(comp)
+    return results
+
+
+def _verdict(comp: Competition) -> tuple[str, list[str]]:
+    ratios = [f.ratio for f in comp.flows if np.isfinite(f.ratio)]
+    reasons = []
+    if comp.metric == "rtt_mean_ns":
+        worse = [r for r in ratios if r > 1.1]
+        verdict = "RTT grows when measured together" if worse else "RTT unaffected by simultaneous probes"
+        return verdict, [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
+    if not ratios:
+        return "no flow was measured alone; cannot compare", reasons
+    mean_ratio = float(np.mean(ratios))
+    n = len(comp.flows)
+    reasons.append(
+        f"each flow got {mean_ratio:.0%} of its alone throughput on average "
+        f"(range {min(ratios):.0%}–{max(ratios):.0%}); with {n} flows an equal share is {1 / n:.0%}"
+    )
+    reasons.append(
+        f"Jain's fairness index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f} over {comp.repetitions} "
+        f"repetition(s) (1 = equal shares, {1 / n:.2f} = one flow takes all)"
+    )
+    reasons.append(
+        f"flows were released within {comp.skew_mean_ns / 1e6:.2f} ms of each other on average "
+        f"(worst {comp.skew_max_ns / 1e6:.2f} ms)"
+    )
+    if mean_ratio < 0.9:
+        fair = "fairly" if comp.jain_mean >= 0.95 else "unfairly"
+        return f"the flows compete: each gets less than alone, and they share {fair}", reasons
+    return "the flows do not compete: each gets about what it gets alone", reasons

@@ -1,0 +1,1 @@
+"""Reports: HTML pages and figures made from the store."""

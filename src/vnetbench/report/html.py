@@ -1,0 +1,384 @@
+"""The campaign report: one self-contained HTML page (figures embedded) plus PNG/SVG files beside it."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import yaml
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from vnetbench.analysis import descriptive as d
+from vnetbench.report import figures
+from vnetbench.spec.units import format_duration, format_rate
+from vnetbench.store.db import Store
+
+
+@dataclass
+class Figure:
+    title: str
+    png: Path
+    caption: str = ""
+
+    @property
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png.read_bytes()).decode()
+
+    @property
+    def svg_name(self) -> str:
+        return self.png.with_suffix(".svg").name
+
+
+@dataclass
+class TableView:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    anchor: str
+    intro: str = ""
+    tables: list[TableView] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)  # short paragraphs (verdicts, reasons)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:.4g}"
+    return str(value)
+
+
+def _stats_table(
+    title: str,
+    table: pd.DataFrame,
+    unit: str,
+    extra: list[tuple[str, str, Any]] | None = None,
+    note: str = "",
+) -> TableView:
+    """A per-connection table: n, mean, SD, min, median, p95, max (+ extra columns)."""
+    extra = extra or []
+    columns = ["connection", "placement", "n", f"mean ({unit})", "SD", "min", "median", "p95", "max"]
+    columns += [name for name, _, _ in extra]
+    rows = []
+    for r in table.to_dict("records"):
+        row = [f"{r['src']} → {r['dst']}", r["placement"], str(r["n"])]
+        row += [_fmt(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
+        row += [fmt(r.get(key)) for _, key, fmt in extra]
+        rows.append(row)
+    return TableView(title, columns, rows, note)
+
+
+def _pct(value: Any) -> str:
+    return "–" if value is None or pd.isna(value) else f"{100 * value:.1f} %"
+
+
+def _mbit(value: Any) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value / 1e6:.4g}"
+
+
+def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
+    out_dir = Path(out_dir)
+    fig_dir = out_dir / "figures"
+    fig_dir.mkdir(parents=True, exist_ok=True)
+    row = store.campaign(campaign_id)
+    assert row is not None
+    frame = store.measurements_frame(campaign_id)
+    samples = store.samples_frame(campaign_id, ["rtt_ns", "throughput_bps"])
+    sections = [
+        _overview(store, row, frame, fig_dir),
+        _rtt_section(frame, samples, fig_dir),
+        _throughput_section(frame, "tcp", fig_dir),
+        _throughput_section(frame, "udp", fig_dir),
+        _competition_section(frame, samples, fig_dir),
+        _failures_section(store, campaign_id, frame),
+    ]
+    sections = [s for s in sections if s is not None and (s.tables or s.figures or s.items)]
+    env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
+    html = env.get_template("report.html").render(
+        campaign=row,
+        sections=sections,
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        spec_text=row["spec_text"],
+    )
+    index = out_dir / "index.html"
+    index.write_text(html)
+    summary = {
+        "campaign": campaign_id,
+        "sections": [
+            {
+                "title": s.title,
+                "tables": [t.__dict__ for t in s.tables],
+                "items": s.items,
+                "figures": [f.png.name for f in s.figures],
+            }
+            for s in sections
+        ],
+    }
+    (out_dir / "report.json").write_text(json.dumps(summary, indent=1, default=str))
+    return index
+
+
+def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: Path) -> Section:
+    env = row["environment"]
+    created = dt.datetime.fromtimestamp(row["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
+    failed = int((frame["status"] != "ok").sum()) if not frame.empty else 0
+    facts = [
+        ["campaign", f"{row['name']} ({row['id']})"],
+        ["status", row["status"]],
+        ["started", created],
+        ["measurements", f"{ok} ok, {failed} failed"],
+        ["provider", row["provider"]],
+        ["kernel", env.get("kernel", "?")],
+        ["CPU", f"{env.get('cpu_count')} × {env.get('cpu_model', '?')}"],
+        ["tools", ", ".join(f"{k} {v}" for k, v in row["tool_versions"].items())],
+        ["spec", f"{row['spec_source']} (sha256 {row['spec_sha256'][:12]}…)"],
+        ["seed", str(row["seed"])],
+    ]
+    section = Section(
+        "Campaign", "campaign", intro=_description(row["spec_text"]), tables=[TableView("", ["", ""], facts)]
+    )
+    builds = store.builds_frame(row["id"])
+    if not builds.empty:
+        layout = builds.iloc[-1]["layout"]
+        spec = yaml.safe_load(row["spec_text"])
+        links = spec.get("topology", {}).get("links", [])
+        section.figures.append(Figure("Topology", figures.topology(layout, links, fig_dir / "topology")))
+        times = builds["build_ns"].dropna()
+        if len(times):
+            section.items.append(
+                f"The topology was built {len(builds)} time(s): build {format_duration(times.median())} median, "
+                f"teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
+            )
+    return section
+
+
+def _description(spec_text: str) -> str:
+    try:
+        return str(yaml.safe_load(spec_text).get("description", ""))
+    except yaml.YAMLError:
+        return ""
+
+
+def _rtt_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> Section | None:
+    table = d.rtt_table(frame, samples)
+    if table.empty:
+        return None
+    section = Section(
+        "Round-trip time", "rtt", intro="Every reply of every repetition (ping -D), per connection."
+    )
+    section.tables.append(
+        _stats_table(
+            "RTT per connection",
+            table,
+            "ms",
+            [("loss", "loss", _pct), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
+        )
+    )
+    rows = d.ok_alone(frame)
+    rows = rows[rows["kind"] == "rtt"]
+    rtts = samples[samples["metric"] == "rtt_ns"]
+    series, styles = {}, {}
+    for (src, dst, placement), group in rows.groupby(["src", "dst", "placement"], sort=False):
+        label = f"{src}→{dst} ({placement})"
+        series[label] = rtts[rtts["measurement_id"].isin(group["id"])]["value"] / 1e6
+        styles[label] = figures.PLACEMENT_STYLE.get(placement, "-")
+    section.figures.append(
+        Figure(
+            "CDF of RTT per connection",
+            figures.cdf(series, "RTT (ms)", "RTT per connection", fig_dir / "rtt_cdf", styles),
+        )
+    )
+    return section
+
+
+def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Section | None:
+    table = d.connection_table(frame, kind, "throughput_bps", 1e6)
+    if table.empty:
+        return None
+    name = kind.upper()
+    section = Section(
+        f"{name} throughput",
+        kind,
+        intro=f"{name} goodput at the receiver, one value per repetition, per connection. "
+        "'of model max' compares the mean with the overhead-model maximum of the path's "
+        "bottleneck link (rate × payload / frame bytes).",
+    )
+    extra = [
+        ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
+        ("model max (Mbit/s)", "model_max", _fmt),
+        ("of model max", "of_model_max", _pct),
+    ]
+    if kind == "udp":
+        loss = d.connection_table(frame, kind, "loss_ratio", 1.0)
+        jitter = d.connection_table(frame, kind, "jitter_mean_ns", 1e6)
+        for t, col in ((loss, "loss_mean"), (jitter, "jitter_mean")):
+            if not t.empty:
+                table = table.merge(
+                    t[[*d.CONNECTION, "mean"]].rename(columns={"mean": col}), on=d.CONNECTION, how="left"
+                )
+        extra += [("mean loss", "loss_mean", _pct), ("mean jitter (ms)", "jitter_mean", _fmt)]
+    section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
+    rows = d.ok_alone(frame)
+    rows = rows[rows["kind"] == kind]
+    series = {
+        f"{s}→{t} ({p})": g["throughput_bps"] / 1e6
+        for (s, t, p), g in rows.groupby(["src", "dst", "placement"], sort=False)
+    }
+    section.figures.append(
+        Figure(
+            f"CDF of {name} throughput",
+            figures.cdf(
+                series, "throughput (Mbit/s)", f"{name} throughput per repetition", fig_dir / f"{kind}_cdf"
+            ),
+        )
+    )
+    if "of_model_max" in table and table["of_model_max"].notna().any():
+        shaped = table[table["of_model_max"].notna()]
+        section.figures.append(
+            Figure(
+                "Share of the overhead-model maximum",
+                figures.model_ratio(shaped, f"{name}: measured / model maximum", fig_dir / f"{kind}_model"),
+            )
+        )
+    if rows["repetition"].nunique() > 1:
+        section.figures.append(
+            Figure(
+                f"{name} throughput per repetition",
+                figures.per_repetition(
+                    rows,
+                    "throughput_bps",
+                    1e6,
+                    "Mbit/s",
+                    f"{name} throughput per repetition",
+                    fig_dir / f"{kind}_reps",
+                ),
+            )
+        )
+        if kind == "udp" and "loss_ratio" in rows:
+            section.figures.append(
+                Figure(
+                    "UDP loss per repetition",
+                    figures.per_repetition(
+                        rows,
+                        "loss_ratio",
+                        0.01,
+                        "loss (%)",
+                        "UDP loss per repetition",
+                        fig_dir / "udp_loss_reps",
+                    ),
+                )
+            )
+    return section
+
+
+def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> Section | None:
+    results = d.competition(frame)
+    if not results:
+        return None
+    section = Section(
+        "Simultaneous flows",
+        "competition",
+        intro="Star and fan-in patterns measure each flow alone, then all together behind a start "
+        "barrier. Do simultaneous flows get less than each alone?",
+    )
+    for i, comp in enumerate(results):
+        throughput = comp.metric == "throughput_bps"
+        scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
+        section.items.append(f"<b>{comp.pattern} · {comp.measurement}</b>: {comp.verdict}.")
+        section.items.extend(comp.reasons)
+        rows = [
+            [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
+            for f in comp.flows
+        ]
+        rows.append(
+            [
+                "sum together",
+                "",
+                _fmt(comp.sum_together / scale),
+                _pct(comp.sum_together / comp.link_rate) + " of link"
+                if comp.link_rate and throughput
+                else "",
+            ]
+        )
+        section.tables.append(
+            TableView(
+                f"{comp.pattern} · {comp.measurement}",
+                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"],
+                rows,
+                note=f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; start skew "
+                f"{comp.skew_mean_ns / 1e6:.2f} ms mean, "
+                f"{comp.skew_max_ns / 1e6:.2f} ms max",
+            )
+        )
+        section.figures.append(
+            Figure(
+                f"{comp.pattern}: alone vs together",
+                figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}"),
+            )
+        )
+        if throughput:
+            together = frame[
+                (frame["pattern"] == comp.pattern)
+                & (frame["measurement"] == comp.measurement)
+                & (frame["group_kind"] == "together")
+                & (frame["status"] == "ok")
+            ]
+            first_rep = together[together["repetition"] == together["repetition"].min()]
+            labels = {int(r.id): f"{r.src}→{r.dst}" for r in first_rep.itertuples()}
+            section.figures.append(
+                Figure(
+                    f"{comp.pattern}: throughput over time, together",
+                    figures.timeseries(
+                        samples,
+                        labels,
+                        "throughput_bps",
+                        1e6,
+                        "Mbit/s",
+                        f"{comp.pattern} · {comp.measurement}: the flows together (repetition "
+                        f"{int(first_rep['repetition'].min()) if len(first_rep) else 1})",
+                        fig_dir / f"competition_ts_{i}",
+                    ),
+                )
+            )
+    return section
+
+
+def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Section | None:
+    section = Section("Failures and events", "failures")
+    if not frame.empty:
+        failed = frame[frame["status"] != "ok"]
+        if len(failed):
+            section.tables.append(
+                TableView(
+                    "Failed measurements",
+                    ["measurement", "attempt", "reason"],
+                    [[r.key, str(r.attempt), r.reason or ""] for r in failed.itertuples()],
+                )
+            )
+    events = store.events_frame(campaign_id)
+    if not events.empty:
+        counts = events.groupby("kind").size().sort_values(ascending=False)
+        section.tables.append(
+            TableView(
+                "Events recorded",
+                ["event", "count", "example"],
+                [
+                    [k, str(n), str(events[events["kind"] == k]["detail"].iloc[0])[:160]]
+                    for k, n in counts.items()
+                ],
+            )
+        )
+    return section
