@@ -159,8 +159,8 @@ def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: P
         times = builds["build_ns"].dropna()
         if len(times):
             section.items.append(
-                f"The topology was built {len(builds)} time(s): build {format_duration(times.median())} median, "
-                f"teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
+                f"The topology was built {len(builds)} time(s): build {format_duration(times.median())} "
+                f"median, teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
             )
     return section
 
