@@ -299,6 +299,7 @@ def validate(spec: Annotated[Path, typer.Argument(help="campaign YAML file")]) -
         f"{spec}: valid — {len(plan.steps)} steps, {plan.flow_count} measurements, "
         f"~{plan.planned_ns / 1e9 / 60:.1f} min of measuring{more}",
         highlight=False,
+        soft_wrap=True,
     )
 
 
