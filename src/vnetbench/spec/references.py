@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from vnetbench.layout import LayoutError, l2_segments
 from vnetbench.spec.models import (
     Campaign,
     FanInPattern,
@@ -86,6 +85,8 @@ def check_references(campaign: Campaign) -> list[Problem]:
             )
     if problems:
         return problems
+
+    from vnetbench.layout import LayoutError, l2_segments  # the layout imports the spec models
 
     try:
         segments, _ = l2_segments(topo)

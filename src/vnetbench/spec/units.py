@@ -52,7 +52,7 @@ def parse_rate(value: object) -> int:
             raise ValueError(f"must be positive; expected {RATE_HELP}")
         return int(value)
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z/]+)", str(value).strip())
-    unit = match and match["unit"].lower().replace("/s", "ps")
+    unit = match and match["unit"].lower().removesuffix("/s")
     if not match or unit not in _RATE_UNITS:
         raise ValueError(f"{value!r} is not a rate; expected {RATE_HELP}")
     bits = float(match["num"]) * _RATE_UNITS[unit]
