@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from vnetbench.store.db import Event, Sample
 
@@ -35,3 +36,44 @@ class Parsed:
     events: list[Event] = field(default_factory=list)
     error: str | None = None  # the tool reported a failure: the measurement is stored as failed
     started_utc_ns: int | None = None  # when the tool says the test started, where it says so
+
+
+# ------------------------------------------------ additive: what drivers parse, and their shape
+
+
+@runtime_checkable
+class ToolOutput(Protocol):
+    """What a finished tool process left behind; providers' `Finished` has these fields."""
+
+    returncode: int | None  # None: killed (timeout)
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Output:
+    """A ToolOutput built from strings (tests, re-parsing raw output from the store)."""
+
+    stdout: str
+    stderr: str = ""
+    returncode: int | None = 0
+
+
+class Driver(Protocol):
+    """One tool: build its commands, parse its output. Never runs anything."""
+
+    tool: str  # the executable's name, also the key for its recorded version
+
+    def problems(self, m: Any) -> list[str]:
+        """What the tool cannot do with this measurement (checked before a campaign starts)."""
+        ...
+
+    def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands: ...
+
+    def parse(self, client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
+        """Never raises on bad output: a failure is Parsed.error."""
+        ...
+
+    def version_command(self) -> list[str]: ...
+
+    def parse_version(self, text: str) -> str: ...
