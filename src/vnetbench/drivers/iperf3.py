@@ -83,9 +83,8 @@ def _time_problems(duration_ns: int, omit_ns: int, interval_ns: int) -> list[str
     return out
 
 
-def problems(m: Measurement) -> list[str]:
-    """What iperf3 3.12 cannot do with this measurement, each with the fix (empty: fine)."""
-    out = _time_problems(m.duration, m.omit, m.interval)
+def _other_problems(m: Measurement) -> list[str]:
+    out = []
     if m.streams > MAX_STREAMS:
         out.append(f"streams {m.streams}: iperf3 runs at most {MAX_STREAMS} parallel streams")
     if isinstance(m, TcpMeasurement) and m.window is not None and not 0 < m.window <= MAX_WINDOW_BYTES:
@@ -95,7 +94,13 @@ def problems(m: Measurement) -> list[str]:
             f"length {m.length} bytes: iperf3 UDP datagrams carry {UDP_MIN_LENGTH} to {UDP_MAX_LENGTH} "
             f"payload bytes (its header with 64-bit counters is {UDP_MIN_LENGTH} bytes)"
         )
-    return [f"measurement '{m.name}': {p}" for p in out]
+    return out
+
+
+def problems(m: Measurement) -> list[str]:
+    """What iperf3 3.12 cannot do with this measurement, each with the fix (empty: fine)."""
+    found = _time_problems(m.duration, m.omit, m.interval) + _other_problems(m)
+    return [f"measurement '{m.name}': {p}" for p in found]
 
 
 def server_command(port: int, interval_ns: int) -> list[str]:
@@ -106,11 +111,9 @@ def server_command(port: int, interval_ns: int) -> list[str]:
 
 def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Commands:
     """The server and client argv for one flow. Raises ValueError on what iperf3 would reject or truncate."""
-    errors = _time_problems(flow.duration_ns, flow.omit_ns, m.interval) + [
-        p for p in problems(m) if "duration" not in p and "omit" not in p and "interval" not in p
-    ]
-    if errors:
-        raise ValueError("; ".join(errors))
+    found = _time_problems(flow.duration_ns, flow.omit_ns, m.interval) + _other_problems(m)
+    if found:
+        raise ValueError("; ".join(f"measurement '{m.name}': {p}" for p in found))
     client = [
         TOOL, "-c", flow.dst_address, "-p", str(flow.port), "-J",
         "-t", _seconds(flow.duration_ns), "-O", _seconds(flow.omit_ns), "-i", _seconds(m.interval),
