@@ -10,8 +10,8 @@ when no reply for it is printed at all. What iputils does that shapes this parse
 - -i and -W are parsed as `(int)(seconds * 1000)`: whole milliseconds, and some decimal values truncate
   one millisecond low (1.001 -> 1000 ms); we write the value so that it lands on the intended millisecond.
   Below 2 ms ping refuses to run unless it is root (iputils 20221126; older releases: 200 ms).
-- -W is not a per-reply deadline: once the last request is sent ping waits max(2 × the largest RTT,
-  the interval) if anything was answered, else -W. A reply later than that is lost.
+- -W is not a per-reply deadline: once the last request is sent ping waits max(2 × the largest RTT
+  seen by then, the interval) if anything was answered, else -W. A reply later than that is lost.
 - RTTs are printed with 3 significant figures above 1 ms (time=204 ms): 1 µs resolution below 1 ms,
   10 µs to 10 ms, 100 µs to 100 ms, 1 ms above. The per-reply samples carry what was printed.
 - ping's own avg/mdev include duplicate replies; ours are over the first reply to each request.
