@@ -320,7 +320,7 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
         sdoc, _ = _load(server.stdout) if server is not None else (None, None)
 
     if cdoc is None:
-        err = _stderr_lines(client.stderr)
+        err = [line for line in _stderr_lines(client.stderr) if not line.lower().startswith("warning")]
         if err:
             out.error = _with_hint(err[-1])
         elif client.returncode is None or client.returncode < 0:

@@ -360,3 +360,9 @@ def test_runner_finished_objects_are_accepted() -> None:
     fin_c = Finished(0, client.stdout, client.stderr, 1, 2)
     fin_s = Finished(0, server.stdout, server.stderr, 1, 2) if server else None
     assert iperf3.parse(fin_c, fin_s).summary == parsed("tcp_single").summary
+
+
+def test_a_warning_alone_is_not_the_error() -> None:
+    p = iperf3.parse(Output("", "warning: UDP block size 1470 exceeds TCP MSS 1448\n", -9), None)
+    assert p.error is not None and "killed" in p.error
+    assert [e.kind for e in p.events] == ["tool_warning"]
