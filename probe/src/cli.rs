@@ -1,0 +1,278 @@
+//! Command line: clap definitions, value parsers, and conversion into each module's options.
+
+use std::net::SocketAddr;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::fields;
+
+fn help(specific: &str) -> String {
+    format!("{specific}\n\n{}", fields::COMMON)
+}
+
+/// vnetbench's native data-plane probe: constant-rate UDP with per-packet sequence numbers and
+/// timestamps, exact loss/duplicate/reorder accounting, isochronous RTT, CPU share.
+#[derive(Parser, Debug)]
+#[command(name = "vnb-probe", version, propagate_version = true)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+/// Subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Send constant-rate UDP (slots anchored to the start; FIN with the exact count at the end).
+    #[command(after_long_help = help(fields::SEND))]
+    Send(SendArgs),
+    /// Receive vnb-probe streams: loss, duplicates, reordering, jitter, IPDV, trace, OWD.
+    #[command(after_long_help = help(fields::RECV))]
+    Recv(RecvArgs),
+    /// Answer RTT probes (many clients; garbage is counted, never answered).
+    #[command(after_long_help = help(fields::ECHO))]
+    Echo(EchoArgs),
+    /// Isochronous RTT probes to an echo; the echo's processing time is removed.
+    #[command(after_long_help = help(fields::RTT))]
+    Rtt(RttArgs),
+    /// Timestamp loop: gaps reveal time off the CPU; estimated CPU share vs /proc/stat steal.
+    #[command(after_long_help = help(fields::CPUSHARE))]
+    Cpushare(CpuArgs),
+}
+
+/// Parse seconds (decimal) into ns; must be > 0.
+pub fn parse_secs(s: &str) -> Result<u64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1e7 {
+        return Err(format!("seconds must be > 0 and finite: {s:?}"));
+    }
+    Ok((v * 1e9).round() as u64)
+}
+
+/// Parse a bit rate with an optional SI suffix (k, M, G, T; powers of 1000), e.g. "100M".
+pub fn parse_rate(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.chars().last() {
+        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
+        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
+        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
+        Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
+        _ => (t, 1.0),
+    };
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("not a bit rate: {s:?} (e.g. 100M, 2.5G, 64000)"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("bit rate must be > 0: {s:?}"));
+    }
+    Ok(v * mult)
+}
+
+fn parse_pps(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a packet rate: {s:?}"))?;
+    if !v.is_finite() || v <= 0.0 || v > 1e9 {
+        return Err(format!("packet rate must be in (0, 1e9]: {s:?}"));
+    }
+    Ok(v)
+}
+
+/// `send` arguments.
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("rate_spec").required(true).args(["pps", "rate"])))]
+pub struct SendArgs {
+    /// Destination ADDR:PORT.
+    #[arg(long)]
+    pub dst: SocketAddr,
+    /// Local ADDR:PORT to send from (default: any address, ephemeral port).
+    #[arg(long)]
+    pub bind: Option<SocketAddr>,
+    /// Packets per second (decimal allowed).
+    #[arg(long, value_parser = parse_pps)]
+    pub pps: Option<f64>,
+    /// UDP payload bit rate, bits/s with optional k/M/G suffix (powers of 1000), like iperf3 -b;
+    /// the packet rate is RATE / (8 x size).
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: Option<f64>,
+    /// UDP payload per packet, bytes (18..=65507). 18 bytes = a 64-byte Ethernet frame over IPv4
+    /// (14 + 20 + 8 + 18 + 4); 1472 bytes = a 1518-byte frame (1500-byte MTU).
+    #[arg(long, default_value_t = 18, conflicts_with = "frame_size",
+          value_parser = clap::value_parser!(u32).range(18..=65507))]
+    pub size: u32,
+    /// Ethernet frame size incl. 14-byte header and 4-byte FCS, bytes (64..=1518 typical);
+    /// payload = frame - 18 - IP header (20 or 40) - 8.
+    #[arg(long)]
+    pub frame_size: Option<u32>,
+    /// Duration, seconds.
+    #[arg(long, value_parser = parse_secs)]
+    pub duration: u64,
+    /// Stream id (u32), carried in packets of >= 22 bytes and in the FIN.
+    #[arg(long, default_value_t = 0)]
+    pub stream: u32,
+    /// Sequence number of the first packet (u64; e.g. 4294967290 to cross 2^32).
+    #[arg(long, default_value_t = 0)]
+    pub first_seq: u64,
+    /// After a stall, send at most MAX overdue packets in a burst (default 0: skip them all and
+    /// count them in missed_slots_packets). Never unbounded.
+    #[arg(long, default_value_t = 0)]
+    pub catch_up: u64,
+    /// A slot later than this many µs is overdue (skipped unless --catch-up).
+    #[arg(long, default_value_t = 1000)]
+    pub stall_threshold_us: u64,
+    /// Packets per sendmmsg call at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub batch: u32,
+    /// Start at this CLOCK_REALTIME instant (ns since the epoch): many senders start together.
+    #[arg(long)]
+    pub start_at_ns: Option<u64>,
+    /// FIN datagrams sent at the end (2 ms apart), each with the exact count of packets sent.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub fin_count: u32,
+    /// Busy-wait at most this many µs before each send time (the rest is an absolute
+    /// clock_nanosleep); lower = less CPU, higher = less lateness.
+    #[arg(long, default_value_t = 50)]
+    pub max_spin_us: u64,
+    /// Socket send buffer to ask for, bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub sndbuf: usize,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `recv` arguments.
+#[derive(Args, Debug)]
+pub struct RecvArgs {
+    /// ADDR:PORT to bind (port 0: any; the bound address is in the READY line).
+    #[arg(long)]
+    pub bind: SocketAddr,
+    /// Stop after S seconds from READY.
+    #[arg(long, value_parser = parse_secs)]
+    pub duration: Option<u64>,
+    /// Stop when no packet arrived for S seconds (after the first packet).
+    #[arg(long, value_parser = parse_secs)]
+    pub idle_timeout: Option<u64>,
+    /// Stop once N streams have sent their FIN (then linger --fin-linger).
+    #[arg(long)]
+    pub expect_streams: Option<usize>,
+    /// Seconds to keep receiving after the last awaited FIN.
+    #[arg(long, value_parser = parse_secs, default_value = "0.2")]
+    pub fin_linger: u64,
+    /// RFC 7680 waiting time, seconds: a packet later than this (beyond the stream's minimum
+    /// one-way delay) counts as lost.
+    #[arg(long, value_parser = parse_secs, default_value = "2")]
+    pub waiting_time: u64,
+    /// Throughput trace bin width, µs (0: no trace).
+    #[arg(long, default_value_t = 1000)]
+    pub trace_bin_us: u64,
+    /// Socket receive buffer to ask for, bytes (SO_RCVBUFFORCE when root).
+    #[arg(long, default_value_t = 8 << 20)]
+    pub rcvbuf: usize,
+    /// Datagrams per recvmmsg call at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub batch: u32,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `echo` arguments.
+#[derive(Args, Debug)]
+pub struct EchoArgs {
+    /// ADDR:PORT to bind.
+    #[arg(long)]
+    pub bind: SocketAddr,
+    /// Stop after S seconds (default: run until SIGINT/SIGTERM, then print the report).
+    #[arg(long, value_parser = parse_secs)]
+    pub duration: Option<u64>,
+    /// Datagrams per recvmmsg/sendmmsg call at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub batch: u32,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `rtt` arguments.
+#[derive(Args, Debug)]
+pub struct RttArgs {
+    /// Echo ADDR:PORT.
+    #[arg(long)]
+    pub dst: SocketAddr,
+    /// Interval between probes, seconds (send times anchored to the start).
+    #[arg(long, value_parser = parse_secs, default_value = "0.01")]
+    pub interval: u64,
+    /// Number of probes.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
+    pub count: u64,
+    /// Probe UDP payload, bytes (>= 34; the echo answers with the same size).
+    #[arg(long, default_value_t = 34, value_parser = clap::value_parser!(u32).range(34..=65507))]
+    pub size: u32,
+    /// Seconds to wait for replies after the last probe; later replies count as lost.
+    #[arg(long, value_parser = parse_secs, default_value = "1")]
+    pub wait: u64,
+    /// Start at this CLOCK_REALTIME instant (ns since the epoch).
+    #[arg(long)]
+    pub start_at_ns: Option<u64>,
+    /// Leave out the per-probe records.
+    #[arg(long)]
+    pub no_records: bool,
+    /// Busy-wait at most this many µs before each send time.
+    #[arg(long, default_value_t = 50)]
+    pub max_spin_us: u64,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `cpushare` arguments.
+#[derive(Args, Debug)]
+pub struct CpuArgs {
+    /// Loop duration, seconds.
+    #[arg(long, value_parser = parse_secs, default_value = "10")]
+    pub duration: u64,
+    /// Gaps above this many µs count as time off the CPU.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    pub threshold_us: u64,
+    /// Pin the loop to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
+    /// List at most this many gaps in `gaps`.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_gaps: usize,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_valid() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("100M").unwrap(), 100e6);
+        assert_eq!(parse_rate("2.5G").unwrap(), 2.5e9);
+        assert_eq!(parse_rate("64000").unwrap(), 64000.0);
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("-1M").is_err());
+    }
+
+    #[test]
+    fn secs() {
+        assert_eq!(parse_secs("1.5").unwrap(), 1_500_000_000);
+        assert!(parse_secs("0").is_err());
+        assert!(parse_secs("nan").is_err());
+    }
+}

@@ -1,0 +1,19 @@
+//! vnb-probe: vnetbench's native data-plane probe. One module per job; `sys` is the only module
+//! with `unsafe`.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod accounting;
+pub mod cli;
+pub mod cpushare;
+pub mod fields;
+pub mod output;
+pub mod pacing;
+pub mod packet;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+pub mod stats;
+#[allow(unsafe_code)]
+pub mod sys;
+pub mod trace;

@@ -1,0 +1,222 @@
+//! Pacing: a schedule of send slots anchored to the start (slot k at t0 + k·period, so timer
+//! error never accumulates), the skip/catch-up rule after a stall, and a sleeper that uses an
+//! absolute clock_nanosleep and spins only for the last few microseconds.
+
+use crate::sys::{self, Clock};
+
+/// Slots anchored at `t0` (CLOCK_MONOTONIC ns).
+#[derive(Clone, Copy, Debug)]
+pub struct Schedule {
+    /// Time of slot 0.
+    pub t0: u64,
+    /// Slot period, ns (may be fractional).
+    pub period_ns: f64,
+    /// Number of slots.
+    pub total: u64,
+}
+
+impl Schedule {
+    /// Time of slot `k`.
+    #[inline]
+    pub fn slot_time(&self, k: u64) -> u64 {
+        self.t0 + (k as f64 * self.period_ns) as u64
+    }
+
+    /// Number of slots whose time is <= `now` (capped at `total`).
+    #[inline]
+    pub fn due_end(&self, now: u64) -> u64 {
+        if now < self.t0 {
+            return 0;
+        }
+        let mut k = (((now - self.t0) as f64 / self.period_ns).floor() as u64).saturating_add(1);
+        // correct float rounding so that slot_time(k-1) <= now < slot_time(k)
+        while k > 0 && self.slot_time(k - 1) > now {
+            k -= 1;
+        }
+        while k < self.total && self.slot_time(k) <= now {
+            k += 1;
+        }
+        k.min(self.total)
+    }
+}
+
+/// What to do at time `now` when `next` is the first slot not yet handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    /// Overdue slots to skip (counted as missed).
+    pub skip: u64,
+    /// Slots to send now, starting at `next + skip`.
+    pub send: u64,
+}
+
+/// The stall rule: slots older than `stall_ns` are overdue; at most `catch_up` of the newest
+/// overdue slots are still sent, the rest are skipped. Due slots within `stall_ns` are sent,
+/// at most `batch` in one step.
+pub fn plan(s: &Schedule, next: u64, now: u64, stall_ns: u64, catch_up: u64, batch: u64) -> Step {
+    let due = s.due_end(now);
+    if due <= next {
+        return Step { skip: 0, send: 0 };
+    }
+    let overdue_end = if now > stall_ns {
+        // slots with time < now - stall_ns
+        s.due_end(now - stall_ns - 1).clamp(next, due)
+    } else {
+        next
+    };
+    let overdue = overdue_end - next;
+    let skip = overdue - overdue.min(catch_up);
+    let send = (due - next - skip).min(batch);
+    Step { skip, send }
+}
+
+/// Sleeps until absolute times with a self-tuning spin margin.
+pub struct Sleeper {
+    clock: Clock,
+    margin_ns: u64,
+    min_margin_ns: u64,
+    max_margin_ns: u64,
+}
+
+impl Sleeper {
+    /// `max_spin_ns` bounds the busy-wait before each deadline.
+    pub fn new(clock: Clock, max_spin_ns: u64) -> Self {
+        // best effort: without it the kernel may add 50 µs of slack to every sleep
+        let _ = sys::set_timer_slack_ns(1);
+        let min = 2_000.min(max_spin_ns);
+        Sleeper {
+            clock,
+            margin_ns: 10_000.clamp(min, max_spin_ns.max(min)),
+            min_margin_ns: min,
+            max_margin_ns: max_spin_ns.max(min),
+        }
+    }
+
+    /// Current spin margin, ns.
+    pub fn margin_ns(&self) -> u64 {
+        self.margin_ns
+    }
+
+    /// Return at (or just after) `deadline` on this sleeper's clock; returns early if a stop
+    /// signal arrived.
+    pub fn until(&mut self, deadline: u64) {
+        let now = sys::now_ns(self.clock);
+        if deadline <= now {
+            return;
+        }
+        if deadline - now > self.margin_ns {
+            let target = deadline - self.margin_ns;
+            sys::sleep_until(self.clock, target);
+            let woke = sys::now_ns(self.clock);
+            let over = woke.saturating_sub(target);
+            // track a high quantile of the wake-up delay: jump up at once, decay slowly
+            let want = over + over / 4 + 1_000;
+            if want > self.margin_ns {
+                self.margin_ns = want.min(self.max_margin_ns);
+            } else {
+                self.margin_ns -= (self.margin_ns - want) / 64;
+            }
+            self.margin_ns = self.margin_ns.max(self.min_margin_ns);
+        }
+        while sys::now_ns(self.clock) < deadline {
+            if sys::stop_requested() {
+                return;
+            }
+            std::hint::spin_loop();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anchored_slots_do_not_drift() {
+        let s = Schedule {
+            t0: 1_000,
+            period_ns: 1e9 / 3.0,
+            total: u64::MAX,
+        };
+        assert_eq!(s.slot_time(0), 1_000);
+        assert_eq!(s.slot_time(3), 1_000 + 1_000_000_000);
+        assert_eq!(s.slot_time(3_000_000), 1_000 + 1_000_000_000_000_000);
+    }
+
+    #[test]
+    fn due_end_exact() {
+        let s = Schedule {
+            t0: 100,
+            period_ns: 10.0,
+            total: 5,
+        };
+        assert_eq!(s.due_end(99), 0);
+        assert_eq!(s.due_end(100), 1);
+        assert_eq!(s.due_end(109), 1);
+        assert_eq!(s.due_end(110), 2);
+        assert_eq!(s.due_end(10_000), 5);
+    }
+
+    #[test]
+    fn on_time_sends_one() {
+        let s = Schedule {
+            t0: 0,
+            period_ns: 1000.0,
+            total: 100,
+        };
+        assert_eq!(plan(&s, 5, 5_000, 10_000, 0, 64), Step { skip: 0, send: 1 });
+        assert_eq!(plan(&s, 6, 5_999, 10_000, 0, 64), Step { skip: 0, send: 0 });
+    }
+
+    #[test]
+    fn stall_skips_by_default() {
+        // 1 µs period, stalled 50 µs, stall threshold 10 µs: slots 0..39 overdue are skipped
+        let s = Schedule {
+            t0: 0,
+            period_ns: 1000.0,
+            total: 1000,
+        };
+        let st = plan(&s, 0, 50_000, 10_000, 0, 64);
+        // due: 0..=50 (51 slots); overdue: time < 40_000 -> 0..=39 (40)
+        assert_eq!(st, Step { skip: 40, send: 11 });
+    }
+
+    #[test]
+    fn catch_up_is_bounded() {
+        let s = Schedule {
+            t0: 0,
+            period_ns: 1000.0,
+            total: 1000,
+        };
+        let st = plan(&s, 0, 50_000, 10_000, 5, 1000);
+        assert_eq!(st, Step { skip: 35, send: 16 });
+        // batch caps a step
+        let st = plan(&s, 0, 50_000, 10_000, 5, 8);
+        assert_eq!(st, Step { skip: 35, send: 8 });
+    }
+
+    #[test]
+    fn end_of_schedule() {
+        let s = Schedule {
+            t0: 0,
+            period_ns: 1000.0,
+            total: 10,
+        };
+        assert_eq!(
+            plan(&s, 10, 1_000_000, 10_000, 0, 64),
+            Step { skip: 0, send: 0 }
+        );
+    }
+
+    #[test]
+    fn sleeper_wakes_close() {
+        let mut sl = Sleeper::new(Clock::Monotonic, 50_000);
+        let mut worst = 0;
+        for _ in 0..50 {
+            let d = sys::mono_ns() + 200_000;
+            sl.until(d);
+            worst = worst.max(sys::mono_ns() - d);
+        }
+        // generous: a loaded CI machine may preempt us
+        assert!(worst < 5_000_000, "worst lateness {worst} ns");
+    }
+}

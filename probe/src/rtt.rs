@@ -1,0 +1,389 @@
+//! `rtt` and `echo`: isochronous round-trip probes in irtt's model. Each probe carries its seq
+//! and the client's send time; the echo stamps its kernel receive time and its send time, so
+//! its processing time is removed from the RTT.
+
+use std::collections::HashSet;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::pacing::{Schedule, Sleeper};
+use crate::packet::{self, Packet};
+use crate::sender::{connected_socket, wait_realtime};
+use crate::stats::{NsHist, NsSummary, SignedHist, SignedSummary};
+use crate::sys::{self, Clock};
+
+/// Options of `rtt`.
+#[derive(Clone, Debug)]
+pub struct RttOpts {
+    /// Echo address.
+    pub dst: SocketAddr,
+    /// Probe interval, ns.
+    pub interval_ns: u64,
+    /// Probes to send.
+    pub count: u64,
+    /// Probe payload bytes (>= 34).
+    pub size: usize,
+    /// Wait after the last probe for replies, ns.
+    pub wait_ns: u64,
+    /// CLOCK_REALTIME start instant.
+    pub start_at_ns: Option<u64>,
+    /// Include per-probe records.
+    pub records: bool,
+    /// Busy-wait bound.
+    pub max_spin_ns: u64,
+}
+
+/// One probe.
+#[derive(Serialize, Debug, Clone)]
+pub struct ProbeRecord {
+    /// Probe sequence number (0-based).
+    pub seq: u64,
+    /// Client send time, CLOCK_REALTIME ns.
+    pub send_realtime_ns: u64,
+    /// Client send time − scheduled time, ns.
+    pub send_lateness_ns: u64,
+    /// True if no reply arrived before the end of the wait.
+    pub lost: bool,
+    /// Round-trip time without the echo's processing time, ns; null if lost.
+    pub rtt_ns: Option<i64>,
+    /// Echo send − echo receive time, ns; null if lost.
+    pub server_processing_ns: Option<i64>,
+    /// Echo receive − client send (synchronised clocks only), ns.
+    pub owd_up_ns: Option<i64>,
+    /// Client receive − echo send (synchronised clocks only), ns.
+    pub owd_down_ns: Option<i64>,
+    /// Extra copies of the reply received.
+    pub duplicates: u32,
+}
+
+/// The `rtt` report.
+#[derive(Serialize, Debug)]
+pub struct RttReport {
+    /// Echo address:port.
+    pub dst: String,
+    /// Local address:port.
+    pub src: String,
+    /// Probe payload bytes.
+    pub payload_bytes: usize,
+    /// Probe interval, ns.
+    pub interval_ns: u64,
+    /// Probes sent.
+    pub sent_packets: u64,
+    /// Distinct replies received.
+    pub received_packets: u64,
+    /// Probes without a reply.
+    pub lost_packets: u64,
+    /// lost / sent.
+    pub loss_ratio: f64,
+    /// Extra reply copies.
+    pub duplicate_packets: u64,
+    /// Replies that were not ours or had a seq never sent.
+    pub foreign_packets: u64,
+    /// RTT without echo processing: min/mean/p50 (median)/p90/p99/p999/max/stddev, ns.
+    pub rtt: NsSummary,
+    /// Echo processing time distribution, ns.
+    pub server_processing: SignedSummary,
+    /// Upstream one-way delay (synchronised clocks only), ns.
+    pub owd_up: SignedSummary,
+    /// Downstream one-way delay (synchronised clocks only), ns.
+    pub owd_down: SignedSummary,
+    /// Client send-timing error (send time − scheduled time), ns.
+    pub send_lateness: NsSummary,
+    /// The --start-at-ns instant, null if not given.
+    pub start_at_realtime_ns: Option<u64>,
+    /// First send − start_at, ns.
+    pub start_lateness_ns: Option<i64>,
+    /// CPU time in user mode, ns.
+    pub cpu_user_ns: u64,
+    /// CPU time in kernel mode, ns.
+    pub cpu_system_ns: u64,
+    /// Per-probe records (omitted with --no-records).
+    pub records: Option<Vec<ProbeRecord>>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Reply {
+    got: bool,
+    client_rx: u64,
+    server_rx: u64,
+    server_tx: u64,
+    dups: u32,
+}
+
+/// Run the client.
+pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
+    let sock = connected_socket(o.dst, None)?;
+    sys::enable_rx_metadata(&sock, false).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .map_err(|e| e.to_string())?;
+    let src = sock.local_addr().map_err(|e| e.to_string())?;
+    sys::install_stop_handler();
+    let rsock = sock.try_clone().map_err(|e| e.to_string())?;
+    let done = Arc::new(AtomicBool::new(false));
+    let done_r = done.clone();
+    let count = o.count;
+    let rx_thread = std::thread::spawn(move || -> Result<(Vec<Reply>, u64), String> {
+        let mut replies = vec![Reply::default(); count as usize];
+        let mut foreign = 0u64;
+        let mut b = sys::RecvBatch::new(16, 65536);
+        while !done_r.load(Ordering::Relaxed) {
+            let n = b.recv(&rsock).map_err(|e| format!("recvmmsg: {e}"))?;
+            let fallback = sys::real_ns();
+            for i in 0..n {
+                let (d, m) = b.get(i);
+                match packet::decode(d) {
+                    Ok(Packet::Rtt {
+                        reply: true,
+                        seq,
+                        server_rx_ns,
+                        server_tx_ns,
+                        ..
+                    }) if seq < count => {
+                        let r = &mut replies[seq as usize];
+                        if r.got {
+                            r.dups += 1;
+                        } else {
+                            *r = Reply {
+                                got: true,
+                                client_rx: m.kernel_rx_ns.unwrap_or(fallback),
+                                server_rx: server_rx_ns,
+                                server_tx: server_tx_ns,
+                                dups: 0,
+                            };
+                        }
+                    }
+                    _ => foreign += 1,
+                }
+            }
+        }
+        Ok((replies, foreign))
+    });
+
+    let mut buf = vec![0u8; o.size];
+    let mut sleeper = Sleeper::new(Clock::Monotonic, o.max_spin_ns);
+    if let Some(t) = o.start_at_ns {
+        wait_realtime(t, o.max_spin_ns);
+    }
+    let sched = Schedule {
+        t0: sys::mono_ns(),
+        period_ns: o.interval_ns as f64,
+        total: o.count,
+    };
+    let mut sends: Vec<(u64, u64)> = Vec::with_capacity(o.count as usize);
+    let mut lateness = NsHist::new();
+    for seq in 0..o.count {
+        if sys::stop_requested() {
+            break;
+        }
+        let slot = sched.slot_time(seq);
+        sleeper.until(slot);
+        let rt = sys::real_ns();
+        let late = sys::mono_ns().saturating_sub(slot);
+        packet::encode_rtt_req(&mut buf, seq, rt);
+        // a refused send (ICMP unreachable reported late) still counts as a sent, lost probe
+        let _ = sock.send(&buf);
+        lateness.record(late);
+        sends.push((rt, late));
+    }
+    let end = sys::mono_ns() + o.wait_ns;
+    while sys::mono_ns() < end && !sys::stop_requested() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    done.store(true, Ordering::Relaxed);
+    let (replies, foreign) = rx_thread
+        .join()
+        .map_err(|_| "receiver thread panicked".to_string())??;
+
+    let mut rtt = NsHist::new();
+    let (mut proc_h, mut up, mut down) = (SignedHist::new(), SignedHist::new(), SignedHist::new());
+    let (mut received, mut dups) = (0u64, 0u64);
+    let mut records = Vec::with_capacity(sends.len());
+    for (seq, &(tx, late)) in sends.iter().enumerate() {
+        let r = replies[seq];
+        let mut rec = ProbeRecord {
+            seq: seq as u64,
+            send_realtime_ns: tx,
+            send_lateness_ns: late,
+            lost: !r.got,
+            rtt_ns: None,
+            server_processing_ns: None,
+            owd_up_ns: None,
+            owd_down_ns: None,
+            duplicates: r.dups,
+        };
+        dups += r.dups as u64;
+        if r.got {
+            received += 1;
+            let proc_ns = r.server_tx as i64 - r.server_rx as i64;
+            let v = r.client_rx as i64 - tx as i64 - proc_ns;
+            rtt.record(v.max(0) as u64);
+            proc_h.record(proc_ns);
+            let u = r.server_rx as i64 - tx as i64;
+            let d = r.client_rx as i64 - r.server_tx as i64;
+            up.record(u);
+            down.record(d);
+            rec.rtt_ns = Some(v);
+            rec.server_processing_ns = Some(proc_ns);
+            rec.owd_up_ns = Some(u);
+            rec.owd_down_ns = Some(d);
+        }
+        records.push(rec);
+    }
+    let sent = sends.len() as u64;
+    let (cpu_u, cpu_s) = sys::rusage_self_ns();
+    Ok(RttReport {
+        dst: o.dst.to_string(),
+        src: src.to_string(),
+        payload_bytes: o.size,
+        interval_ns: o.interval_ns,
+        sent_packets: sent,
+        received_packets: received,
+        lost_packets: sent - received,
+        loss_ratio: if sent > 0 {
+            (sent - received) as f64 / sent as f64
+        } else {
+            0.0
+        },
+        duplicate_packets: dups,
+        foreign_packets: foreign,
+        rtt: rtt.summary(),
+        server_processing: proc_h.summary(),
+        owd_up: up.summary(),
+        owd_down: down.summary(),
+        send_lateness: lateness.summary(),
+        start_at_realtime_ns: o.start_at_ns,
+        start_lateness_ns: o
+            .start_at_ns
+            .zip(sends.first())
+            .map(|(t, &(f, _))| f as i64 - t as i64),
+        cpu_user_ns: cpu_u,
+        cpu_system_ns: cpu_s,
+        records: o.records.then_some(records),
+    })
+}
+
+/// Options of `echo`.
+#[derive(Clone, Debug)]
+pub struct EchoOpts {
+    /// Address to bind.
+    pub bind: SocketAddr,
+    /// Stop after this long; None: until SIGINT/SIGTERM.
+    pub duration_ns: Option<u64>,
+    /// Batch size.
+    pub batch: usize,
+}
+
+/// The `echo` report (printed when it stops).
+#[derive(Serialize, Debug)]
+pub struct EchoReport {
+    /// Bound address.
+    pub bind: String,
+    /// "duration" or "signal".
+    pub stop_reason: &'static str,
+    /// From READY to stop, ns.
+    pub elapsed_ns: u64,
+    /// Valid RTT requests received.
+    pub requests_packets: u64,
+    /// Replies sent.
+    pub replies_packets: u64,
+    /// Datagrams that were not RTT requests (garbage, data packets, replies).
+    pub foreign_packets: u64,
+    /// Replies the kernel refused.
+    pub send_errors: u64,
+    /// Distinct client addresses seen (counted up to 65536).
+    pub clients: usize,
+    /// CPU time in user mode, ns.
+    pub cpu_user_ns: u64,
+    /// CPU time in kernel mode, ns.
+    pub cpu_system_ns: u64,
+}
+
+/// Run the echo server.
+pub fn run_echo(o: &EchoOpts) -> Result<EchoReport, String> {
+    let sock = UdpSocket::bind(o.bind).map_err(|e| format!("cannot bind {}: {e}", o.bind))?;
+    sys::enable_rx_metadata(&sock, false).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
+    let _ = sys::set_rcvbuf(&sock, 4 << 20);
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .map_err(|e| e.to_string())?;
+    let local = sock.local_addr().map_err(|e| e.to_string())?;
+    sys::install_stop_handler();
+    let mut rb = sys::RecvBatch::new(o.batch, 65536);
+    let mut sb = sys::SendBatch::new(o.batch, 65536);
+    let mut clients: HashSet<SocketAddr> = HashSet::new();
+    let (mut reqs, mut replies, mut foreign, mut errors) = (0u64, 0u64, 0u64, 0u64);
+    {
+        use std::io::Write;
+        let mut e = std::io::stderr().lock();
+        let _ = writeln!(e, "READY {local}");
+        let _ = e.flush();
+    }
+    let t0 = sys::mono_ns();
+    let reason = loop {
+        if sys::stop_requested() {
+            break "signal";
+        }
+        if let Some(d) = o.duration_ns {
+            if sys::mono_ns() - t0 >= d {
+                break "duration";
+            }
+        }
+        let n = rb.recv(&sock).map_err(|e| format!("recvmmsg: {e}"))?;
+        let fallback = sys::real_ns();
+        let mut k = 0;
+        for i in 0..n {
+            let (d, m) = rb.get(i);
+            let ok = matches!(packet::decode(d), Ok(Packet::Rtt { reply: false, .. }));
+            let src = match (ok, m.src) {
+                (true, Some(s)) => s,
+                _ => {
+                    foreign += 1;
+                    continue;
+                }
+            };
+            reqs += 1;
+            if clients.len() < 65536 {
+                clients.insert(src);
+            }
+            let len = d.len();
+            let rx = m.kernel_rx_ns.unwrap_or(fallback);
+            let buf = sb.buf_mut(k);
+            buf[..len].copy_from_slice(d);
+            // server_rx now, server_tx just before sending
+            packet::make_rtt_reply(&mut buf[..len], rx, 0);
+            sb.set_len(k, len);
+            sb.set_dest(k, Some(src));
+            k += 1;
+        }
+        if k == 0 {
+            continue;
+        }
+        let tx = sys::real_ns();
+        for i in 0..k {
+            sb.buf_mut(i)[26..34].copy_from_slice(&tx.to_be_bytes());
+        }
+        match sb.send(&sock, k) {
+            Ok(s) => {
+                replies += s as u64;
+                errors += (k - s) as u64;
+            }
+            Err(_) => errors += k as u64,
+        }
+    };
+    let (cpu_u, cpu_s) = sys::rusage_self_ns();
+    Ok(EchoReport {
+        bind: local.to_string(),
+        stop_reason: reason,
+        elapsed_ns: sys::mono_ns() - t0,
+        requests_packets: reqs,
+        replies_packets: replies,
+        foreign_packets: foreign,
+        send_errors: errors,
+        clients: clients.len(),
+        cpu_user_ns: cpu_u,
+        cpu_system_ns: cpu_s,
+    })
+}

@@ -1,0 +1,601 @@
+//! The only module with `unsafe`: thin wrappers over the Linux system calls the probe needs
+//! (clocks, absolute sleeps, timer slack, rusage, signals, socket options, recvmmsg/sendmmsg with
+//! per-packet kernel timestamps and the SO_RXQ_OVFL drop counter, CPU affinity, adjtimex).
+//!
+//! Audit rule: every `unsafe` block has a SAFETY comment; every pointer handed to the kernel
+//! points into memory owned by the struct that makes the call and outlives the call.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Which clock to read.
+#[derive(Clone, Copy, Debug)]
+pub enum Clock {
+    /// CLOCK_REALTIME: wall clock, comparable between hosts whose clocks are synchronised.
+    Realtime,
+    /// CLOCK_MONOTONIC: for durations and pacing on one host.
+    Monotonic,
+}
+
+impl Clock {
+    fn id(self) -> libc::clockid_t {
+        match self {
+            Clock::Realtime => libc::CLOCK_REALTIME,
+            Clock::Monotonic => libc::CLOCK_MONOTONIC,
+        }
+    }
+}
+
+fn ts_to_ns(ts: &libc::timespec) -> u64 {
+    (ts.tv_sec as u64)
+        .wrapping_mul(1_000_000_000)
+        .wrapping_add(ts.tv_nsec as u64)
+}
+
+fn ns_to_ts(ns: u64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Current time of `clock` in nanoseconds (vDSO, ~20 ns).
+#[inline]
+pub fn now_ns(clock: Clock) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec on our stack; the clock id is a constant the
+    // kernel always supports, so the call cannot fail.
+    unsafe { libc::clock_gettime(clock.id(), &mut ts) };
+    ts_to_ns(&ts)
+}
+
+/// CLOCK_MONOTONIC in ns.
+#[inline]
+pub fn mono_ns() -> u64 {
+    now_ns(Clock::Monotonic)
+}
+
+/// CLOCK_REALTIME in ns since the Unix epoch.
+#[inline]
+pub fn real_ns() -> u64 {
+    now_ns(Clock::Realtime)
+}
+
+/// Resolution of `clock` in ns.
+pub fn clock_res_ns(clock: Clock) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid writable timespec; clock id is valid.
+    unsafe { libc::clock_getres(clock.id(), &mut ts) };
+    ts_to_ns(&ts)
+}
+
+/// Sleep until `clock` reads `deadline_ns` (absolute, TIMER_ABSTIME). Returns early on a signal
+/// (EINTR), so callers re-check their stop flag and loop.
+pub fn sleep_until(clock: Clock, deadline_ns: u64) {
+    let ts = ns_to_ts(deadline_ns);
+    // SAFETY: `ts` is a valid timespec that lives across the call; the remaining-time pointer may
+    // be null with TIMER_ABSTIME.
+    unsafe {
+        libc::clock_nanosleep(clock.id(), libc::TIMER_ABSTIME, &ts, std::ptr::null_mut());
+    }
+}
+
+/// Set this thread's timer slack (PR_SET_TIMERSLACK) so absolute sleeps wake on time.
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes one unsigned long by value; no pointers are involved.
+    let r = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong, 0, 0, 0) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// (user, system) CPU time of this process in ns.
+pub fn rusage_self_ns() -> (u64, u64) {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { zeroed() };
+    // SAFETY: `ru` is a valid writable rusage; RUSAGE_SELF is always accepted.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as u64 * 1_000_000_000 + t.tv_usec as u64 * 1000;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// `Some(true)` when the kernel says the clock is synchronised (NTP/PTP), `Some(false)` when it
+/// says it is not, `None` if adjtimex failed.
+pub fn clock_synchronized() -> Option<bool> {
+    // SAFETY: an all-zero timex is valid; with modes == 0 adjtimex only reads.
+    let mut tx: libc::timex = unsafe { zeroed() };
+    // SAFETY: `tx` is a valid writable timex; modes = 0 means read-only, no privilege needed.
+    let r = unsafe { libc::adjtimex(&mut tx) };
+    if r < 0 {
+        None
+    } else {
+        Some(r != libc::TIME_ERROR)
+    }
+}
+
+/// Pin the calling thread to one CPU.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "cpu index too large",
+        ));
+    }
+    // SAFETY: an all-zero cpu_set_t is the empty set; CPU_SET writes inside it (index checked
+    // above); sched_setaffinity reads `size_of::<cpu_set_t>()` bytes from a valid pointer.
+    let r = unsafe {
+        let mut set: libc::cpu_set_t = zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set)
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// USER_HZ: the unit of /proc/stat.
+pub fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf has no memory effects.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_stop_signal(_sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    STOP.store(true, Ordering::SeqCst);
+}
+
+/// Install SIGINT/SIGTERM handlers that set a flag (without SA_RESTART, so blocking calls return
+/// EINTR and the loops notice at once). The probe then finishes and prints its report.
+pub fn install_stop_handler() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: an all-zero sigaction is valid; we set a handler with the C ABI that only does
+        // an atomic store; sigemptyset initialises the mask we own; the old-action pointer may be
+        // null.
+        unsafe {
+            let mut sa: libc::sigaction = zeroed();
+            sa.sa_sigaction = on_stop_signal as *const () as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = 0;
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// True once SIGINT or SIGTERM arrived.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+fn setsockopt_int(fd: i32, level: i32, name: i32, val: i32) -> io::Result<()> {
+    // SAFETY: we pass a pointer to a live i32 and its exact size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            &val as *const i32 as *const libc::c_void,
+            size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn getsockopt_int(fd: i32, level: i32, name: i32) -> io::Result<i32> {
+    let mut val: i32 = 0;
+    let mut len = size_of::<i32>() as libc::socklen_t;
+    // SAFETY: `val` and `len` are live and writable; len says how many bytes `val` holds.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            level,
+            name,
+            &mut val as *mut i32 as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(val)
+}
+
+/// Ask for a receive buffer of `bytes` (SO_RCVBUFFORCE when root, else SO_RCVBUF capped by
+/// rmem_max). Returns what the kernel granted (it doubles the request for bookkeeping).
+pub fn set_rcvbuf(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
+    let fd = sock.as_raw_fd();
+    let v = bytes.min(i32::MAX as usize / 2) as i32;
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, v).is_err() {
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, v)?;
+    }
+    Ok(getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF)? as usize)
+}
+
+/// Same for the send buffer.
+pub fn set_sndbuf(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
+    let fd = sock.as_raw_fd();
+    let v = bytes.min(i32::MAX as usize / 2) as i32;
+    if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, v).is_err() {
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, v)?;
+    }
+    Ok(getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)? as usize)
+}
+
+/// Ask for a kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME) and, if `ovfl`, the
+/// socket's cumulative drop counter (SO_RXQ_OVFL) on every received datagram.
+pub fn enable_rx_metadata(sock: &UdpSocket, ovfl: bool) -> io::Result<()> {
+    let fd = sock.as_raw_fd();
+    setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
+    if ovfl {
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RXQ_OVFL, 1)?;
+    }
+    Ok(())
+}
+
+fn sockaddr_to_std(ss: &libc::sockaddr_storage, len: libc::socklen_t) -> Option<SocketAddr> {
+    match ss.ss_family as i32 {
+        libc::AF_INET if len as usize >= size_of::<libc::sockaddr_in>() => {
+            // SAFETY: family is AF_INET and the kernel wrote at least a sockaddr_in; storage is
+            // large and aligned enough for any sockaddr type.
+            let sin = unsafe { &*(ss as *const _ as *const libc::sockaddr_in) };
+            let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 if len as usize >= size_of::<libc::sockaddr_in6>() => {
+            // SAFETY: as above for AF_INET6 / sockaddr_in6.
+            let sin6 = unsafe { &*(ss as *const _ as *const libc::sockaddr_in6) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+fn std_to_sockaddr(addr: &SocketAddr, ss: &mut libc::sockaddr_storage) -> libc::socklen_t {
+    match addr {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_storage is large and aligned enough to hold a sockaddr_in; we
+            // write a fully initialised value.
+            let sin = unsafe { &mut *(ss as *mut _ as *mut libc::sockaddr_in) };
+            *sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(*a.ip()).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            size_of::<libc::sockaddr_in>() as libc::socklen_t
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: as above for sockaddr_in6.
+            let sin6 = unsafe { &mut *(ss as *mut _ as *mut libc::sockaddr_in6) };
+            *sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            size_of::<libc::sockaddr_in6>() as libc::socklen_t
+        }
+    }
+}
+
+const CMSG_SPACE_BYTES: usize = 128; // timespec + u32 cmsgs with headers fit easily
+
+/// Metadata of one received datagram.
+#[derive(Clone, Copy, Debug)]
+pub struct RxMeta {
+    /// Payload length in bytes (as received; truncated datagrams are flagged).
+    pub len: usize,
+    /// True if the datagram was larger than the buffer.
+    pub truncated: bool,
+    /// Source address.
+    pub src: Option<SocketAddr>,
+    /// Kernel receive timestamp, CLOCK_REALTIME ns (SO_TIMESTAMPNS), if delivered.
+    pub kernel_rx_ns: Option<u64>,
+    /// Socket's cumulative drop counter (SO_RXQ_OVFL), if delivered.
+    pub drops: Option<u32>,
+}
+
+/// Buffers for one recvmmsg call of up to `n` datagrams.
+pub struct RecvBatch {
+    bufs: Vec<u8>,
+    buf_size: usize,
+    iovs: Vec<libc::iovec>,
+    names: Vec<libc::sockaddr_storage>,
+    ctrl: Vec<u64>, // u64 for cmsghdr alignment
+    hdrs: Vec<libc::mmsghdr>,
+    meta: Vec<RxMeta>,
+}
+
+impl RecvBatch {
+    /// `n` datagrams of at most `buf_size` bytes each.
+    pub fn new(n: usize, buf_size: usize) -> Self {
+        let n = n.max(1);
+        RecvBatch {
+            bufs: vec![0u8; n * buf_size],
+            buf_size,
+            iovs: Vec::with_capacity(n),
+            // SAFETY: all-zero sockaddr_storage / mmsghdr are valid C values.
+            names: vec![unsafe { zeroed() }; n],
+            ctrl: vec![0u64; n * CMSG_SPACE_BYTES / 8],
+            // SAFETY: as above.
+            hdrs: vec![unsafe { zeroed() }; n],
+            meta: Vec::with_capacity(n),
+        }
+    }
+
+    /// Receive up to the batch size. Blocks until at least one datagram arrives
+    /// (MSG_WAITFORONE), the socket's read timeout passes (returns Ok(0)) or a signal arrives
+    /// (Ok(0)).
+    pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<usize> {
+        let n = self.hdrs.len();
+        self.iovs.clear();
+        for i in 0..n {
+            self.iovs.push(libc::iovec {
+                // SAFETY: i * buf_size < bufs.len(), so the pointer stays inside `bufs`.
+                iov_base: unsafe { self.bufs.as_mut_ptr().add(i * self.buf_size) }
+                    as *mut libc::c_void,
+                iov_len: self.buf_size,
+            });
+        }
+        for i in 0..n {
+            let h = &mut self.hdrs[i].msg_hdr;
+            h.msg_name = &mut self.names[i] as *mut _ as *mut libc::c_void;
+            h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut self.iovs[i];
+            h.msg_iovlen = 1;
+            // SAFETY: index within `ctrl` (n * CMSG_SPACE_BYTES / 8 u64s).
+            h.msg_control = unsafe { self.ctrl.as_mut_ptr().add(i * CMSG_SPACE_BYTES / 8) }
+                as *mut libc::c_void;
+            h.msg_controllen = CMSG_SPACE_BYTES as _;
+            h.msg_flags = 0;
+            self.hdrs[i].msg_len = 0;
+        }
+        // SAFETY: every mmsghdr points at name/iov/control memory owned by `self` that lives
+        // until the call returns and is not otherwise borrowed; vlen equals hdrs.len().
+        let r = unsafe {
+            libc::recvmmsg(
+                sock.as_raw_fd(),
+                self.hdrs.as_mut_ptr(),
+                n as libc::c_uint,
+                libc::MSG_WAITFORONE,
+                std::ptr::null_mut(),
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock
+                | io::ErrorKind::TimedOut
+                | io::ErrorKind::Interrupted => Ok(0),
+                _ => Err(e),
+            };
+        }
+        let got = r as usize;
+        self.meta.clear();
+        for i in 0..got {
+            let h = &self.hdrs[i];
+            let mut m = RxMeta {
+                len: h.msg_len as usize,
+                truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                src: sockaddr_to_std(&self.names[i], h.msg_hdr.msg_namelen),
+                kernel_rx_ns: None,
+                drops: None,
+            };
+            // SAFETY: the control buffer was filled by the kernel for this message and
+            // msg_controllen says how much; CMSG_* walk only within it. Payload reads use
+            // read_unaligned since CMSG_DATA need not be aligned for the target type.
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                while !c.is_null() {
+                    let ch = &*c;
+                    if ch.cmsg_level == libc::SOL_SOCKET {
+                        if ch.cmsg_type == libc::SCM_TIMESTAMPNS {
+                            let ts = std::ptr::read_unaligned(
+                                libc::CMSG_DATA(c) as *const libc::timespec
+                            );
+                            m.kernel_rx_ns = Some(ts_to_ns(&ts));
+                        } else if ch.cmsg_type == libc::SO_RXQ_OVFL {
+                            m.drops =
+                                Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const u32));
+                        }
+                    }
+                    c = libc::CMSG_NXTHDR(&h.msg_hdr, c);
+                }
+            }
+            self.meta.push(m);
+        }
+        Ok(got)
+    }
+
+    /// Payload and metadata of datagram `i` of the last `recv`.
+    pub fn get(&self, i: usize) -> (&[u8], &RxMeta) {
+        let m = &self.meta[i];
+        let len = m.len.min(self.buf_size);
+        (&self.bufs[i * self.buf_size..i * self.buf_size + len], m)
+    }
+}
+
+/// Buffers for one sendmmsg call of up to `n` datagrams.
+pub struct SendBatch {
+    bufs: Vec<u8>,
+    buf_size: usize,
+    lens: Vec<usize>,
+    dests: Vec<Option<SocketAddr>>,
+    iovs: Vec<libc::iovec>,
+    names: Vec<libc::sockaddr_storage>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+impl SendBatch {
+    /// `n` datagrams of at most `buf_size` bytes each (zero-filled).
+    pub fn new(n: usize, buf_size: usize) -> Self {
+        let n = n.max(1);
+        SendBatch {
+            bufs: vec![0u8; n * buf_size],
+            buf_size,
+            lens: vec![buf_size; n],
+            dests: vec![None; n],
+            iovs: Vec::with_capacity(n),
+            // SAFETY: all-zero C structs are valid values.
+            names: vec![unsafe { zeroed() }; n],
+            // SAFETY: as above.
+            hdrs: vec![unsafe { zeroed() }; n],
+        }
+    }
+
+    /// Number of slots.
+    pub fn capacity(&self) -> usize {
+        self.hdrs.len()
+    }
+
+    /// The whole buffer of slot `i` (write the datagram here, then `set_len`).
+    pub fn buf_mut(&mut self, i: usize) -> &mut [u8] {
+        &mut self.bufs[i * self.buf_size..(i + 1) * self.buf_size]
+    }
+
+    /// Datagram length of slot `i`.
+    pub fn set_len(&mut self, i: usize, len: usize) {
+        self.lens[i] = len.min(self.buf_size);
+    }
+
+    /// Destination of slot `i` (None: the socket's connected peer).
+    pub fn set_dest(&mut self, i: usize, dest: Option<SocketAddr>) {
+        self.dests[i] = dest;
+    }
+
+    /// Send slots `0..n`. Returns how many the kernel took (it may take fewer).
+    pub fn send(&mut self, sock: &UdpSocket, n: usize) -> io::Result<usize> {
+        let n = n.min(self.hdrs.len());
+        if n == 0 {
+            return Ok(0);
+        }
+        self.iovs.clear();
+        for i in 0..n {
+            self.iovs.push(libc::iovec {
+                // SAFETY: offset within `bufs`.
+                iov_base: unsafe { self.bufs.as_mut_ptr().add(i * self.buf_size) }
+                    as *mut libc::c_void,
+                iov_len: self.lens[i],
+            });
+        }
+        for i in 0..n {
+            let (name, namelen) = match &self.dests[i] {
+                Some(a) => {
+                    let l = std_to_sockaddr(a, &mut self.names[i]);
+                    (&mut self.names[i] as *mut _ as *mut libc::c_void, l)
+                }
+                None => (std::ptr::null_mut(), 0),
+            };
+            let h = &mut self.hdrs[i].msg_hdr;
+            h.msg_name = name;
+            h.msg_namelen = namelen;
+            h.msg_iov = &mut self.iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = std::ptr::null_mut();
+            h.msg_controllen = 0;
+            h.msg_flags = 0;
+        }
+        // SAFETY: each mmsghdr points at iov/name memory owned by `self`, valid for the call;
+        // vlen = n <= hdrs.len().
+        let r = unsafe {
+            libc::sendmmsg(
+                sock.as_raw_fd(),
+                self.hdrs.as_mut_ptr(),
+                n as libc::c_uint,
+                0,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(r as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sockaddr_roundtrip() {
+        for a in ["127.0.0.1:5000", "[::1]:6000", "198.18.0.1:1"] {
+            let a: SocketAddr = a.parse().unwrap();
+            // SAFETY (test): all-zero storage is valid.
+            let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
+            let l = std_to_sockaddr(&a, &mut ss);
+            assert_eq!(sockaddr_to_std(&ss, l), Some(a));
+        }
+    }
+
+    #[test]
+    fn clocks_advance() {
+        let a = mono_ns();
+        let b = mono_ns();
+        assert!(b >= a);
+        assert!(real_ns() > 1_600_000_000_000_000_000);
+    }
+
+    #[test]
+    fn batch_roundtrip_with_timestamps() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        enable_rx_metadata(&rx, true).unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let mut sb = SendBatch::new(4, 64);
+        for i in 0..4 {
+            sb.buf_mut(i)[0] = i as u8;
+            sb.set_len(i, 10 + i);
+        }
+        assert_eq!(sb.send(&tx, 4).unwrap(), 4);
+        let mut rb = RecvBatch::new(8, 2048);
+        let mut got = 0;
+        while got < 4 {
+            let n = rb.recv(&rx).unwrap();
+            assert!(n > 0);
+            for i in 0..n {
+                let (d, m) = rb.get(i);
+                assert_eq!(d.len(), 10 + got);
+                assert_eq!(d[0] as usize, got);
+                assert!(m.kernel_rx_ns.is_some());
+                assert_eq!(m.src, Some(tx.local_addr().unwrap()));
+                got += 1;
+            }
+        }
+    }
+}
