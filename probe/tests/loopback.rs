@@ -1,0 +1,571 @@
+//! End-to-end tests of the `vnb-probe` binary over loopback. No timing assertions beyond loose
+//! sanity bounds (benchmarks live in README.md and scripts/veth-bench.sh).
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_vnb-probe");
+
+/// Start a server subcommand, wait for its READY line, return (child, bound address).
+fn start_server(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("READY ")
+        .unwrap_or_else(|| panic!("no READY line: {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+fn json_of(out: &Output) -> Value {
+    let s = String::from_utf8(out.stdout.clone()).unwrap();
+    assert_eq!(s.lines().count(), 1, "stdout must be exactly one line: {s}");
+    let v: Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["tool"], "vnb-probe");
+    assert!(v["version"].is_string());
+    assert!(v["clock"].is_object());
+    v
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run")
+}
+
+fn finish(child: Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "server failed: {out:?}");
+    json_of(&out)
+}
+
+fn send_recv(pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--json",
+    ]);
+    let mut args = vec![
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        pps,
+        "--size",
+        size,
+        "--duration",
+        dur,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let s = run(&args);
+    assert!(s.status.success(), "{s:?}");
+    (json_of(&s), finish(rx))
+}
+
+#[test]
+fn send_recv_at_several_rates_exact_count() {
+    for (pps, size) in [
+        ("1000", "18"),
+        ("20000", "18"),
+        ("100000", "18"),
+        ("5000", "1472"),
+    ] {
+        let (s, r) = send_recv(pps, size, "0.5", &["--stream", "7"]);
+        assert_eq!(s["command"], "send");
+        assert_eq!(r["command"], "recv");
+        assert_eq!(r["stop_reason"], "streams_done");
+        let sent = s["sent_packets"].as_u64().unwrap();
+        let missed = s["missed_slots_packets"].as_u64().unwrap();
+        assert_eq!(sent + missed, s["slots_total_packets"].as_u64().unwrap());
+        assert!(sent > 0);
+        let st = &r["streams"][0];
+        assert_eq!(st["expected_source"], "fin");
+        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
+        assert_eq!(st["duplicate_packets"], 0);
+        let lost = st["lost_packets"].as_u64().unwrap();
+        let unique = st["unique_packets"].as_u64().unwrap();
+        assert_eq!(lost + unique, sent, "loss accounting must be exact");
+        let drops = r["kernel_drops_packets"].as_u64().unwrap();
+        assert!(
+            lost <= drops + sent / 100,
+            "pps {pps}: lost {lost}, kernel drops {drops}"
+        );
+        // 18-byte packets carry no stream id; the FIN names the stream
+        assert_eq!(st["stream_id"], 7);
+        assert_eq!(s["payload_bytes"].as_u64().unwrap().to_string(), size);
+        let trace_pkts: u64 = r["trace"]["packets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(trace_pkts, st["received_packets"].as_u64().unwrap());
+        assert_eq!(r["trace"]["bin_ns"], 1_000_000);
+    }
+}
+
+#[test]
+fn stream_id_from_long_packets_and_fin() {
+    let (_, r) = send_recv("2000", "64", "0.2", &["--stream", "42"]);
+    assert_eq!(r["streams"].as_array().unwrap().len(), 1);
+    assert_eq!(r["streams"][0]["stream_id"], 42);
+    assert_eq!(r["streams"][0]["lost_packets"], 0);
+}
+
+#[test]
+fn sequence_crossing_2_pow_32() {
+    let (s, r) = send_recv("2000", "18", "0.1", &["--first-seq", "4294967200"]);
+    let st = &r["streams"][0];
+    let sent = s["sent_packets"].as_u64().unwrap();
+    assert!(sent >= 150);
+    assert_eq!(st["first_seq"], 4294967200u64);
+    assert_eq!(
+        st["max_seq_seen"].as_u64().unwrap(),
+        4294967200u64 + sent - 1
+    );
+    assert_eq!(st["lost_packets"], 0);
+    assert_eq!(st["reordered_packets"], 0);
+    assert_eq!(st["out_of_range_packets"], 0);
+}
+
+#[test]
+fn garbage_is_counted_never_fatal() {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--json",
+    ]);
+    let g = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut junk: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0x56],
+        vec![0u8; 17],
+        vec![0xff; 18],
+        vec![0x56, 0x1f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    ];
+    junk.push(vec![0x56, 0x12, 1, 2, 3]); // truncated FIN
+    junk.push(vec![
+        0x56, 0x13, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    ]); // short RTT request
+    for i in 0..200u32 {
+        junk.push((0..(i % 97)).map(|j| (j * 31 + i) as u8).collect());
+    }
+    let mut sent_junk = 0;
+    for j in &junk {
+        g.send_to(j, &addr).unwrap();
+        sent_junk += 1;
+    }
+    let s = run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        "1000",
+        "--duration",
+        "0.2",
+        "--json",
+    ]);
+    let s = json_of(&s);
+    let r = finish(rx);
+    // random bytes may start with the magic; every datagram is either foreign or accounted
+    let foreign = r["foreign_packets"].as_u64().unwrap();
+    assert!(foreign >= 7, "{foreign}");
+    assert_eq!(
+        r["datagrams_received_packets"].as_u64().unwrap(),
+        sent_junk + s["sent_packets"].as_u64().unwrap() + s["fin_sent_packets"].as_u64().unwrap()
+    );
+    let mine = r["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["source"] == s["src"])
+        .unwrap()
+        .clone();
+    assert_eq!(mine["lost_packets"], 0);
+}
+
+#[test]
+fn rtt_and_echo() {
+    let (echo, addr) = start_server(&["echo", "--bind", "127.0.0.1:0", "--json"]);
+    // garbage to the echo: counted, never answered
+    let g = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for n in [0usize, 5, 18, 33, 100] {
+        g.send_to(&vec![0x56u8; n], &addr).unwrap();
+    }
+    let out = run(&[
+        "rtt",
+        "--dst",
+        &addr,
+        "--interval",
+        "0.002",
+        "--count",
+        "100",
+        "--wait",
+        "0.3",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let r = json_of(&out);
+    assert_eq!(r["command"], "rtt");
+    assert_eq!(r["sent_packets"], 100);
+    assert_eq!(r["lost_packets"], 0);
+    assert_eq!(r["duplicate_packets"], 0);
+    let recs = r["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 100);
+    for (i, rec) in recs.iter().enumerate() {
+        assert_eq!(rec["seq"], i as u64);
+        assert_eq!(rec["lost"], false);
+        let rtt = rec["rtt_ns"].as_i64().unwrap();
+        assert!(rtt > 0 && rtt < 1_000_000_000, "{rtt}");
+        assert!(rec["server_processing_ns"].as_i64().unwrap() >= 0);
+    }
+    assert!(r["rtt"]["min_ns"].as_u64().unwrap() <= r["rtt"]["p50_ns"].as_u64().unwrap());
+    assert!(r["send_lateness"]["count"] == 100);
+    // a second client at the same time
+    let out2 = run(&[
+        "rtt",
+        "--dst",
+        &addr,
+        "--interval",
+        "0.001",
+        "--count",
+        "20",
+        "--wait",
+        "0.2",
+        "--no-records",
+        "--json",
+    ]);
+    let r2 = json_of(&out2);
+    assert_eq!(r2["lost_packets"], 0);
+    assert_eq!(r2["records"], Value::Null);
+    Command::new("kill")
+        .args(["-TERM", &echo.id().to_string()])
+        .status()
+        .unwrap();
+    let e = finish(echo);
+    assert_eq!(e["stop_reason"], "signal");
+    assert_eq!(e["requests_packets"], 120);
+    assert_eq!(e["replies_packets"], 120);
+    assert_eq!(e["foreign_packets"], 5);
+    assert_eq!(e["clients"], 2);
+}
+
+#[test]
+fn rtt_without_echo_reports_loss() {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap(); // nobody answers
+    let addr = s.local_addr().unwrap().to_string();
+    let out = run(&[
+        "rtt",
+        "--dst",
+        &addr,
+        "--interval",
+        "0.001",
+        "--count",
+        "10",
+        "--wait",
+        "0.1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let r = json_of(&out);
+    assert_eq!(r["lost_packets"], 10);
+    assert_eq!(r["loss_ratio"], 1.0);
+    assert_eq!(r["rtt"]["p50_ns"], Value::Null);
+}
+
+#[test]
+fn cpushare_runs() {
+    let out = run(&[
+        "cpushare",
+        "--duration",
+        "0.3",
+        "--threshold-us",
+        "20",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let v = json_of(&out);
+    let share = v["cpu_share_ratio"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&share));
+    assert!(v["wall_ns"].as_u64().unwrap() >= 300_000_000);
+    assert!(v["iterations"].as_u64().unwrap() > 1000);
+    let hist_total: u64 = v["gap_histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(hist_total, v["gaps_count"].as_u64().unwrap());
+}
+
+#[test]
+fn start_at_is_honoured() {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--json",
+    ]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    let t = (now + 300_000_000).to_string();
+    let s = json_of(&run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        "1000",
+        "--duration",
+        "0.1",
+        "--start-at-ns",
+        &t,
+        "--json",
+    ]));
+    let _ = finish(rx);
+    let late = s["start_lateness_ns"].as_i64().unwrap();
+    assert!((0..50_000_000).contains(&late), "{late}");
+    assert!(s["first_send_realtime_ns"].as_u64().unwrap() >= now + 300_000_000);
+}
+
+#[test]
+fn recv_stops_on_signal_and_idle() {
+    let (rx, _addr) = start_server(&["recv", "--bind", "127.0.0.1:0", "--json"]);
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    Command::new("kill")
+        .args(["-INT", &rx.id().to_string()])
+        .status()
+        .unwrap();
+    let r = finish(rx);
+    assert_eq!(r["stop_reason"], "signal");
+    assert_eq!(r["streams"].as_array().unwrap().len(), 0);
+
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--idle-timeout",
+        "0.3",
+        "--json",
+    ]);
+    let _ = run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        "1000",
+        "--duration",
+        "0.1",
+        "--fin-count",
+        "0",
+        "--json",
+    ]);
+    let r = finish(rx);
+    assert_eq!(r["stop_reason"], "idle_timeout");
+    assert_eq!(r["streams"][0]["expected_source"], "seq_range");
+    assert_eq!(r["streams"][0]["fin_received"], false);
+}
+
+#[test]
+fn human_output_is_not_json() {
+    let out = run(&["cpushare", "--duration", "0.05"]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("cpu_share_ratio:"));
+    assert!(serde_json::from_str::<Value>(&s).is_err());
+}
+
+#[test]
+fn exit_codes() {
+    assert_eq!(run(&[]).status.code(), Some(2));
+    assert_eq!(
+        run(&[
+            "send",
+            "--dst",
+            "127.0.0.1:9",
+            "--pps",
+            "10",
+            "--duration",
+            "1",
+            "--size",
+            "10"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["send", "--dst", "127.0.0.1:9", "--duration", "1"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&[
+            "send",
+            "--dst",
+            "127.0.0.1:9",
+            "--pps",
+            "10",
+            "--rate",
+            "1M",
+            "--duration",
+            "1"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&[
+            "send",
+            "--dst",
+            "127.0.0.1:9",
+            "--pps",
+            "10",
+            "--duration",
+            "1",
+            "--frame-size",
+            "60"
+        ])
+        .status
+        .code(),
+        Some(2)
+    );
+    assert_eq!(
+        run(&["recv", "--bind", "not-an-address"]).status.code(),
+        Some(2)
+    );
+    // runtime failure: an address that is not ours
+    let out = run(&[
+        "recv",
+        "--bind",
+        "192.0.2.1:5000",
+        "--duration",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("vnb-probe: error: cannot bind"), "{err}");
+}
+
+#[test]
+fn frame_size_and_rate() {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--json",
+    ]);
+    let s = json_of(&run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--rate",
+        "1M",
+        "--frame-size",
+        "1518",
+        "--duration",
+        "0.2",
+        "--json",
+    ]));
+    let _ = finish(rx);
+    assert_eq!(s["payload_bytes"], 1472);
+    assert_eq!(s["frame_bytes"], 1518);
+    let pps = s["target_pps"].as_f64().unwrap();
+    assert!((pps - 1e6 / (1472.0 * 8.0)).abs() < 1e-6);
+}
+
+fn keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                out.push(k.clone());
+                keys(x, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a.iter().take(3) {
+                keys(x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn assert_documented(cmd: &str, report: &Value) {
+    let help = String::from_utf8(run(&[cmd, "--help"]).stdout).unwrap();
+    let mut ks = Vec::new();
+    keys(report, &mut ks);
+    for k in ks {
+        let found = help
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .any(|w| w == k);
+        assert!(found, "`{cmd} --help` does not document JSON key `{k}`");
+    }
+}
+
+#[test]
+fn help_documents_every_json_key() {
+    let (s, r) = send_recv("1000", "64", "0.05", &[]);
+    assert_documented("send", &s);
+    assert_documented("recv", &r);
+    let (echo, addr) =
+        start_server(&["echo", "--bind", "127.0.0.1:0", "--duration", "2", "--json"]);
+    let t = json_of(&run(&[
+        "rtt",
+        "--dst",
+        &addr,
+        "--interval",
+        "0.01",
+        "--count",
+        "3",
+        "--wait",
+        "0.1",
+        "--json",
+    ]));
+    assert_documented("rtt", &t);
+    let e = finish(echo);
+    assert_documented("echo", &e);
+    let c = json_of(&run(&[
+        "cpushare",
+        "--duration",
+        "0.05",
+        "--threshold-us",
+        "1",
+        "--json",
+    ]));
+    assert_documented("cpushare", &c);
+}
