@@ -1,0 +1,103 @@
+"""Confidence intervals of contrasts of a one-factor model (Jain, ch. 20).
+
+A contrast is u = Σ h_j α_j with Σ h_j = 0. Its estimate is Σ h_j ȳ.j (μ cancels), and since the
+level means are independent with variance σ²/r_j:
+
+    Var(u) = s_e² Σ h_j² / r_j          (Jain: s_e² Σ h_j² / r for r replications each)
+
+with s_e² = MSE on N − a degrees of freedom, so u ∓ t[1−α/2; N−a] · s_u. For a difference of two
+levels (h = +1, −1, r each) that is s_u = s_e √(2/r).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from vnetbench.analysis.inputs import DataError, Level, check_confidence
+from vnetbench.analysis.jsonable import jsonable
+from vnetbench.analysis.one_factor import OneFactorAnova
+
+SUM_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class ContrastCI:
+    label: str
+    weights: dict[Level, float]  # h_j per level
+    estimate: float  # Σ h_j ȳ.j
+    sd: float  # s_e √(Σ h_j² / r_j)
+    dof: int
+    t_quantile: float
+    confidence: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def half_width(self) -> float:
+        return self.t_quantile * self.sd
+
+    @property
+    def significant(self) -> bool:
+        """The interval excludes zero."""
+        return self.ci_low > 0 or self.ci_high < 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "label": self.label,
+                "weights": [{"level": k, "h": v} for k, v in self.weights.items()],
+                "estimate": self.estimate,
+                "sd": self.sd,
+                "dof": self.dof,
+                "t_quantile": self.t_quantile,
+                "confidence": self.confidence,
+                "ci": [self.ci_low, self.ci_high],
+                "half_width": self.half_width,
+                "significant": self.significant,
+            }
+        )
+
+
+def contrast(
+    anova: OneFactorAnova,
+    weights: Mapping[Level, float],
+    label: str | None = None,
+    confidence: float | None = None,
+) -> ContrastCI:
+    """Interval of Σ h_j α_j; `weights` maps levels to h_j (levels left out have h_j = 0)."""
+    confidence = anova.confidence if confidence is None else confidence
+    check_confidence(confidence)
+    unknown = [lv for lv in weights if lv not in anova.levels]
+    if unknown:
+        raise DataError(
+            "weights", f"level(s) {unknown} not in the model", f"use levels of {list(anova.levels)}"
+        )
+    h = {lv: float(w) for lv, w in weights.items()}
+    if abs(sum(h.values())) > SUM_TOLERANCE:
+        raise DataError(
+            "weights",
+            f"Σh_j = {sum(h.values()):g}, not 0, so this is not a contrast (μ would not cancel)",
+            "make the weights sum to zero, e.g. +1 and −1 for a difference of two levels",
+        )
+    by_level = {e.level: e for e in anova.effects}
+    estimate = sum(w * by_level[lv].mean for lv, w in h.items())
+    sd = anova.s_e * float(np.sqrt(sum(w * w / by_level[lv].n for lv, w in h.items())))
+    t = float(stats.t.ppf((1 + confidence) / 2, anova.df_e))
+    name = label or " ".join(f"{w:+g}·α({lv})" for lv, w in h.items() if w)
+    return ContrastCI(name, h, estimate, sd, anova.df_e, t, confidence, estimate - t * sd, estimate + t * sd)
+
+
+def difference(anova: OneFactorAnova, high: Level, low: Level, confidence: float | None = None) -> ContrastCI:
+    """α(high) − α(low)."""
+    return contrast(anova, {high: 1.0, low: -1.0}, f"α({high}) − α({low})", confidence)
+
+
+def successive_differences(anova: OneFactorAnova, confidence: float | None = None) -> list[ContrastCI]:
+    """α(j+1) − α(j) for neighbouring levels in the model's level order (the form of ONL Table 5)."""
+    lv = anova.levels
+    return [difference(anova, lv[i + 1], lv[i], confidence) for i in range(len(lv) - 1)]

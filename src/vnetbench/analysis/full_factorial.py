@@ -1,0 +1,191 @@
+"""ANOVA of a general full-factorial design (factors with any number of levels), from statsmodels.
+
+The model has every main effect and every interaction; with r ≥ 2 replications per cell the errors
+have Σ(r_cell − 1) degrees of freedom. Sums of squares are type II with sum-to-zero coding: in a
+balanced design they equal Jain's (ch. 22) and add up to SST; in an unbalanced one they are the
+usual marginal tests and no longer add up exactly (the table says so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.formula.api as smf
+from scipy import stats
+from statsmodels.stats.anova import anova_lm
+
+from vnetbench.analysis.inputs import DataError, check_confidence, design_frame
+from vnetbench.analysis.jsonable import jsonable
+
+
+@dataclass(frozen=True)
+class AnovaTerm:
+    name: str  # "flows", "cc:flows", …
+    ss: float
+    df: int
+    pct_variation: float
+    ms: float
+    f: float
+    f_table: float
+    p_value: float
+
+    @property
+    def significant(self) -> bool:
+        return self.f > self.f_table
+
+
+@dataclass(frozen=True)
+class FactorialAnova:
+    response: str
+    factors: tuple[str, ...]
+    confidence: float
+    levels: dict[str, tuple[Any, ...]]
+    balanced: bool
+    terms: tuple[AnovaTerm, ...]
+    ssy: float
+    ss0: float
+    sst: float
+    sse: float
+    df_e: int
+    cell_means: pd.DataFrame = field(repr=False)  # one row per combination: levels, n, mean, sd
+    observed: np.ndarray = field(repr=False)
+    predicted: np.ndarray = field(repr=False)
+    residuals: np.ndarray = field(repr=False)
+
+    @property
+    def n(self) -> int:
+        return int(self.observed.size)
+
+    @property
+    def mse(self) -> float:
+        return self.sse / self.df_e
+
+    @property
+    def s_e(self) -> float:
+        return float(np.sqrt(self.mse))
+
+    @property
+    def pct_e(self) -> float:
+        return 100 * self.sse / self.sst if self.sst > 0 else float("nan")
+
+    def term(self, name: str) -> AnovaTerm:
+        for t in self.terms:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "design": "full factorial",
+                "response": self.response,
+                "factors": list(self.factors),
+                "confidence": self.confidence,
+                "levels": {f: list(v) for f, v in self.levels.items()},
+                "balanced": self.balanced,
+                "n": self.n,
+                "terms": [
+                    {
+                        "name": t.name,
+                        "ss": t.ss,
+                        "df": t.df,
+                        "pct_variation": t.pct_variation,
+                        "ms": t.ms,
+                        "f": t.f,
+                        "f_table": t.f_table,
+                        "p_value": t.p_value,
+                        "significant": t.significant,
+                    }
+                    for t in self.terms
+                ],
+                "ssy": self.ssy,
+                "ss0": self.ss0,
+                "sst": self.sst,
+                "sse": self.sse,
+                "pct_e": self.pct_e,
+                "df_e": self.df_e,
+                "mse": self.mse,
+                "s_e": self.s_e,
+                "cell_means": self.cell_means,
+            }
+        )
+
+    def rich_tables(self) -> list[Any]:
+        from vnetbench.analysis.render import factorial_tables
+
+        return factorial_tables(self)
+
+
+def full_factorial_anova(
+    frame: pd.DataFrame, response: str, factors: Sequence[str], confidence: float = 0.95
+) -> FactorialAnova:
+    check_confidence(confidence)
+    data = design_frame(frame, response, factors)
+    names = {f"f{i}": f for i, f in enumerate(factors)}
+    model = pd.DataFrame({"y": data[response].to_numpy()})
+    for code, f in names.items():
+        model[code] = data[f].cat.codes.to_numpy()
+    cells = model.groupby(list(names)).size()
+    expected = int(np.prod([len(data[f].cat.categories) for f in factors]))
+    if len(cells) != expected:
+        raise DataError(
+            "factor",
+            f"only {len(cells)} of the {expected} combinations of {list(factors)} were measured",
+            "a full-factorial design measures every combination of levels",
+        )
+    df_e = int((cells - 1).sum())
+    if df_e < 1:
+        raise DataError(
+            f"column '{response}'",
+            "no combination was replicated, so the error variance cannot be estimated",
+            "replicate every combination (r ≥ 2), or analyse fewer factors",
+        )
+
+    formula = "y ~ " + " * ".join(f"C({c}, Sum)" for c in names)
+    fit = smf.ols(formula, data=model).fit()
+    table = anova_lm(fit, typ=2)
+    sst = float(fit.centered_tss)
+    sse = float(table.loc["Residual", "sum_sq"])
+    mse = sse / df_e
+    terms = []
+    for row_name, row in table.drop(index="Residual").iterrows():
+        name = ":".join(names[p.split(",")[0].removeprefix("C(")] for p in str(row_name).split(":"))
+        df = int(row["df"])
+        ss = float(row["sum_sq"])
+        f = ss / df / mse if mse > 0 else float("inf")
+        terms.append(
+            AnovaTerm(
+                name=name,
+                ss=ss,
+                df=df,
+                pct_variation=100 * ss / sst if sst > 0 else float("nan"),
+                ms=ss / df,
+                f=f,
+                f_table=float(stats.f.ppf(confidence, df, df_e)),
+                p_value=float(stats.f.sf(f, df, df_e)) if np.isfinite(f) else 0.0,
+            )
+        )
+    ssy = float(fit.uncentered_tss)
+    grouped = data.groupby(list(factors), observed=True)[response]
+    cell_means = grouped.agg(n="count", mean="mean", sd="std").reset_index()
+    return FactorialAnova(
+        response=response,
+        factors=tuple(factors),
+        confidence=confidence,
+        levels={f: tuple(data[f].cat.categories) for f in factors},
+        balanced=cells.nunique() == 1,
+        terms=tuple(terms),
+        ssy=ssy,
+        ss0=ssy - sst,
+        sst=sst,
+        sse=sse,
+        df_e=df_e,
+        cell_means=cell_means,
+        observed=model["y"].to_numpy(),
+        predicted=fit.fittedvalues.to_numpy(),
+        residuals=fit.resid.to_numpy(),
+    )

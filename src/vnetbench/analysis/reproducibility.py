@@ -1,0 +1,242 @@
+"""Reproducibility across rebuilt topologies (ExoGENI experiment 5, Table 20), scored with explicit
+thresholds instead of "same as initial experiment".
+
+Input: one row per measured value with a build column (the first build and every rebuild), a metric
+column and a value column. For every metric:
+
+- the first build's values (its replications) are the reference;
+- a rebuild is the unit of replication: each rebuild contributes its mean, and the coefficient of
+  variation across rebuilds, CV = SD(rebuild means) / |mean|, says how much the result depends on
+  the build;
+- Welch's t test (and its interval of mean(rebuilds) − mean(first)) and the Mann-Whitney U test
+  compare the rebuilds with the first build.
+
+Verdict (the thresholds are parameters):
+- "not reproducible" if CV across rebuilds > cv_max_ratio, or if the whole Welch interval of the
+  difference lies outside ±tolerance_ratio·|mean(first)|;
+- "reproducible" if the whole interval lies inside that band (an equivalence test: a difference too
+  small to matter, measured precisely enough to say so);
+- "inconclusive" otherwise (the interval straddles the band's edge: more rebuilds would decide), or
+  with fewer than `min_builds` rebuilds or fewer than 2 first-build values.
+Mann-Whitney does not change the verdict; when it disagrees with Welch the reasoning says so (the
+distributions may differ in shape while the means agree).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
+from vnetbench.analysis.jsonable import jsonable
+
+Verdict = Literal["reproducible", "not reproducible", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class ReproducibilityThresholds:
+    cv_max_ratio: float = 0.05  # largest acceptable CV of the rebuild means
+    tolerance_ratio: float = 0.05  # largest difference from the first build that does not matter
+    confidence: float = 0.95  # of the Welch interval; 1 − confidence is the tests' α
+    min_builds: int = 2  # fewest rebuilds to judge
+
+    def __post_init__(self) -> None:
+        check_confidence(self.confidence)
+        if self.cv_max_ratio <= 0 or self.tolerance_ratio <= 0 or self.min_builds < 2:
+            raise DataError(
+                "thresholds",
+                "cv_max_ratio and tolerance_ratio must be > 0 and min_builds ≥ 2",
+                "fix the values",
+            )
+
+
+@dataclass(frozen=True)
+class MetricReproducibility:
+    metric: str
+    first_build: Any
+    n_first: int
+    mean_first: float
+    sd_first: float
+    first_ci: tuple[float, float]
+    n_rebuilds: int
+    mean_rebuilds: float  # mean of the rebuild means
+    sd_rebuilds: float  # SD of the rebuild means
+    cv_rebuilds_ratio: float
+    difference: float  # mean_rebuilds − mean_first
+    difference_ratio: float  # difference / |mean_first|
+    welch_ci: tuple[float, float]
+    welch_t: float
+    welch_df: float
+    welch_p: float
+    mannwhitney_u: float
+    mannwhitney_p: float
+    verdict: Verdict
+    reasoning: tuple[str, ...]
+    thresholds: ReproducibilityThresholds
+    per_build: pd.DataFrame = field(repr=False)  # build, n, mean, sd, is_first
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.reasoning)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                k: getattr(self, k)
+                for k in (
+                    "metric",
+                    "first_build",
+                    "n_first",
+                    "mean_first",
+                    "sd_first",
+                    "first_ci",
+                    "n_rebuilds",
+                    "mean_rebuilds",
+                    "sd_rebuilds",
+                    "cv_rebuilds_ratio",
+                    "difference",
+                    "difference_ratio",
+                    "welch_ci",
+                    "welch_t",
+                    "welch_df",
+                    "welch_p",
+                    "mannwhitney_u",
+                    "mannwhitney_p",
+                    "verdict",
+                    "reasoning",
+                    "per_build",
+                )
+            }
+            | {"thresholds": vars(self.thresholds)}
+        )
+
+
+def reproducibility(
+    frame: pd.DataFrame,
+    value: str = "value",
+    build: str = "build",
+    metric: str = "metric",
+    first_build: Any = None,
+    thresholds: ReproducibilityThresholds | None = None,
+) -> list[MetricReproducibility]:
+    """One result per metric. `first_build` defaults to the smallest build id."""
+    th = thresholds or ReproducibilityThresholds()
+    require_columns(frame, [value, build, metric])
+    data = frame.assign(**{value: numeric_column(frame, value)})
+    first = data[build].min() if first_build is None else first_build
+    first = first.item() if isinstance(first, np.generic) else first  # 0, not np.int64(0), in the text
+    if not (data[build] == first).any():
+        raise DataError(f"column '{build}'", f"first build {first!r} not in the data", "name a build present")
+    return [_one(str(m), g, value, build, first, th) for m, g in data.groupby(metric, sort=True)]
+
+
+def _one(
+    name: str, g: pd.DataFrame, value: str, build: str, first: Any, th: ReproducibilityThresholds
+) -> MetricReproducibility:
+    ref = g.loc[g[build] == first, value].to_numpy(dtype=float)
+    per_build = g.groupby(build, sort=True)[value].agg(n="count", mean="mean", sd="std").reset_index()
+    per_build["is_first"] = per_build[build] == first
+    rebuilds = per_build.loc[~per_build["is_first"], "mean"].to_numpy(dtype=float)
+
+    m1 = float(ref.mean())
+    sd1 = float(ref.std(ddof=1)) if ref.size > 1 else float("nan")
+    t1 = float(stats.t.ppf((1 + th.confidence) / 2, ref.size - 1)) if ref.size > 1 else float("nan")
+    first_ci = (m1 - t1 * sd1 / np.sqrt(ref.size), m1 + t1 * sd1 / np.sqrt(ref.size))
+    mr = float(rebuilds.mean()) if rebuilds.size else float("nan")
+    sdr = float(rebuilds.std(ddof=1)) if rebuilds.size > 1 else float("nan")
+    cv = sdr / abs(mr) if rebuilds.size > 1 and mr != 0 else float("nan")
+    diff = mr - m1
+    diff_ratio = diff / abs(m1) if m1 != 0 else float("nan")
+    band = th.tolerance_ratio * abs(m1)
+    alpha = 1 - th.confidence
+    pct = f"{100 * th.confidence:g} %"
+
+    nan = float("nan")
+    welch_ci, wt, wdf, wp, mu, mp = (nan, nan), nan, nan, nan, nan, nan
+    enough = ref.size >= 2 and rebuilds.size >= th.min_builds
+    why = [
+        f"{name}: first build {first!r} mean {m1:.6g} (n = {ref.size}); "
+        f"{rebuilds.size} rebuilds, mean of their means {mr:.6g}, CV across rebuilds {_pct(cv)}."
+    ]
+    if enough and (np.ptp(ref) > 0 or np.ptp(rebuilds) > 0):
+        w = stats.ttest_ind(rebuilds, ref, equal_var=False)
+        ci = w.confidence_interval(th.confidence)
+        welch_ci, wt, wdf, wp = (
+            (float(ci.low), float(ci.high)),
+            float(w.statistic),
+            float(w.df),
+            float(w.pvalue),
+        )
+        u = stats.mannwhitneyu(rebuilds, ref, alternative="two-sided")
+        mu, mp = float(u.statistic), float(u.pvalue)
+    elif enough:  # every value identical in both groups: the difference is exactly known
+        welch_ci, wp, mp = (diff, diff), float(diff != 0), float(diff != 0)
+
+    verdict: Verdict
+    if not enough:
+        verdict = "inconclusive"
+        why.append(f"Too few values to judge: need ≥ 2 in the first build and ≥ {th.min_builds} rebuilds.")
+    elif np.isfinite(cv) and cv > th.cv_max_ratio:
+        verdict = "not reproducible"
+        why.append(
+            f"The rebuilds disagree with each other: CV {_pct(cv)} > the allowed {_pct(th.cv_max_ratio)}."
+        )
+    else:
+        lo, hi = welch_ci
+        where = (
+            f"the {pct} Welch interval of the difference ({lo:.4g}, {hi:.4g}) "
+            f"against the tolerance ±{_pct(th.tolerance_ratio)} of the first build's mean (±{band:.4g})"
+        )
+        if -band <= lo and hi <= band:
+            verdict = "reproducible"
+            why.append(
+                f"The difference {diff:+.4g} ({_pct(diff_ratio)}) is too small to matter: "
+                f"{where} lies inside."
+            )
+        elif lo > band or hi < -band:
+            verdict = "not reproducible"
+            why.append(
+                f"The rebuilds differ by {diff:+.4g} ({_pct(diff_ratio)}): {where} lies wholly outside."
+            )
+        else:
+            verdict = "inconclusive"
+            why.append(
+                f"Cannot tell: {where} straddles the band's edge; more rebuilds or replications would decide."
+            )
+        if np.isfinite(wp) and np.isfinite(mp) and (wp < alpha) != (mp < alpha):
+            why.append(
+                f"Welch p = {wp:.3g} and Mann-Whitney p = {mp:.3g} disagree at α = {alpha:g}: "
+                "the distributions may differ in shape even where the means agree."
+            )
+    return MetricReproducibility(
+        metric=name,
+        first_build=first,
+        n_first=int(ref.size),
+        mean_first=m1,
+        sd_first=sd1,
+        first_ci=first_ci,
+        n_rebuilds=int(rebuilds.size),
+        mean_rebuilds=mr,
+        sd_rebuilds=sdr,
+        cv_rebuilds_ratio=cv,
+        difference=diff,
+        difference_ratio=diff_ratio,
+        welch_ci=welch_ci,
+        welch_t=wt,
+        welch_df=wdf,
+        welch_p=wp,
+        mannwhitney_u=mu,
+        mannwhitney_p=mp,
+        verdict=verdict,
+        reasoning=tuple(why),
+        thresholds=th,
+        per_build=per_build.rename(columns={build: "build"}),
+    )
+
+
+def _pct(ratio: float) -> str:
+    return f"{100 * ratio:.3g} %" if np.isfinite(ratio) else "undefined"
