@@ -20,6 +20,7 @@ from statsmodels.stats.anova import anova_lm
 
 from vnetbench.analysis.inputs import DataError, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
+from vnetbench.analysis.one_factor import ROUND_OFF
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,8 @@ def full_factorial_anova(
     table = anova_lm(fit, typ=2)
     sst = float(fit.centered_tss)
     sse = float(table.loc["Residual", "sum_sq"])
+    if sse <= ROUND_OFF * float(fit.uncentered_tss):
+        sse = 0.0  # identical replicates: round-off, so F is ∞
     mse = sse / df_e
     terms = []
     for row_name, row in table.drop(index="Residual").iterrows():

@@ -73,7 +73,8 @@ def factor_column(frame: pd.DataFrame, factor: str, levels: Sequence[Level] | No
                 f"level(s) {missing} asked for but absent from the data",
                 f"choose among {ordered_levels(raw)}",
             )
-    return pd.Series(pd.Categorical(raw, categories=order, ordered=True), index=frame.index, name=factor)
+    kept = raw.where(raw.isin(order))  # levels outside an explicit list become NaN, dropped later
+    return pd.Series(pd.Categorical(kept, categories=order, ordered=True), index=frame.index, name=factor)
 
 
 def design_frame(

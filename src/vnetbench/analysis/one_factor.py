@@ -21,6 +21,8 @@ from statsmodels.stats.anova import anova_lm
 from vnetbench.analysis.inputs import DataError, Level, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
 
+ROUND_OFF = 1e-12  # relative to SSY: sums of squares below it are zero
+
 
 @dataclass(frozen=True)
 class LevelEffect:
@@ -208,12 +210,14 @@ def one_factor_anova(
     ssa = float(anova.loc["C(g)", "sum_sq"])
     sse = float(anova.loc["Residual", "sum_sq"])
     ssy = float(fit.uncentered_tss)
+    if sse <= ROUND_OFF * ssy:
+        sse = 0.0  # identical replicates: the fit's 1e-31 is round-off, and F must be ∞, not 1e30
     sst = float(fit.centered_tss)
     df_a, df_e = a - 1, n - a
     mse = sse / df_e
     # statsmodels divides by a zero MSE; a design whose replicates agree exactly is perfectly significant
-    f = float(anova.loc["C(g)", "F"]) if mse > 0 else (float("inf") if ssa > 0 else float("nan"))
-    p = float(anova.loc["C(g)", "PR(>F)"]) if mse > 0 else (0.0 if ssa > 0 else float("nan"))
+    f = ssa / df_a / mse if mse > 0 else (float("inf") if ssa > 0 else float("nan"))
+    p = float(stats.f.sf(f, df_a, df_e)) if mse > 0 else (0.0 if ssa > 0 else float("nan"))
 
     t = float(stats.t.ppf((1 + confidence) / 2, df_e))
     grand = float(y.mean())

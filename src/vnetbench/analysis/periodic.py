@@ -34,7 +34,7 @@ def periodic_profile(
     if period not in ("hour", "weekday"):
         raise DataError("period", f"'{period}' unknown", "use hour or weekday")
     when = pd.to_datetime(numeric_column(frame, start).astype("int64"), unit="ns", utc=True).dt.tz_convert(tz)
-    key = when.dt.hour if period == "hour" else when.dt.dayofweek
+    key = when.dt.hour if period == "hour" else when.dt.day_of_week
     data = pd.DataFrame({period: key.to_numpy(), "v": numeric_column(frame, value).to_numpy()})
     out = data.groupby(period, sort=True)["v"].agg(n="count", mean="mean", sd="std").reset_index()
     t = stats.t.ppf((1 + confidence) / 2, np.maximum(out["n"] - 1, 1))

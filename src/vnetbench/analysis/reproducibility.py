@@ -197,6 +197,11 @@ def _one(
                 f"The difference {diff:+.4g} ({_pct(diff_ratio)}) is too small to matter: "
                 f"{where} lies inside."
             )
+            if lo > 0 or hi < 0:
+                why.append(
+                    f"The difference is detectable (Welch p = {wp:.3g}) but smaller than the tolerance: "
+                    "significant is not the same as important."
+                )
         elif lo > band or hi < -band:
             verdict = "not reproducible"
             why.append(

@@ -1,0 +1,152 @@
+"""Figures of the statistics results (matplotlib, Agg). Each function writes PNG and SVG beside
+`path` (its suffix is replaced) and returns both paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from vnetbench.analysis.contrasts import ContrastCI
+from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
+from vnetbench.analysis.one_factor import OneFactorAnova
+from vnetbench.analysis.reproducibility import MetricReproducibility
+from vnetbench.analysis.two_k_r import TwoKRResult
+
+
+def _save(fig: plt.Figure, path: Path) -> tuple[Path, Path]:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    png, svg = path.with_suffix(".png"), path.with_suffix(".svg")
+    fig.savefig(png, dpi=110)
+    fig.savefig(svg)
+    plt.close(fig)
+    return png, svg
+
+
+def _diag(result: Fitted | Diagnostics) -> Diagnostics:
+    return result if isinstance(result, Diagnostics) else diagnostics(result)
+
+
+def residuals_vs_predicted(result: Fitted | Diagnostics, path: Path, title: str = "") -> tuple[Path, Path]:
+    """A trend or a funnel means the errors' spread depends on the response (Jain's visual test)."""
+    d = _diag(result)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.scatter(d.predicted, d.residuals, s=14, alpha=0.7)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("predicted response")
+    ax.set_ylabel("residual")
+    ax.set_title(title or "Residuals vs predicted response")
+    return _save(fig, path)
+
+
+def normal_qq(result: Fitted | Diagnostics, path: Path, title: str = "") -> tuple[Path, Path]:
+    """Residual quantiles against normal quantiles, with the fitted line; a straight line is normal."""
+    d = _diag(result)
+    fig, ax = plt.subplots(figsize=(5, 5))
+    ax.scatter(d.qq_theoretical, d.qq_ordered, s=14, alpha=0.7)
+    x = np.array([d.qq_theoretical.min(), d.qq_theoretical.max()]) if d.qq_theoretical.size else np.zeros(2)
+    ax.plot(x, d.qq_intercept + d.qq_slope * x, color="C1", lw=1, label=f"fit, r = {d.qq_r:.3f}")
+    ax.set_xlabel("normal quantile")
+    ax.set_ylabel("residual quantile")
+    ax.set_title(title or "Normal quantile-quantile plot of residuals")
+    ax.legend(loc="upper left")
+    return _save(fig, path)
+
+
+def level_means(
+    anova: OneFactorAnova, path: Path, threshold: float | None = None, title: str = ""
+) -> tuple[Path, Path]:
+    """Mean response per level with the interval of each mean (s_e/√r_j, pooled), and the
+    capacity threshold as a line."""
+    x = np.arange(anova.a)
+    means = np.array([e.mean for e in anova.effects])
+    half = np.array([anova.t_quantile * anova.s_e / np.sqrt(e.n) for e in anova.effects])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.errorbar(x, means, yerr=half, fmt="o-", capsize=3, label=f"mean, {100 * anova.confidence:g} % CI")
+    if threshold is not None:
+        ax.axhline(threshold, color="C3", ls="--", lw=1, label=f"threshold {threshold:g}")
+    ax.set_xticks(x, [str(lv) for lv in anova.levels])
+    ax.set_xlabel(anova.factor)
+    ax.set_ylabel(anova.response)
+    ax.set_title(title or f"Mean {anova.response} per {anova.factor}")
+    ax.legend()
+    return _save(fig, path)
+
+
+def effects_chart(result: TwoKRResult | OneFactorAnova, path: Path, title: str = "") -> tuple[Path, Path]:
+    """Effects with their intervals: q's of a 2^k r design (without q0), or α_j of a one-factor one."""
+    if isinstance(result, TwoKRResult):
+        items = [
+            (e.letters if e.name == e.letters else f"{e.letters} ({e.name})", e.q, e.ci_low, e.ci_high)
+            for e in result.effects
+            if e.letters != "I"
+        ]
+        default = f"Effects on {result.response}"
+    else:
+        items = [(str(e.level), e.effect, e.ci_low, e.ci_high) for e in result.effects]
+        default = f"Effects α_j of {result.factor} on {result.response}"
+    labels, q, lo, hi = zip(*items, strict=True)
+    q, lo, hi = np.array(q), np.array(lo), np.array(hi)
+    y = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(labels) + 1.5))
+    colours = ["C0" if (a > 0 or b < 0) else "grey" for a, b in zip(lo, hi, strict=True)]
+    ax.barh(y, q, color=colours, alpha=0.6)
+    ax.errorbar(q, y, xerr=[q - lo, hi - q], fmt="none", ecolor="black", capsize=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"effect ({100 * result.confidence:g} % CI; grey: not significant)")
+    ax.set_title(title or default)
+    return _save(fig, path)
+
+
+def contrast_intervals(contrasts: Sequence[ContrastCI], path: Path, title: str = "") -> tuple[Path, Path]:
+    """Intervals of contrasts (e.g. successive differences) against zero."""
+    est = np.array([c.estimate for c in contrasts])
+    lo = np.array([c.ci_low for c in contrasts])
+    hi = np.array([c.ci_high for c in contrasts])
+    y = np.arange(len(contrasts))
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(contrasts) + 1.5))
+    ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt="o", capsize=3)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.set_yticks(y, [c.label for c in contrasts])
+    ax.invert_yaxis()
+    conf = f"{100 * contrasts[0].confidence:g} %" if contrasts else ""
+    ax.set_xlabel(f"contrast ({conf} CI)")
+    ax.set_title(title or "Confidence intervals of contrasts")
+    return _save(fig, path)
+
+
+def reproducibility_chart(result: MetricReproducibility, path: Path, title: str = "") -> tuple[Path, Path]:
+    """Mean of each rebuild against the first build's interval (band) and the tolerance (dashed)."""
+    pb = result.per_build
+    rebuilds = pb[~pb["is_first"]]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.axhspan(
+        *result.first_ci,
+        color="C2",
+        alpha=0.25,
+        label=f"first build, {100 * result.thresholds.confidence:g} % CI",
+    )
+    ax.axhline(result.mean_first, color="C2", lw=1)
+    band = result.thresholds.tolerance_ratio * abs(result.mean_first)
+    tolerance = f"tolerance ±{100 * result.thresholds.tolerance_ratio:g} %"
+    for sign in (-1, 1):
+        label = tolerance if sign > 0 else None
+        ax.axhline(result.mean_first + sign * band, color="C3", ls="--", lw=0.8, label=label)
+    numeric = pd.api.types.is_numeric_dtype(rebuilds["build"])
+    x = rebuilds["build"] if numeric else np.arange(len(rebuilds))
+    ax.plot(x, rebuilds["mean"], "o", ms=4, label="rebuild mean")
+    ax.set_xlabel("rebuild")
+    ax.set_ylabel(result.metric)
+    ax.set_title(title or f"{result.metric}: {result.verdict}")
+    ax.legend(fontsize="small")
+    return _save(fig, path)

@@ -1,0 +1,64 @@
+"""Capacity recommendation on small hand-computed cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from vnetbench.analysis.capacity import recommend_capacity
+from vnetbench.analysis.one_factor import OneFactorAnova, one_factor_anova
+
+T4 = 2.7764451051977934  # t[0.975; 4]
+
+
+def model(cells: dict[int, list[float]]) -> OneFactorAnova:
+    frame = pd.DataFrame([{"tenants": k, "loss_ratio": v} for k, vs in cells.items() for v in vs])
+    return one_factor_anova(frame, "loss_ratio", "tenants")
+
+
+CELLS = {1: [0.001, 0.003], 2: [0.004, 0.006], 3: [0.008, 0.010], 4: [0.05, 0.07]}
+
+
+def test_threshold_and_first_significant_increase() -> None:
+    """Means 0.002, 0.005, 0.009, 0.06. SSE = 3 × 2 × 0.001² + 2 × 0.01² = 2.06e-4 on 4 DF,
+    s_e = √(5.15e-5) = 0.0071764; a step has s = s_e √(2/2) = s_e, half-width t[0.975;4]·s_e = 0.019925.
+    Steps 0.003, 0.004, 0.051: only 3 → 4 is significant (0.031, 0.071)."""
+    rec = recommend_capacity(model(CELLS))  # threshold 0.01 of a ratio = 1 %
+    s_e = np.sqrt(2.06e-4 / 4)
+    last = rec.steps[2].contrast
+    assert last.sd == pytest.approx(s_e)
+    assert (last.ci_low, last.ci_high) == pytest.approx((0.051 - T4 * s_e, 0.051 + T4 * s_e))
+    assert [s.contrast.significant for s in rec.steps] == [False, False, True]
+    assert rec.max_level_under_threshold == 3
+    assert rec.first_significant_increase == 4
+    assert rec.last_level_before_increase == 3
+    assert rec.recommended == 3
+    assert "tenants ≤ 3 keeps the mean loss_ratio ≤ 0.01" in rec.text
+    assert "from 3 to 4" in rec.text
+    assert rec.to_dict()["recommended"] == 3
+
+
+def test_lower_threshold_wins() -> None:
+    rec = recommend_capacity(model(CELLS), threshold=0.004)
+    assert rec.max_level_under_threshold == 1
+    assert rec.recommended == 1
+
+
+def test_nothing_under_threshold() -> None:
+    rec = recommend_capacity(model(CELLS), threshold=0.001)
+    assert rec.max_level_under_threshold is None and rec.recommended is None
+    assert "no level keeps" in rec.text
+
+
+def test_no_significant_step() -> None:
+    rec = recommend_capacity(model({1: [0.0, 0.02], 2: [0.0, 0.02], 3: [0.0, 0.02]}), threshold=0.05)
+    assert rec.first_significant_increase is None and rec.last_level_before_increase is None
+    assert rec.max_level_under_threshold == 3 and rec.recommended == 3
+    assert "no step between neighbouring levels" in rec.text
+
+
+def test_dip_back_under_is_not_counted() -> None:
+    rec = recommend_capacity(model({1: [0.0, 0.002], 2: [0.03, 0.05], 3: [0.004, 0.006]}))
+    assert rec.max_level_under_threshold == 1
+    assert "dip back under" in rec.text

@@ -1,0 +1,80 @@
+"""Placement categories (GENI Table 1 form) and hour-of-day / day-of-week profiles."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from vnetbench.analysis.periodic import by_day_of_week, by_hour_of_day
+from vnetbench.analysis.placement import compare_placements
+
+T2 = 4.302652729749462  # t[0.975; 2]
+
+
+@pytest.fixture
+def links() -> pd.DataFrame:
+    data = {"cross-site": [10, 12, 14], "same-host": [1, 2, 3], "same-site": [5, 5, 6]}
+    return pd.DataFrame([{"placement": k, "rtt_ns": v} for k, vs in data.items() for v in vs])
+
+
+def test_categories(links: pd.DataFrame) -> None:
+    c = compare_placements(links, "rtt_ns")
+    assert [x.category for x in c.categories] == ["same-host", "same-site", "cross-site"]  # canonical order
+    host = c.category("same-host")
+    assert (host.n, host.mean, host.sd) == pytest.approx((3, 2, 1))
+    assert (host.ci_low, host.ci_high) == pytest.approx((2 - T2 / np.sqrt(3), 2 + T2 / np.sqrt(3)))
+    assert c.category("cross-site").sd == pytest.approx(2)
+
+
+def test_pairwise_welch(links: pd.DataFrame) -> None:
+    """same-site − same-host = 16/3 − 2 = 10/3; variances 1/3 and 1, n = 3 each:
+    se = √(1/9 + 1/3) = 2/3, t = 5, Welch DF = (4/9)² / ((1/9)²/2 + (1/3)²/2) = 3.2."""
+    c = compare_placements(links, "rtt_ns")
+    assert [(p.first, p.second) for p in c.pairs] == [
+        ("same-host", "same-site"), ("same-host", "cross-site"), ("same-site", "cross-site")
+    ]  # fmt: skip
+    p = c.pair("same-host", "same-site")
+    assert p.difference == pytest.approx(10 / 3)
+    assert (p.t, p.dof) == pytest.approx((5, 3.2))
+    half = stats.t.ppf(0.975, 3.2) * 2 / 3
+    assert (p.ci_low, p.ci_high) == pytest.approx((10 / 3 - half, 10 / 3 + half))
+    assert p.significant
+    q = c.pair("same-host", "cross-site")  # variances 1 and 4: se = √(5/3), DF = (5/3)²/((1/3)²/2 + (4/3)²/2)
+    assert q.dof == pytest.approx((5 / 3) ** 2 / ((1 / 3) ** 2 / 2 + (4 / 3) ** 2 / 2))
+    json.dumps(c.to_dict(), allow_nan=False)
+
+
+def test_single_value_categories_are_noted() -> None:
+    frame = pd.DataFrame({"placement": ["same-host", "same-host", "custom"], "v": [1.0, 3.0, 9.0]})
+    c = compare_placements(frame, "v")
+    assert [x.category for x in c.categories] == ["same-host", "custom"]
+    assert c.pairs == ()
+    assert any("single value" in n for n in c.notes)
+
+
+def test_hour_of_day_and_weekday() -> None:
+    """2024-01-01 was a Monday. Three days × hours 0, 1, 13; value = hour + day."""
+    t0 = pd.Timestamp("2024-01-01T00:00Z").value
+    rows = [
+        {"start_utc_ns": t0 + (h * 3600 + d * 86400) * 10**9, "value": h + d}
+        for d in range(3)
+        for h in (0, 1, 13)
+    ]
+    frame = pd.DataFrame(rows)
+    hours = by_hour_of_day(frame)
+    assert hours["hour"].tolist() == [0, 1, 13]
+    assert hours["mean"].tolist() == [1, 2, 14]  # hour h: values h, h+1, h+2
+    assert hours["sd"].tolist() == [1, 1, 1]
+    assert hours["ci_low"].tolist() == pytest.approx(
+        [1 - T2 / np.sqrt(3), 2 - T2 / np.sqrt(3), 14 - T2 / np.sqrt(3)]
+    )
+    days = by_day_of_week(frame)
+    assert days["day"].tolist() == ["Monday", "Tuesday", "Wednesday"]
+    assert days["mean"].tolist() == pytest.approx([14 / 3, 17 / 3, 20 / 3])
+    # in Chicago (UTC−6 in January) 00:00 and 01:00 UTC are 18:00 and 19:00 of the day before
+    local = by_hour_of_day(frame, tz="America/Chicago")
+    assert local["hour"].tolist() == [7, 18, 19]

@@ -1,0 +1,110 @@
+"""Reproducibility verdicts on hand-computed cases (thresholds: CV 5 %, tolerance 5 %, 95 %)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from vnetbench.analysis.reproducibility import ReproducibilityThresholds, reproducibility
+
+FIRST = [100, 102, 98, 101, 99]  # mean 100, variance 2.5
+
+
+def campaign(rebuilds: list[float], metric: str = "throughput_bps") -> pd.DataFrame:
+    rows = [{"build": 0, "metric": metric, "value": v} for v in FIRST]
+    rows += [{"build": b, "metric": metric, "value": v} for b, v in enumerate(rebuilds, start=1)]
+    return pd.DataFrame(rows)
+
+
+def test_reproducible() -> None:
+    """Rebuilds 101, 99, 100, 102, 98: same mean, variance 2.5. Welch: se = √(2.5/5 + 2.5/5) = 1,
+    df = 8, interval 0 ∓ 2.306 inside ±5; CV = √2.5/100 = 1.58 %."""
+    (r,) = reproducibility(campaign([101, 99, 100, 102, 98]))
+    assert r.verdict == "reproducible"
+    assert (r.n_first, r.n_rebuilds, r.mean_first, r.mean_rebuilds) == (5, 5, 100, 100)
+    assert r.cv_rebuilds_ratio == pytest.approx(np.sqrt(2.5) / 100)
+    assert r.welch_df == pytest.approx(8)
+    assert r.welch_ci == pytest.approx((-stats.t.ppf(0.975, 8), stats.t.ppf(0.975, 8)))
+    assert r.mannwhitney_p == pytest.approx(1.0)
+    assert "too small to matter" in r.text
+
+
+def test_not_reproducible_by_difference() -> None:
+    """Rebuilds 80, 90, 85, 88, 82: mean 85 (−15 %), variance 17, CV 4.85 % (passes).
+    se = √(17/5 + 0.5) = √3.9, df = 3.9²/(3.4²/4 + 0.5²/4) = 5.1524; interval wholly below −5."""
+    (r,) = reproducibility(campaign([80, 90, 85, 88, 82]))
+    assert r.verdict == "not reproducible"
+    assert r.difference == pytest.approx(-15) and r.difference_ratio == pytest.approx(-0.15)
+    assert r.cv_rebuilds_ratio == pytest.approx(np.sqrt(17) / 85)
+    assert r.welch_df == pytest.approx(3.9**2 / (3.4**2 / 4 + 0.5**2 / 4))
+    half = stats.t.ppf(0.975, r.welch_df) * np.sqrt(3.9)
+    assert r.welch_ci == pytest.approx((-15 - half, -15 + half))
+    assert "wholly outside" in r.text
+
+
+def test_not_reproducible_by_spread() -> None:
+    """Rebuilds 90, 110, 95, 105, 100: mean 100 but SD √62.5 = 7.9, CV 7.9 % > 5 %."""
+    (r,) = reproducibility(campaign([90, 110, 95, 105, 100]))
+    assert r.verdict == "not reproducible"
+    assert r.cv_rebuilds_ratio == pytest.approx(np.sqrt(62.5) / 100)
+    assert "disagree with each other" in r.text
+
+
+def test_inconclusive_when_the_interval_straddles_the_band() -> None:
+    """Rebuilds 95, 97, 93, 96, 94: −5 ∓ 2.306 = (−7.31, −2.69) crosses −5. Every rebuild is below
+    every first-build value: Mann-Whitney U = 0, exact p = 2/C(10,5) = 2/252."""
+    (r,) = reproducibility(campaign([95, 97, 93, 96, 94]))
+    assert r.verdict == "inconclusive"
+    assert r.welch_ci == pytest.approx((-5 - stats.t.ppf(0.975, 8), -5 + stats.t.ppf(0.975, 8)))
+    assert r.mannwhitney_u == 0 and r.mannwhitney_p == pytest.approx(2 / 252)
+    assert "straddles" in r.text
+
+
+def test_detectable_but_unimportant_difference_is_reproducible() -> None:
+    """First 100, 101, 99, 100, 101, 99 and rebuilds 97, 98, 96, 97, 98, 96 (variance 0.8 each):
+    −3 ∓ t[0.975; 10] · √(0.8/6 · 2) = (−4.15, −1.85) excludes 0 but lies inside ±5."""
+    first = [100, 101, 99, 100, 101, 99]
+    rows = [{"build": 0, "metric": "m", "value": v} for v in first]
+    rows += [{"build": b, "metric": "m", "value": v - 3} for b, v in enumerate(first, start=1)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    half = stats.t.ppf(0.975, 10) * np.sqrt(0.8 / 6 * 2)
+    assert r.welch_ci == pytest.approx((-3 - half, -3 + half))
+    assert r.verdict == "reproducible"
+    assert "significant is not the same as important" in r.text
+
+
+def test_thresholds_are_parameters() -> None:
+    wide = ReproducibilityThresholds(tolerance_ratio=0.10)
+    (r,) = reproducibility(campaign([95, 97, 93, 96, 94]), thresholds=wide)
+    assert r.verdict == "reproducible"
+    # CV 7.9 % now allowed, but with that spread the interval 0 ∓ t·√13 is too wide to show equivalence
+    (r,) = reproducibility(
+        campaign([90, 110, 95, 105, 100]), thresholds=ReproducibilityThresholds(cv_max_ratio=0.1)
+    )
+    assert r.verdict == "inconclusive"
+    assert r.welch_ci[1] == pytest.approx(stats.t.ppf(0.975, r.welch_df) * np.sqrt(62.5 / 5 + 2.5 / 5))
+
+
+def test_too_few_rebuilds() -> None:
+    (r,) = reproducibility(campaign([100]))
+    assert r.verdict == "inconclusive" and "Too few" in r.text
+
+
+def test_a_rebuild_is_the_unit_of_replication() -> None:
+    """Two values per rebuild: each rebuild contributes its mean (101, 99, 100) to CV and tests."""
+    frame = campaign([])
+    extra = [(1, 100), (1, 102), (2, 98), (2, 100), (3, 99), (3, 101)]
+    frame = pd.concat(
+        [frame, pd.DataFrame([{"build": b, "metric": "throughput_bps", "value": v} for b, v in extra])]
+    )
+    frame = pd.concat([frame, frame.assign(metric="rtt_ns", value=frame["value"] * 1000)])
+    results = reproducibility(frame)
+    assert [r.metric for r in results] == ["rtt_ns", "throughput_bps"]
+    r = results[1]
+    assert r.n_rebuilds == 3 and r.mean_rebuilds == pytest.approx(100)
+    assert r.sd_rebuilds == pytest.approx(1.0)
+    assert r.per_build["mean"].tolist() == [100, 101, 99, 100]
+    assert r.per_build["is_first"].tolist() == [True, False, False, False]
+    assert results[0].verdict == r.verdict == "reproducible"

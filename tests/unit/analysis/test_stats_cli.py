@@ -1,0 +1,100 @@
+"""`stats` end to end through a typer app: JSON output, tables, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .stats_app import ONL, run, run_json
+
+
+def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_tables_on_a_terminal() -> None:
+    result = run(ONL, "--response", "loss", "--factor", "receivers")
+    assert result.exit_code == 0, result.stderr
+    for title in ("ANOVA: loss by receivers", "Effects α_j", "Contrasts with 95 % intervals", "α(6) − α(5)"):
+        assert title in result.stdout
+    assert "39981.726" in result.stdout and "99.68%" in result.stdout
+
+
+def test_2kr_json(tmp_path: Path) -> None:
+    """The 2^2·2 hand example of test_factorial, through the CSV path."""
+    csv = "a,b,y\n-1,-1,2\n-1,-1,4\n1,-1,6\n1,-1,8\n-1,1,3\n-1,1,5\n1,1,11\n1,1,13\n"
+    out = run_json(
+        write(tmp_path, csv), "--response", "y", "--factor", "a", "--factor", "b", "--design", "2k-r"
+    )
+    effects = {e["letters"]: e for e in out["result"]["effects"]}
+    assert {k: e["q"] for k, e in effects.items()} == pytest.approx({"I": 6.5, "A": 3, "B": 1.5, "AB": 1})
+    assert effects["AB"]["significant"] is False
+    assert out["result"]["sse"] == pytest.approx(8)
+    table = run(write(tmp_path, csv), "--response", "y", "--factor", "a", "--factor", "b", "--design", "2k-r")
+    assert "Sign table" in table.stdout and "allocation of variation" in table.stdout
+
+
+def test_factorial_json(tmp_path: Path) -> None:
+    csv = "A,B,y\n" + "".join(
+        f"{a},{b},{y}\n"
+        for (a, b), ys in {
+            ("a1", "b1"): [1, 3],
+            ("a1", "b2"): [3, 5],
+            ("a2", "b1"): [5, 7],
+            ("a2", "b2"): [7, 9],
+            ("a3", "b1"): [8, 10],
+            ("a3", "b2"): [12, 14],
+        }.items()
+        for y in ys
+    )
+    out = run_json(
+        write(tmp_path, csv), "--response", "y", "--factor", "A", "--factor", "B", "--design", "factorial"
+    )
+    assert [t["ss"] for t in out["result"]["terms"]] == pytest.approx([128, 64 / 3, 8 / 3])
+    assert out["result"]["df_e"] == 6
+    assert "diagnostics" in out
+
+
+@pytest.mark.parametrize(
+    ("csv", "args", "needle"),
+    [
+        (None, ["--response", "loss", "--factor", "receivers"], "does not exist"),
+        (
+            "a,y\n1,2\n",
+            ["--response", "loss", "--factor", "a"],
+            "--response: column 'loss' is not in the table",
+        ),
+        ("a,y\n1,2\n", ["--response", "y", "--factor", "b"], "--factor: column 'b' is not in the table"),
+        ("a,y\n1,2\n1,x\n2,3\n", ["--response", "y", "--factor", "a"], "row 2 of the data holds 'x'"),
+        ("a,y\n1,2\n1,3\n", ["--response", "y", "--factor", "a"], "only one level (1)"),
+        ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a"], "single observation"),
+        ("a,y\n", ["--response", "y", "--factor", "a"], "no rows"),
+        ("", ["--response", "y", "--factor", "a"], "not a readable CSV"),
+        ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a", "--design", "anova"], "--design: 'anova'"),
+        (
+            "a,b,y\n1,1,2\n2,2,3\n",
+            ["--response", "y", "--factor", "a", "--factor", "b"],
+            "exactly one factor",
+        ),
+        ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a", "--confidence", "95"], "confidence: 95.0"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(
+    tmp_path: Path, csv: str | None, args: list[str], needle: str
+) -> None:
+    path = tmp_path / "missing.csv" if csv is None else write(tmp_path, csv)
+    result = run(path, *args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
+    result = run(tmp_path, "--response", "y", "--factor", "a")
+    assert result.exit_code == 2 and "is not a file" in result.stderr

@@ -1,0 +1,40 @@
+"""Each figure function writes a PNG and an SVG and returns their paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.analysis.contrasts import successive_differences
+from vnetbench.analysis.diagnostics import diagnostics
+from vnetbench.analysis.one_factor import one_factor_anova
+from vnetbench.analysis.reproducibility import reproducibility
+from vnetbench.analysis.two_k_r import two_k_r
+from vnetbench.report import stats_figures as fig
+
+from .stats_app import ONL
+
+
+def written(paths: tuple[Path, Path]) -> bool:
+    png, svg = paths
+    return (
+        png.suffix == ".png" and svg.suffix == ".svg"
+        and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and b"<svg" in svg.read_bytes()[:2000]
+    )  # fmt: skip
+
+
+def test_every_figure(tmp_path: Path) -> None:
+    a = one_factor_anova(pd.read_csv(ONL), "loss", "receivers")
+    assert written(fig.residuals_vs_predicted(a, tmp_path / "residuals"))
+    assert written(fig.normal_qq(diagnostics(a), tmp_path / "sub" / "qq.png"))
+    assert written(fig.level_means(a, tmp_path / "means", threshold=1.0))
+    assert written(fig.effects_chart(a, tmp_path / "alpha"))
+    assert written(fig.contrast_intervals(successive_differences(a), tmp_path / "steps"))
+    frame = pd.DataFrame({"a": [-1, -1, 1, 1] * 2, "b": [-1, 1] * 4, "y": [2, 3, 6, 11, 4, 5, 8, 13]})
+    assert written(fig.effects_chart(two_k_r(frame, "y", ["a", "b"]), tmp_path / "effects"))
+    rows = [{"build": 0, "metric": "m", "value": v} for v in (100, 102, 98, 101, 99)]
+    rows += [{"build": b, "metric": "m", "value": v} for b, v in enumerate((101, 99, 100, 102, 98), 1)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    assert written(fig.reproducibility_chart(r, tmp_path / "repro"))
+    assert (tmp_path / "sub" / "qq.svg").exists()
