@@ -134,9 +134,15 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
-    /// clock_nanosleep); lower = less CPU, higher = less lateness.
-    #[arg(long, default_value_t = 50)]
+    /// clock_nanosleep); lower = less CPU, higher = less lateness. At rates whose slot period is
+    /// below this, the sender spins (one core).
+    #[arg(long, default_value_t = 10)]
     pub max_spin_us: u64,
+    /// Wake at most once per Q µs and send all due slots in one sendmmsg (like iperf3's 1 ms
+    /// pacing timer): far less CPU, bursts of up to Q µs of packets, lateness up to Q µs (it is
+    /// measured and reported). Default 0: every packet at its own slot time.
+    #[arg(long, default_value_t = 0)]
+    pub pacing_quantum_us: u64,
     /// Socket send buffer to ask for, bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub sndbuf: usize,
@@ -223,7 +229,7 @@ pub struct RttArgs {
     #[arg(long)]
     pub no_records: bool,
     /// Busy-wait at most this many µs before each send time.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 10)]
     pub max_spin_us: u64,
     /// Print one JSON object on stdout.
     #[arg(long)]

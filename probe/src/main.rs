@@ -52,6 +52,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 start_at_ns: a.start_at_ns,
                 fin_count: a.fin_count,
                 max_spin_ns: a.max_spin_us.saturating_mul(1000),
+                quantum_ns: a.pacing_quantum_us.saturating_mul(1000),
                 sndbuf_bytes: a.sndbuf,
             };
             let r = sender::run(&o)?;

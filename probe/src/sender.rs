@@ -40,6 +40,8 @@ pub struct SendOpts {
     pub fin_count: u32,
     /// Busy-wait bound before each deadline.
     pub max_spin_ns: u64,
+    /// Wake at most once per quantum and send every due slot in one batch (0: per slot).
+    pub quantum_ns: u64,
     /// Requested socket send buffer.
     pub sndbuf_bytes: usize,
 }
@@ -75,6 +77,8 @@ pub struct SendReport {
     pub catch_up_max_packets: u64,
     /// A slot later than this was overdue, ns.
     pub stall_threshold_ns: u64,
+    /// --pacing-quantum-us in ns (0: every packet at its own slot time).
+    pub pacing_quantum_ns: u64,
     /// sendmmsg calls that failed (e.g. ICMP port unreachable reported as ECONNREFUSED).
     pub send_errors: u64,
     /// sendmmsg calls.
@@ -162,13 +166,22 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         period_ns: 1e9 / o.pps,
         total,
     };
+    // with a pacing quantum, a slot is only overdue once it is two quanta late
+    let stall_ns = o.stall_ns.max(2 * o.quantum_ns);
     let (mut next, mut sent, mut missed, mut errors, mut calls) = (0u64, 0u64, 0u64, 0u64, 0u64);
     let mut consecutive_errors = 0u32;
     let (mut first_rt, mut last_rt): (Option<u64>, Option<u64>) = (None, None);
     while next < total && !sys::stop_requested() {
-        sleeper.until(sched.slot_time(next));
+        let slot = sched.slot_time(next);
+        let wake = if o.quantum_ns > 0 {
+            let q = o.quantum_ns;
+            sched.t0 + (slot - sched.t0).div_ceil(q) * q
+        } else {
+            slot
+        };
+        sleeper.until(wake);
         let now = sys::mono_ns();
-        let st = plan(&sched, next, now, o.stall_ns, o.catch_up, batch_n as u64);
+        let st = plan(&sched, next, now, stall_ns, o.catch_up, batch_n as u64);
         missed += st.skip;
         next += st.skip;
         if st.send == 0 {
@@ -244,7 +257,8 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         sent_bytes: sent * o.size as u64,
         missed_slots_packets: missed,
         catch_up_max_packets: o.catch_up,
-        stall_threshold_ns: o.stall_ns,
+        stall_threshold_ns: stall_ns,
+        pacing_quantum_ns: o.quantum_ns,
         send_errors: errors,
         syscalls: calls,
         mean_batch_packets: if calls > 0 {
