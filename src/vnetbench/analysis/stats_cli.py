@@ -9,20 +9,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import pandas as pd
 import typer
 from rich.console import Console
 
-from vnetbench.analysis.contrasts import successive_differences
-from vnetbench.analysis.diagnostics import diagnostics
-from vnetbench.analysis.full_factorial import full_factorial_anova
-from vnetbench.analysis.inputs import DataError
-from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.one_factor import one_factor_anova
-from vnetbench.analysis.render import factorial_tables, one_factor_tables
-from vnetbench.analysis.two_k_r import two_k_r
+if TYPE_CHECKING:
+    import pandas as pd
+
+# The statistics stack (pandas, scipy, statsmodels) is imported when the command runs, not when
+# cli.py registers it, so other commands start fast.
 
 DESIGNS = ("one-factor", "factorial", "2k-r")
 
@@ -45,12 +41,15 @@ def stats_command(
     ] = False,
 ) -> None:
     """ANOVA, effects and confidence intervals of a designed experiment (Jain's textbook form)."""
+    from vnetbench.analysis.inputs import DataError
+    from vnetbench.analysis.jsonable import jsonable
+
     try:
         result = analyse(read_csv(file), response, factor, design, confidence)
     except DataError as exc:
         raise fail(f"{file}: {exc}") from None
     if json_output:
-        sys.stdout.write(json.dumps(jsonable(result["json"]), ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(jsonable(result["json"]), allow_nan=False) + "\n")
         return
     out = Console()
     for table in result["tables"]:
@@ -63,6 +62,8 @@ def fail(message: str) -> typer.Exit:
 
 
 def read_csv(file: Path) -> pd.DataFrame:
+    import pandas as pd
+
     if not file.exists():
         raise fail(f"FILE.csv: {file} does not exist; give the path of a CSV file")
     if not file.is_file():
@@ -83,6 +84,14 @@ def analyse(
     frame: pd.DataFrame, response: str, factors: list[str], design: str, confidence: float
 ) -> dict[str, Any]:
     """The JSON object and the rich tables of one design."""
+    from vnetbench.analysis.contrasts import successive_differences
+    from vnetbench.analysis.diagnostics import diagnostics
+    from vnetbench.analysis.full_factorial import full_factorial_anova
+    from vnetbench.analysis.inputs import DataError
+    from vnetbench.analysis.one_factor import one_factor_anova
+    from vnetbench.analysis.render import factorial_tables, one_factor_tables
+    from vnetbench.analysis.two_k_r import two_k_r
+
     if design not in DESIGNS:
         raise DataError("--design", f"'{design}' is not a design", f"use one of {', '.join(DESIGNS)}")
     for flag, col in [("--response", response), *(("--factor", f) for f in factors)]:
