@@ -1,7 +1,8 @@
 """One-factor ANOVA in the textbook form (Jain, ch. 20), for equal or unequal replications.
 
 Model: y_ij = μ + α_j + e_ij, with Σ r_j α_j = 0, so μ = ȳ.. (mean of all N observations) and
-α_j = ȳ.j − ȳ.. . The sums of squares and the F test come from statsmodels (ols + anova_lm);
+α_j = ȳ.j − ȳ.. . The sums of squares come from statsmodels (ols + anova_lm); F = MSA/MSE with
+its p-value from scipy's F distribution (so an exact fit gives F = ∞, not a division warning);
 the effects' intervals use Var(α_j) = s_e² (1/r_j − 1/N), which is Jain's s_e²(a−1)/(ar) when every
 level has r replications.
 """
@@ -215,7 +216,7 @@ def one_factor_anova(
     sst = float(fit.centered_tss)
     df_a, df_e = a - 1, n - a
     mse = sse / df_e
-    # statsmodels divides by a zero MSE; a design whose replicates agree exactly is perfectly significant
+    # a design whose replicates agree exactly (MSE = 0) is perfectly significant
     f = ssa / df_a / mse if mse > 0 else (float("inf") if ssa > 0 else float("nan"))
     p = float(stats.f.sf(f, df_a, df_e)) if mse > 0 else (0.0 if ssa > 0 else float("nan"))
 
