@@ -158,6 +158,10 @@ if [[ ",$ONLY," == *",cpu,"* ]]; then
     start_recv "$f.recv.json" --expect-streams 1 --duration $((CDUR + 20)) --trace-bin-us 0
     "${INA[@]}" python3 "$CPU_OF" "$PROBE" send ${VNB_SEND_EXTRA:-} --dst "$DST:$PORT" --rate 100M --size 1472 --duration "$CDUR" --json >"$f.send.json" 2>"$f.cpu"
     wait "$RPID" || true
+    f="$OUT/cpu-vnbq-$rep"
+    start_recv "$f.recv.json" --expect-streams 1 --duration $((CDUR + 20)) --trace-bin-us 0
+    "${INA[@]}" python3 "$CPU_OF" "$PROBE" send ${VNB_SEND_EXTRA:-} --pacing-quantum-us 1000 --dst "$DST:$PORT" --rate 100M --size 1472 --duration "$CDUR" --json >"$f.send.json" 2>"$f.cpu"
+    wait "$RPID" || true
     f="$OUT/cpu-iperf3-$rep"
     "${INB[@]}" iperf3 -s -1 -J -B "$DST" -p $((PORT + 1)) >"$f.server.json" 2>&1 &
     sp=$!
@@ -249,27 +253,30 @@ if rates:
     ratios = [v / i for v, i in zip(best["vnb-probe"], best["iperf3"]) if i]
     print("  ratio vnb-probe / iperf3:       ", ms(ratios, "{:.2f}"))
 
-cv = []
-ci = []
+cpu = {"vnb": [], "vnbq": [], "iperf3": []}
 for rep in range(1, reps + 1):
-    for name, acc in (("vnb", cv), ("iperf3", ci)):
+    for name, acc in cpu.items():
         p = f"{out}/cpu-{name}-{rep}.cpu"
         if os.path.exists(p):
             for line in open(p):
                 if line.startswith("CPU "):
                     acc.append(float(line.split()[1]))
-if cv or ci:
-    print("== cpu: sender CPU seconds for 100 Mbit/s of 1472-byte payloads")
-    print("  vnb-probe:", ms(cv, "{:.3f}"))
-    print("  iperf3:   ", ms(ci, "{:.3f}"))
-    r = [a / b for a, b in zip(cv, ci) if b]
-    print("  ratio vnb-probe / iperf3:", ms(r, "{:.3f}"))
-    ach = []
-    for rep in range(1, reps + 1):
-        s = load(f"{out}/cpu-vnb-{rep}.send.json")
-        if s:
-            ach.append(s["achieved_bps"] / 1e6)
-    print("  vnb-probe achieved Mbit/s:", ms(ach, "{:.2f}"))
+if any(cpu.values()):
+    print("== cpu: sender CPU seconds (user+system) for 100 Mbit/s of 1472-byte payloads")
+    print("  vnb-probe (default pacing):      ", ms(cpu["vnb"], "{:.3f}"))
+    print("  vnb-probe --pacing-quantum-us 1000:", ms(cpu["vnbq"], "{:.3f}"))
+    print("  iperf3 -u -l 1472 -b 100M:       ", ms(cpu["iperf3"], "{:.3f}"))
+    for name in ("vnb", "vnbq"):
+        r = [a / b for a, b in zip(cpu[name], cpu["iperf3"]) if b]
+        print(f"  ratio {name} / iperf3:", ms(r, "{:.3f}"))
+    for name in ("vnb", "vnbq"):
+        ach, lat = [], []
+        for rep in range(1, reps + 1):
+            s = load(f"{out}/cpu-{name}-{rep}.send.json")
+            if s:
+                ach.append(s["achieved_bps"] / 1e6)
+                lat.append(s["send_lateness"]["p99_ns"] / 1e3)
+        print(f"  {name} achieved Mbit/s:", ms(ach, "{:.2f}"), " lateness p99 us:", ms(lat, "{:.1f}"))
     ach = []
     for rep in range(1, reps + 1):
         c = load(f"{out}/cpu-iperf3-{rep}.client.json")
@@ -277,5 +284,5 @@ if cv or ci:
             ach.append(c["end"]["sum"]["bits_per_second"] / 1e6)
         except Exception:
             pass
-    print("  iperf3 achieved Mbit/s:   ", ms(ach, "{:.2f}"))
+    print("  iperf3 achieved Mbit/s:", ms(ach, "{:.2f}"))
 PY

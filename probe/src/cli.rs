@@ -82,6 +82,15 @@ fn parse_pps(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// Default spin bound for a slot period: spin fully at high rates, else period/20 in 10..=50 µs.
+pub fn auto_spin_ns(period_ns: f64) -> u64 {
+    if period_ns <= 50_000.0 {
+        50_000
+    } else {
+        ((period_ns / 20.0) as u64).clamp(10_000, 50_000)
+    }
+}
+
 /// `send` arguments.
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("rate_spec").required(true).args(["pps", "rate"])))]
@@ -121,8 +130,9 @@ pub struct SendArgs {
     /// count them in missed_slots_packets). Never unbounded.
     #[arg(long, default_value_t = 0)]
     pub catch_up: u64,
-    /// A slot later than this many µs is overdue (skipped unless --catch-up).
-    #[arg(long, default_value_t = 1000)]
+    /// A slot later than this many µs is overdue (skipped unless --catch-up). Pauses shorter
+    /// than this (VM descheduling is often 0.1-2 ms) are made up by sending the due slots at once.
+    #[arg(long, default_value_t = 5000)]
     pub stall_threshold_us: u64,
     /// Packets per sendmmsg call at most.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -134,10 +144,11 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
-    /// clock_nanosleep); lower = less CPU, higher = less lateness. At rates whose slot period is
-    /// below this, the sender spins (one core).
-    #[arg(long, default_value_t = 10)]
-    pub max_spin_us: u64,
+    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: 50 when the slot
+    /// period is <= 50 µs (>= 20K pps: the sender spins on one core), else period/20 clamped to
+    /// 10..=50 µs.
+    #[arg(long)]
+    pub max_spin_us: Option<u64>,
     /// Wake at most once per Q µs and send all due slots in one sendmmsg (like iperf3's 1 ms
     /// pacing timer): far less CPU, bursts of up to Q µs of packets, lateness up to Q µs (it is
     /// measured and reported). Default 0: every packet at its own slot time.
@@ -228,9 +239,9 @@ pub struct RttArgs {
     /// Leave out the per-probe records.
     #[arg(long)]
     pub no_records: bool,
-    /// Busy-wait at most this many µs before each send time.
-    #[arg(long, default_value_t = 10)]
-    pub max_spin_us: u64,
+    /// Busy-wait at most this many µs before each send time (default as for `send`).
+    #[arg(long)]
+    pub max_spin_us: Option<u64>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

@@ -55,6 +55,7 @@ SEND FIELDS
   send_lateness{...}            send time - slot time of every packet, ns (own timing error)
   fin_sent_packets              FIN datagrams sent
   sndbuf_bytes                  socket send buffer granted, bytes
+  max_spin_ns                   bound on the busy-wait before each slot, ns
   spin_margin_ns                final busy-wait margin before each deadline, ns
   cpu_user_ns, cpu_system_ns    CPU time of the sender (getrusage), ns";
 

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use clap::{CommandFactory, Parser};
-use vnb_probe::cli::{Cli, Cmd};
+use vnb_probe::cli::{auto_spin_ns, Cli, Cmd};
 use vnb_probe::output::{emit, ClockInfo};
 use vnb_probe::{cpushare, receiver, rtt, sender};
 
@@ -51,7 +51,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 batch: a.batch as usize,
                 start_at_ns: a.start_at_ns,
                 fin_count: a.fin_count,
-                max_spin_ns: a.max_spin_us.saturating_mul(1000),
+                max_spin_ns: a
+                    .max_spin_us
+                    .map_or_else(|| auto_spin_ns(1e9 / pps), |u| u.saturating_mul(1000)),
                 quantum_ns: a.pacing_quantum_us.saturating_mul(1000),
                 sndbuf_bytes: a.sndbuf,
             };
@@ -91,7 +93,10 @@ fn run(cli: Cli) -> Result<(), String> {
                 wait_ns: a.wait,
                 start_at_ns: a.start_at_ns,
                 records: !a.no_records,
-                max_spin_ns: a.max_spin_us.saturating_mul(1000),
+                max_spin_ns: a.max_spin_us.map_or_else(
+                    || auto_spin_ns(a.interval as f64),
+                    |u| u.saturating_mul(1000),
+                ),
             };
             let r = rtt::run_client(&o)?;
             emit(a.json, "rtt", &clock, &r);

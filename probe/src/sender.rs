@@ -113,6 +113,8 @@ pub struct SendReport {
     pub fin_sent_packets: u32,
     /// Send buffer the kernel granted, bytes.
     pub sndbuf_bytes: usize,
+    /// Bound on the busy-wait before each slot (--max-spin-us or its default), ns.
+    pub max_spin_ns: u64,
     /// Final spin margin of the sleeper, ns.
     pub spin_margin_ns: u64,
     /// CPU time in user mode, ns.
@@ -287,6 +289,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         send_lateness: lateness.summary(),
         fin_sent_packets: fins,
         sndbuf_bytes: sndbuf,
+        max_spin_ns: o.max_spin_ns,
         spin_margin_ns: sleeper.margin_ns(),
         cpu_user_ns: cpu_u,
         cpu_system_ns: cpu_s,
