@@ -1,0 +1,367 @@
+"""The local provider: a laid-out topology as network namespaces on this machine.
+
+build: preflight -> registry file -> record namespaces -> create them (netns.py) -> two rounds of
+batched netlink requests per namespace (links.py, shaping.py) -> TX checksum offload off where the
+layout says (offload.py) -> cgroups with CPU quotas (cgroups.py) -> userspace OVS per host that has
+an OVS switch (ovs.py). Every object is recorded before it is created; processes right after
+their fork, before they can do anything (the child has not exec'd yet when the record is written
+only for gated spawns; an ungated one may already run, which is still kill-safe: pid + start time).
+
+teardown: kill our processes (tools, then OVS daemons, then anything else still inside our
+namespaces), unmount + unlink the namespaces (the kernel deletes their links), remove cgroups and
+the runtime directory, unregister. Idempotent, re-entrant, never raises: what it could not remove
+stays recorded as live for `vnetbench clean`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import shutil
+import signal
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from vnetbench.layout import Layout
+from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, ToolProcess
+from vnetbench.providers.local import cgroups, features, links, netns, offload, procs, runtime
+from vnetbench.providers.local.netlink import Batch
+from vnetbench.providers.local.ovs import OvsInstance
+from vnetbench.providers.local.preflight import problems as preflight_problems
+
+log = logging.getLogger("vnetbench.providers.local")
+LISTEN_POLL_S = 0.002
+
+
+class LocalProvider(Provider):
+    name = "local"
+
+    def __init__(
+        self,
+        campaign_id: str,
+        store_location: str | None = None,
+        tools: Sequence[str] = ("iperf3", "ping"),
+    ) -> None:
+        self.campaign_id = campaign_id
+        self.store_location = store_location
+        self.tools = tuple(tools)
+        self._lock = threading.RLock()
+        self._removed: list[int] = []  # ids removed and not yet returned by teardown()
+        self._reset()
+
+    def _reset(self) -> None:
+        self.layout: Layout | None = None
+        self.build_id: int | None = None
+        self._record: Recorder | None = None
+        self.namespaces: dict[str, netns.Namespace] = {}
+        self._ns_ids: dict[str, int] = {}
+        self._controller: cgroups.CpuController | None = None
+        self._groups: list[cgroups.Group] = []
+        self._cgroup_paths: dict[str, str] = {}  # group key -> absolute path (created)
+        self._cgroup_ids: dict[str, int] = {}
+        self._ovs: dict[str, OvsInstance] = {}
+        self._rundir: str | None = None
+        self._rundir_id: int | None = None
+        self._procs: list[procs.LocalToolProcess] = []
+        self._active = False
+
+    # ------------------------------------------------------------------ checks
+
+    def preflight(self, layout: Layout) -> list[str]:
+        return preflight_problems(layout, self.tools)
+
+    def environment(self) -> dict[str, Any]:
+        uname = platform.uname()
+        found = features.probe() if os.geteuid() == 0 else None
+        controller = cgroups.detect()
+        return {
+            "kernel_release": uname.release,
+            "kernel_version": uname.version,
+            "kernel_features": dict(found.kinds) if found else None,
+            "cgroup_cpu": f"v{controller.version}:{controller.root}" if controller else None,
+            "ovs_datapath": "netdev (userspace)",
+        }
+
+    # ------------------------------------------------------------------ build
+
+    def build(self, layout: Layout, build_id: int, record: Recorder) -> None:
+        with self._lock:
+            if self.layout is not None:
+                raise ProviderError("a topology is already built; tear it down first")
+            found = self.preflight(layout)
+            if found:
+                raise ProviderError("\n".join(found))
+            self.layout, self.build_id, self._record = layout, build_id, record
+            try:
+                self._build(layout, record)
+            except BaseException:
+                self.teardown_quietly()
+                raise
+
+    def teardown_quietly(self) -> None:
+        """Teardown after a failed build: the ids stay queued for the next teardown() to return."""
+        removed = self.teardown()
+        self._removed[:0] = removed
+
+    def _build(self, layout: Layout, record: Recorder) -> None:
+        if self.store_location:
+            runtime.mark_active(self.campaign_id, self.store_location)
+            self._active = True
+        names = list(layout.namespaces)
+        ids = record(
+            [("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names]
+        )
+        self._ns_ids = dict(zip(names, ids, strict=True))
+        try:
+            netns.create(names, lambda ns: self.namespaces.__setitem__(ns.name, ns))
+        except FileExistsError as err:
+            raise ProviderError(
+                f"network namespace {err.filename} already exists (left by a killed run?): "
+                f"run `vnetbench clean`, or remove it with `ip netns delete`"
+            ) from err
+        except OSError as err:
+            raise ProviderError(f"could not create network namespaces: {err}") from err
+
+        plans = links.plan_requests(layout, {n: ns.fd for n, ns in self.namespaces.items()})
+        for round_name in ("round1", "round2"):
+            for name, plan in plans.items():
+                batch = Batch(name, self.namespaces[name].nl)
+                batch.extend(getattr(plan, round_name))
+                batch.commit()
+
+        by_ns: dict[str, list[str]] = defaultdict(list)
+        for iface in layout.interfaces():
+            if iface.tx_offload_off:
+                by_ns[iface.ns].append(iface.name)
+        for name, ifnames in by_ns.items():
+            offload.tx_checksum_off(self.namespaces[name].fd, name, ifnames)
+
+        if layout.cpu_quota:
+            self._build_cgroups(layout, record)
+
+        ovs_bridges = [br for br in layout.bridges if br.kind == "ovs"]
+        if ovs_bridges:
+            self._build_ovs(layout, record, ovs_bridges)
+
+    def _build_cgroups(self, layout: Layout, record: Recorder) -> None:
+        controller = cgroups.detect()
+        if controller is None:
+            raise ProviderError("CPU quotas need the cgroup cpu controller, which is not mounted")
+        self._controller = controller
+        self._groups = cgroups.plan_groups(layout, controller)
+        ids = record(
+            [
+                (
+                    "cgroup",
+                    g.rel,
+                    {
+                        "path": os.path.join(controller.root, g.rel),
+                        "version": controller.version,
+                        "key": g.key,
+                        "quota": g.quota,
+                    },
+                )
+                for g in self._groups
+            ]
+        )
+        for group, oid in zip(self._groups, ids, strict=True):
+            self._cgroup_ids[group.key] = oid
+            try:
+                self._cgroup_paths[group.key] = cgroups.create(controller, group)
+            except FileExistsError as err:
+                raise ProviderError(
+                    f"cgroup {err.filename} already exists (left by a killed run?): run `vnetbench clean`"
+                ) from err
+            except OSError as err:
+                raise ProviderError(f"could not set up cgroup {group.rel}: {err}") from err
+
+    def _build_ovs(self, layout: Layout, record: Recorder, bridges: list) -> None:
+        rundir = runtime.rundir(self.campaign_id)
+        (self._rundir_id,) = record([("rundir", rundir, {"path": rundir})])
+        self._rundir = rundir
+        os.makedirs(rundir, exist_ok=True)
+        hosts = {ns: role.split(":", 1)[1] for ns, role in layout.namespaces.items() if role.startswith("host:")}
+        for br in bridges:
+            instance = self._ovs.get(br.ns)
+            if instance is None:
+                host = hosts.get(br.ns, br.ns)
+                instance = OvsInstance(br.ns, f"{rundir}/ovs-{host}")
+                self._ovs[br.ns] = instance
+
+                def spawn_daemon(
+                    argv: list[str], role: str, env: dict[str, str], host: str = host, ns: str = br.ns
+                ) -> procs.LocalToolProcess:
+                    return self._spawn(ns, f"host:{host}", argv, None, env, role, host=host)
+
+                instance.start(spawn_daemon)
+            ports = [i.name for i in layout.interfaces() if i.ns == br.ns and i.master == br.name]
+            instance.add_bridge(br.name, ports)
+
+    # ------------------------------------------------------------------ processes
+
+    def gate(self) -> Gate:
+        return procs.LocalGate()
+
+    def spawn(self, node: str, argv: list[str], gate: Gate | None = None) -> ToolProcess:
+        with self._lock:
+            if self.layout is None:
+                raise ProviderError("no topology is built")
+            if node not in self.layout.node_ns:
+                raise ProviderError(f"unknown node {node!r}")
+            if gate is not None and not isinstance(gate, procs.LocalGate):
+                raise ProviderError("this gate does not belong to the local provider")
+            return self._spawn(
+                self.layout.node_ns[node], node, argv, gate, None, "tool", node=node,
+                host=self.layout.node_host[node],
+            )
+
+    def _spawn(
+        self,
+        ns_name: str,
+        label: str,
+        argv: list[str],
+        gate: procs.LocalGate | None,
+        env: dict[str, str] | None,
+        role: str,
+        node: str | None = None,
+        host: str | None = None,
+    ) -> procs.LocalToolProcess:
+        ns = self.namespaces.get(ns_name)
+        if ns is None or ns.closed:
+            raise ProviderError(f"namespace {ns_name} is not built")
+        group = cgroups.group_for(self.layout, self._groups, node, host) if self._groups and host else None
+        cg_procs = cgroups.procs_file(self._cgroup_paths[group.key]) if group else None
+        proc = procs.spawn(label, argv, ns.fd, cg_procs, gate, env, on_reaped=self._reaped)
+        self._procs.append(proc)
+        details = {
+            "pid": proc.pid,
+            "starttime": proc.starttime,
+            "netns": ns_name,
+            "argv": list(argv),
+            "role": role,
+            "cgroup": group.rel if group else None,
+        }
+        try:
+            assert self._record is not None
+            (proc.object_id,) = self._record([("process", f"{label}:{os.path.basename(argv[0])}", details)])
+        except BaseException:
+            proc.kill()
+            raise
+        if proc.reaped:
+            self._removed.append(proc.object_id)
+        return proc
+
+    def _reaped(self, proc: procs.LocalToolProcess) -> None:
+        if proc.object_id is not None:
+            self._removed.append(proc.object_id)
+
+    def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if proc.poll() is not None:
+                return False
+            if procs.listening(proc.pid, port, proto):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(LISTEN_POLL_S)
+
+    # ------------------------------------------------------------------ teardown
+
+    def teardown(self) -> list[int]:
+        with self._lock:
+            problems: list[str] = []
+            self._stop_processes(problems)
+            self._remove_namespaces(problems)
+            self._remove_cgroups(problems)
+            self._remove_rundir(problems)
+            if self._active:
+                with contextlib.suppress(OSError, ValueError):
+                    runtime.unmark_active(self.campaign_id)
+                self._active = False
+            for problem in problems:
+                log.warning("teardown: %s", problem)
+            self.teardown_problems = problems
+            removed, self._removed = self._removed, []
+            if not (self.namespaces or self._cgroup_paths or self._ovs or self._rundir):
+                self._reset()
+            return sorted(set(removed))
+
+    def _stop_processes(self, problems: list[str]) -> None:
+        while self._procs:
+            proc = self._procs[-1]
+            try:
+                proc.kill()
+            except Exception as err:
+                problems.append(f"process {proc.pid} ({proc.argv[0]}): {err}")
+            if proc.object_id is not None and proc.reaped and proc.object_id not in self._removed:
+                self._removed.append(proc.object_id)
+            self._procs.pop()
+        self._ovs.clear()  # their daemons were in _procs
+        # Anything else still inside our namespaces (a tool's own children, ...) would keep the
+        # namespace, and its links, alive.
+        identities = {i for ns in self.namespaces.values() if (i := netns.identity(ns.path))}
+        for _ in range(50):
+            strays = netns.processes_in(identities)
+            if not strays:
+                break
+            for pid in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.01)
+        else:
+            problems.append(f"processes still in our namespaces: {netns.processes_in(identities)}")
+
+    def _remove_namespaces(self, problems: list[str]) -> None:
+        for name in list(self._ns_ids):
+            ns = self.namespaces.get(name)
+            try:
+                if ns is not None:
+                    ns.close()
+                netns.remove(netns.path_of(name))
+            except OSError as err:
+                problems.append(f"namespace {name}: {err}")
+                continue
+            self.namespaces.pop(name, None)
+            self._removed.append(self._ns_ids.pop(name))
+        for name, ns in list(self.namespaces.items()):  # created but never recorded: cannot happen
+            ns.close()
+            with contextlib.suppress(OSError):
+                netns.remove(ns.path)
+            self.namespaces.pop(name, None)
+
+    def _remove_cgroups(self, problems: list[str]) -> None:
+        for group in reversed(self._groups):
+            path = self._cgroup_paths.get(group.key)
+            try:
+                if path is not None:
+                    cgroups.remove(path)
+            except OSError as err:
+                problems.append(f"cgroup {path}: {err}")
+                continue
+            self._cgroup_paths.pop(group.key, None)
+            if group.key in self._cgroup_ids:
+                self._removed.append(self._cgroup_ids.pop(group.key))
+        if not self._cgroup_paths:
+            self._groups = []
+
+    def _remove_rundir(self, problems: list[str]) -> None:
+        if self._rundir is None:
+            return
+        try:
+            shutil.rmtree(self._rundir)
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            problems.append(f"runtime directory {self._rundir}: {err}")
+            return
+        if self._rundir_id is not None:
+            self._removed.append(self._rundir_id)
+        self._rundir, self._rundir_id = None, None

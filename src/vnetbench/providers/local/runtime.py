@@ -1,0 +1,69 @@
+"""Our paths under /run: per-campaign runtime directories and the registry of live builds.
+
+/run/vnetbench/<campaign_id>/          runtime files (userspace OVS databases, sockets, logs)
+/run/vnetbench/active/<campaign_id>    the store location, while a build of that campaign is live,
+                                       so `vnetbench clean` without --db finds what a killed run left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+RUN_ROOT = "/run/vnetbench"
+ACTIVE_DIR = f"{RUN_ROOT}/active"
+CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def rundir(campaign_id: str) -> str:
+    _check(campaign_id)
+    return f"{RUN_ROOT}/{campaign_id}"
+
+
+def _check(campaign_id: str) -> None:
+    if not CAMPAIGN_ID.match(campaign_id) or campaign_id == "active":
+        raise ValueError(f"not a campaign id: {campaign_id!r}")
+
+
+def store_location(location: str) -> str:
+    """An absolute path for a SQLite file (the registry is read from another working directory)."""
+    return location if "://" in location else str(Path(location).expanduser().resolve())
+
+
+def mark_active(campaign_id: str, location: str) -> str:
+    _check(campaign_id)
+    os.makedirs(ACTIVE_DIR, exist_ok=True)
+    path = f"{ACTIVE_DIR}/{campaign_id}"
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(store_location(location) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def unmark_active(campaign_id: str) -> bool:
+    _check(campaign_id)
+    try:
+        os.unlink(f"{ACTIVE_DIR}/{campaign_id}")
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def active() -> list[tuple[str, str]]:
+    """(campaign_id, store location) of every build registered as live."""
+    out = []
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(ACTIVE_DIR)):
+            if not CAMPAIGN_ID.match(name):
+                continue
+            try:
+                with open(f"{ACTIVE_DIR}/{name}") as f:
+                    location = f.read().strip()
+            except OSError:
+                continue
+            if location:
+                out.append((name, location))
+    return out

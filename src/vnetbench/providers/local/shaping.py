@@ -1,0 +1,136 @@
+"""tc requests for a layout Interface's shaper (tbf or htb) and netem, as netlink Ops.
+
+- tbf: one root qdisc (handle 1:) with rate, burst and limit (bytes) as the layout decided.
+- htb: root htb (1:, default class 1:1), class 1:1 at rate = ceil with the layout's burst, and the
+  queue limit on a bfifo leaf (2:) under it.
+- netem (only where the kernel has sch_netem): alone it is the root qdisc; with a shaper it is the
+  shaper's leaf (2: under tbf's or htb's class 1:1), so packets are delayed, then paced.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pyroute2.netlink.rtnl import TC_H_ROOT
+from pyroute2.netlink.rtnl.tcmsg import plugins as tc_plugins
+from pyroute2.netlink.rtnl.tcmsg import sched_htb, sched_netem, sched_pfifo, sched_tbf
+
+from vnetbench.layout import Interface, Netem, Shaper
+from vnetbench.providers.local.netlink import Op
+
+# bfifo takes the same options as pfifo (one int: the limit, here in bytes); pyroute2 only names pfifo.
+tc_plugins.setdefault("bfifo", sched_pfifo)
+
+ROOT = 0x10000  # 1:
+CLASS = 0x10001  # 1:1
+LEAF = 0x20000  # 2:
+TBF_MAX_RATE_BPS = ((1 << 32) - 1) * 8  # tbf's rate field is 32-bit bytes/s (no TCA_TBF_RATE64 here)
+NETEM_MIN_LIMIT = 1000  # packets (netem's default)
+
+
+def _bit(rate_bps: int) -> str:
+    return f"{int(rate_bps)}bit"
+
+
+def tbf_options(shaper: Shaper) -> dict:
+    return sched_tbf.get_parameters(
+        {"rate": _bit(shaper.rate_bps), "burst": shaper.burst_bytes, "limit": shaper.queue_bytes}
+    )
+
+
+def htb_quantum(shaper: Shaper, mtu: int) -> int:
+    # The kernel's default (rate / r2q) warns and clamps above 200000; one to a few frames is fairer.
+    return int(min(200_000, max(mtu + 14, shaper.rate_bps / 8 / 10)))
+
+
+def netem_options(netem: Netem, rate_bps: int | None, mtu: int, queue_bytes: int | None) -> dict:
+    delay_us = (netem.delay_ns or 0) / 1000
+    jitter_us = (netem.jitter_ns or 0) / 1000
+    limit = NETEM_MIN_LIMIT
+    if rate_bps:
+        # Hold what the link carries during the delay (+3 jitter) plus the shaper's queue.
+        in_flight = rate_bps / 8 * (delay_us + 3 * jitter_us) / 1e6 + (queue_bytes or 0)
+        limit = max(limit, math.ceil(in_flight / (mtu + 14)))
+    return sched_netem.get_parameters(
+        {
+            "delay": int(delay_us),
+            "jitter": int(jitter_us),
+            "loss": (netem.loss_ratio or 0.0) * 100,
+            "limit": limit,
+        }
+    )
+
+
+def qdisc_ops(iface: Interface, index: int) -> list[Op]:
+    """The tc requests that realise iface's shaper and netem on the interface with this index."""
+    where = f"{iface.name} in {iface.ns}"
+    shaper, netem = iface.shaper, iface.netem
+    ops: list[Op] = []
+    if shaper is not None and shaper.kind == "tbf":
+        ops.append(
+            Op(
+                f"tbf {_bit(shaper.rate_bps)} on {where}",
+                "qdisc",
+                index,
+                create=True,
+                fields={"handle": ROOT, "parent": TC_H_ROOT},
+                attrs=[["TCA_KIND", "tbf"], ["TCA_OPTIONS", tbf_options(shaper)]],
+            )
+        )
+    elif shaper is not None and shaper.kind == "htb":
+        ops.append(
+            Op(
+                f"htb root on {where}",
+                "qdisc",
+                index,
+                create=True,
+                fields={"handle": ROOT, "parent": TC_H_ROOT},
+                attrs=[["TCA_KIND", "htb"], ["TCA_OPTIONS", sched_htb.get_parameters({"default": 1})]],
+            )
+        )
+        params = sched_htb.get_class_parameters(
+            {
+                "rate": _bit(shaper.rate_bps),
+                "ceil": _bit(shaper.rate_bps),
+                "burst": shaper.burst_bytes,
+                "cburst": shaper.burst_bytes,
+                "quantum": htb_quantum(shaper, iface.mtu),
+                "mtu": iface.mtu + 14,
+            }
+        )
+        ops.append(
+            Op(
+                f"htb class {_bit(shaper.rate_bps)} on {where}",
+                "class",
+                index,
+                create=True,
+                fields={"handle": CLASS, "parent": ROOT},
+                attrs=[["TCA_KIND", "htb"], ["TCA_OPTIONS", params]],
+            )
+        )
+        if netem is None:
+            ops.append(
+                Op(
+                    f"bfifo {shaper.queue_bytes} B under htb on {where}",
+                    "qdisc",
+                    index,
+                    create=True,
+                    fields={"handle": LEAF, "parent": CLASS},
+                    attrs=[["TCA_KIND", "bfifo"], ["TCA_OPTIONS", {"limit": shaper.queue_bytes}]],
+                )
+            )
+    if netem is not None:
+        rate = shaper.rate_bps if shaper else None
+        queue = shaper.queue_bytes if shaper else None
+        handle, parent = (LEAF, CLASS) if shaper else (ROOT, TC_H_ROOT)
+        ops.append(
+            Op(
+                f"netem on {where}",
+                "qdisc",
+                index,
+                create=True,
+                fields={"handle": handle, "parent": parent},
+                attrs=[["TCA_KIND", "netem"], ["TCA_OPTIONS", netem_options(netem, rate, iface.mtu, queue)]],
+            )
+        )
+    return ops
