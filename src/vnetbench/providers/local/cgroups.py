@@ -120,7 +120,7 @@ def create(controller: CpuController, group: Group) -> str:
                 _write(control, "+cpu")
     os.mkdir(path)
     if group.quota is not None:
-        quota_us = max(1000, int(round(group.quota * PERIOD_US)))
+        quota_us = max(1000, round(group.quota * PERIOD_US))
         if controller.version == 2:
             _write(os.path.join(path, "cpu.max"), f"{quota_us} {PERIOD_US}")
         else:
@@ -152,7 +152,7 @@ def remove(path: str, wait_s: float = 2.0) -> bool:
     for dirpath, dirnames, _ in os.walk(path):
         children.extend(os.path.join(dirpath, d) for d in dirnames)
     deadline = time.monotonic() + wait_s
-    for target in sorted(children, key=len, reverse=True) + [path]:
+    for target in [*sorted(children, key=len, reverse=True), path]:
         while True:
             try:
                 os.rmdir(target)

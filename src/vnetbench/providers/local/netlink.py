@@ -166,9 +166,7 @@ class Batch:
                     if code and 0 < seq <= len(ops):
                         why = os.strerror(-code)
                         detail = _ext_ack_message(buf, off, length, flags)
-                        failures.append(
-                            f"{ops[seq - 1].what}: {why}" + (f" ({detail})" if detail else "")
-                        )
+                        failures.append(f"{ops[seq - 1].what}: {why}" + (f" ({detail})" if detail else ""))
                         codes.append(-code)
                 off += (length + 3) & ~3
         if failures:

@@ -12,6 +12,7 @@ interface's namespace (pyroute2's IoctlEthtool opens its socket when constructed
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from pyroute2.ethtool.ioctl import IoctlEthtool, NotSupportedError
@@ -42,12 +43,10 @@ def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
                     continue
                 for name in names:
                     features[name] = False
-                try:
+                # SFEATURES returns a positive "wish" flag when dependent features (TSO ...) changed
+                # too, which pyroute2 takes for a failure: check the result instead.
+                with contextlib.suppress(NotSupportedError):
                     eth.set_features(features)
-                except NotSupportedError:
-                    # SFEATURES returns a positive "wish" flag when dependent features (TSO ...)
-                    # changed too; pyroute2 takes any non-zero for failure. Check the result.
-                    pass
                 left = [name for name, enable, *_ in eth.get_features() if name in names and enable]
                 if left:
                     raise ProviderError(f"{ifname}: {', '.join(left)} still on")

@@ -63,7 +63,9 @@ class OvsInstance:
     def start(self, spawn: Spawner) -> None:
         schema = schema_path()
         if schema is None:
-            raise ProviderError("Open vSwitch's schema vswitch.ovsschema is missing: apt-get install openvswitch-switch")
+            raise ProviderError(
+                "Open vSwitch's schema vswitch.ovsschema is missing: apt-get install openvswitch-switch"
+            )
         os.makedirs(self.rundir, exist_ok=True)
         conf = f"{self.rundir}/conf.db"
         if not os.path.exists(conf):
@@ -114,7 +116,9 @@ class OvsInstance:
                     f"{(fin.stderr or fin.stdout).strip()[-500:]} (logs in {self.rundir})"
                 )
             if time.monotonic() > deadline:
-                raise ProviderError(f"{proc.argv[0]} did not start within {START_TIMEOUT_S:.0f} s in {self.host_ns}")
+                raise ProviderError(
+                    f"{proc.argv[0]} did not start within {START_TIMEOUT_S:.0f} s in {self.host_ns}"
+                )
             time.sleep(0.005)
 
     def add_bridge(self, name: str, ports: list[str]) -> None:

@@ -230,8 +230,8 @@ def spawn(
         raise ProviderError("cannot spawn behind a gate that was already released or closed")
     env = dict(os.environ if env is None else env)
     env.setdefault("LC_ALL", "C")
-    stdout = tempfile.TemporaryFile(prefix="vnb-out-")
-    stderr = tempfile.TemporaryFile(prefix="vnb-err-")
+    stdout = tempfile.TemporaryFile(prefix="vnb-out-")  # noqa: SIM115 (kept by the process object)
+    stderr = tempfile.TemporaryFile(prefix="vnb-err-")  # noqa: SIM115
     cg_fd = os.open(cgroup_procs, os.O_WRONLY | os.O_CLOEXEC) if cgroup_procs else -1
     devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
     # Ungated: a CLOEXEC pipe that reaches EOF at exec, or carries the reason setup failed.
@@ -263,11 +263,8 @@ def spawn(
 
 
 def _which(name: str) -> str:
-    for directory in os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":") + [
-        "/usr/local/sbin",
-        "/usr/sbin",
-        "/sbin",
-    ]:
+    path = os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin").split(":")
+    for directory in [*path, "/usr/local/sbin", "/usr/sbin", "/sbin"]:
         candidate = os.path.join(directory or ".", name)
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate

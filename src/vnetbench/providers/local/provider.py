@@ -113,9 +113,7 @@ class LocalProvider(Provider):
             runtime.mark_active(self.campaign_id, self.store_location)
             self._active = True
         names = list(layout.namespaces)
-        ids = record(
-            [("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names]
-        )
+        ids = record([("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names])
         self._ns_ids = dict(zip(names, ids, strict=True))
         try:
             netns.create(names, lambda ns: self.namespaces.__setitem__(ns.name, ns))
@@ -185,7 +183,7 @@ class LocalProvider(Provider):
         (self._rundir_id,) = record([("rundir", rundir, {"path": rundir})])
         self._rundir = rundir
         os.makedirs(rundir, exist_ok=True)
-        hosts = {ns: role.split(":", 1)[1] for ns, role in layout.namespaces.items() if role.startswith("host:")}
+        hosts = {ns: h for h, ns in layout.host_ns.items()}
         for br in bridges:
             instance = self._ovs.get(br.ns)
             if instance is None:
@@ -216,7 +214,13 @@ class LocalProvider(Provider):
             if gate is not None and not isinstance(gate, procs.LocalGate):
                 raise ProviderError("this gate does not belong to the local provider")
             return self._spawn(
-                self.layout.node_ns[node], node, argv, gate, None, "tool", node=node,
+                self.layout.node_ns[node],
+                node,
+                argv,
+                gate,
+                None,
+                "tool",
+                node=node,
                 host=self.layout.node_host[node],
             )
 
