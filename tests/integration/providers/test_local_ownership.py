@@ -1,0 +1,200 @@
+"""Ownership: clean() after a killed run, teardown after a failed build, netem refused clearly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.providers.conftest import load_layout, make_store, need, new_campaign_id
+from vnetbench.cleanup import active_campaigns, clean
+from vnetbench.providers.base import ProviderError
+from vnetbench.providers.local import LocalProvider, cgroups, features, netns, procs, runtime
+from vnetbench.providers.local.ovs import OvsInstance
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _wait_dead(pid: int, timeout_s: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+def _nothing_of(campaign_id: str, layout, pids: list[int]) -> list[str]:
+    left = [ns for ns in layout.namespaces if os.path.exists(netns.path_of(ns))]
+    controller = cgroups.detect()
+    if controller:
+        left += [
+            f"{d}/{n}"
+            for d, dirs, _ in os.walk(controller.root)
+            for n in dirs
+            if n.startswith(f"vnb{campaign_id}")
+        ]
+    if os.path.exists(runtime.rundir(campaign_id)):
+        left.append(runtime.rundir(campaign_id))
+    if any(cid == campaign_id for cid, _ in active_campaigns()):
+        left.append("registry file")
+    left += [f"pid {p}" for p in pids if not _wait_dead(p)]
+    return left
+
+
+@pytest.fixture
+def decoy() -> str:
+    name = "vnbdecoy"
+    if os.path.exists(netns.path_of(name)):
+        pytest.skip("a namespace named vnbdecoy already exists on this machine")
+    subprocess.run(["ip", "netns", "add", name], check=True)
+    yield name
+    subprocess.run(["ip", "netns", "delete", name], check=False)
+    assert not os.path.exists(netns.path_of(name))
+
+
+def test_clean_removes_what_a_killed_run_left_and_nothing_else(tmp_path: Path, decoy: str) -> None:
+    need("ovs-vswitchd", "ovsdb-server", "ovs-vsctl", "ovsdb-tool")
+    cid = new_campaign_id()
+    layout = load_layout("small_ovs.yaml", cid)
+    store = make_store(tmp_path / "s.db", cid)
+    provider = LocalProvider(cid, store.location, tools=())
+    build_id = store.start_build(cid, "t", {})
+    try:
+        provider.build(layout, build_id, lambda items: store.record_objects(cid, build_id, items))
+        assert (cid, str(tmp_path / "s.db")) in active_campaigns()
+        sleeper = provider.spawn("b", ["sleep", "300"])
+        # A tool's child that outlives it: never recorded, found because it sits in our namespace.
+        parent = provider.spawn("a", ["sh", "-c", "sleep 300 >/dev/null & echo $!"])
+        orphan = int(parent.wait(5).stdout.split()[0])
+        assert _alive(orphan)
+        daemons = [p.pid for inst in provider._ovs.values() for p in inst.procs]
+        assert len(daemons) == 2 and all(_alive(p) for p in daemons)
+        cgroup_paths = list(provider._cgroup_paths.values())
+        assert cgroup_paths and all(os.path.isdir(p) for p in cgroup_paths)
+        with open(f"/proc/{sleeper.pid}/cgroup") as f:
+            assert layout.host_ns["h1"] in f.read()
+        rows = store.live_objects(cid)
+        assert {r["kind"] for r in rows} == {"netns", "cgroup", "rundir", "process"}
+
+        # The run is killed: its open namespace fds close with it; nothing else is torn down.
+        for ns in provider.namespaces.values():
+            ns.close()
+        report = clean(store)
+
+        assert not _nothing_of(cid, layout, [sleeper.pid, orphan, *daemons])
+        assert not any(os.path.exists(p) for p in cgroup_paths)
+        assert store.live_objects(cid) == []
+        assert len(report.ids) == len(rows)
+        text = "\n".join(report.removed)
+        assert f"process {sleeper.pid}" in text and f"process {orphan}" in text
+        assert all(f"network namespace {ns}" in text for ns in layout.namespaces)
+        assert report.problems == []
+        assert os.path.exists(netns.path_of(decoy)), "clean touched a namespace that is not ours"
+        again = clean(store)
+        assert again.removed == [] and again.ids == []
+    finally:
+        provider.teardown()  # idempotent: finds nothing left
+        store.close()
+
+
+def test_clean_leaves_a_running_campaign_alone(tmp_path: Path) -> None:
+    cid = new_campaign_id()
+    store = make_store(tmp_path / "s.db", cid)
+    runner = subprocess.Popen(["vnetbench-run", "60"], executable="sleep")  # argv[0] as a run shows it
+    try:
+        store.update_campaign(cid, status="running", pid=runner.pid)
+        store.record_objects(
+            cid, None, [("netns", f"vnb{cid}-n-x", {"path": netns.path_of(f"vnb{cid}-n-x")})]
+        )
+        report = clean(store, cid)
+        assert report.skipped == [cid] and "still running" in report.problems[0]
+        assert len(store.live_objects(cid)) == 1
+    finally:
+        runner.kill()
+        runner.wait()
+    report = clean(store, cid)
+    assert report.ids and store.live_objects(cid) == []
+    store.close()
+
+
+@pytest.mark.parametrize("where", ["offload", "ovs"])
+def test_exception_mid_build_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    need("ovs-vswitchd", "ovsdb-server", "ovs-vsctl", "ovsdb-tool")
+    cid = new_campaign_id()
+    layout = load_layout("small_ovs.yaml", cid)
+    store = make_store(tmp_path / "s.db", cid)
+    provider = LocalProvider(cid, store.location, tools=())
+    build_id = store.start_build(cid, "t", {})
+
+    def boom(*args, **kwargs):
+        raise RuntimeError(f"injected failure in {where}")
+
+    if where == "offload":
+        monkeypatch.setattr("vnetbench.providers.local.provider.offload.tx_checksum_off", boom)
+    else:
+        monkeypatch.setattr(OvsInstance, "add_bridge", boom)
+    with pytest.raises(RuntimeError, match="injected"):
+        provider.build(layout, build_id, lambda items: store.record_objects(cid, build_id, items))
+    rows = store.live_objects(cid)
+    pids = [r["details"]["pid"] for r in rows if r["kind"] == "process"]
+    assert (where == "ovs") == bool(pids)  # the OVS daemons had started
+    assert not _nothing_of(cid, layout, pids)
+    # the ids removed by the internal teardown come back from the next teardown()
+    store.mark_removed(provider.teardown())
+    assert store.live_objects(cid) == []
+    assert provider.layout is None
+    store.close()
+
+
+def test_netem_is_refused_with_the_fix_when_the_kernel_lacks_it(tmp_path: Path) -> None:
+    cid = new_campaign_id()
+    layout = load_layout("delay.yaml", cid)
+    provider = LocalProvider(cid, None, tools=())
+    if features.probe().has("netem"):
+        provider.build(layout, 1, lambda items: list(range(len(items))))
+        try:
+            out = subprocess.run(
+                ["tc", "-n", layout.node_ns["a"], "qdisc", "show", "dev", "eth0"],
+                capture_output=True,
+                text=True,
+            ).stdout
+            assert "netem" in out and "tbf" in out
+        finally:
+            provider.teardown()
+        return
+    problems = provider.preflight(layout)
+    assert len(problems) == 1
+    message = problems[0]
+    assert "link slow" in message and "sch_netem" in message
+    assert "delay/loss" in message and "remove delay, loss from link slow" in message
+    with pytest.raises(ProviderError) as err:
+        provider.build(layout, 1, lambda items: list(range(len(items))))
+    assert str(err.value) == message
+    assert not any(os.path.exists(netns.path_of(ns)) for ns in layout.namespaces)
+
+
+def test_build_refuses_a_name_that_is_taken(tmp_path: Path) -> None:
+    cid = new_campaign_id()
+    layout = load_layout("small_ovs.yaml", cid)
+    taken = layout.node_ns["b"]
+    subprocess.run(["ip", "netns", "add", taken], check=True)
+    try:
+        provider = LocalProvider(cid, None, tools=())
+        assert any(taken in p and "vnetbench clean" in p for p in provider.preflight(layout))
+    finally:
+        subprocess.run(["ip", "netns", "delete", taken], check=True)
+
+
+def test_starttime_identifies_a_process() -> None:
+    assert procs.starttime(os.getpid()) == procs.starttime(os.getpid())
+    assert procs.starttime(2**22 + 12345) is None
