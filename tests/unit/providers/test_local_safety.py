@@ -1,0 +1,181 @@
+"""Without root: preflight messages, the /proc readers, the registry, and clean()'s refusals."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vnetbench import cleanup
+from vnetbench.layout import build_layout
+from vnetbench.providers.local import features, preflight, procs, runtime
+from vnetbench.spec import load_spec
+from vnetbench.store.db import Store
+
+FIXTURES = Path(__file__).parents[2] / "integration" / "providers" / "fixtures"
+
+
+def _layout(name: str, cid: str = "c0ffee00"):
+    return build_layout(load_spec(FIXTURES / name).campaign, cid)
+
+
+def test_preflight_without_root_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    (message,) = preflight.problems(_layout("every_link.yaml"))
+    assert "needs root" in message and "sudo" in message
+
+
+@pytest.fixture
+def kernel_without_netem(monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds = {k: True for k in (*features.LINK_KINDS, *features.QDISC_KINDS)} | {"netem": False}
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(features, "probe", lambda refresh=False: features.Features(True, None, kinds))
+
+
+def test_preflight_names_the_link_the_missing_netem_and_the_fix(kernel_without_netem) -> None:
+    problems = preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=())
+    assert len(problems) == 1
+    message = problems[0]
+    assert message.startswith("link slow: delay/loss need the kernel's netem qdisc (sch_netem")
+    assert "Fix: remove delay, loss from link slow, or run where netem exists" in message
+
+
+def test_preflight_names_missing_tools_and_their_packages(kernel_without_netem, monkeypatch) -> None:
+    monkeypatch.setattr(preflight.shutil, "which", lambda tool: None)
+    monkeypatch.setattr(preflight.os.path, "exists", lambda path: False)
+    problems = preflight.problems(_layout("small_ovs.yaml", "c0ffee02"), tools=("iperf3", "ping"))
+    assert "iperf3 is not installed: apt-get install iperf3" in problems
+    assert "ping is not installed: apt-get install iputils-ping" in problems
+    assert (
+        "ovs-vswitchd is not installed: apt-get install openvswitch-switch (userspace Open vSwitch)"
+        in problems
+    )
+
+
+def test_preflight_refuses_tbf_above_its_32_bit_rate(kernel_without_netem) -> None:
+    from vnetbench.spec import parse_spec
+
+    text = (
+        (FIXTURES / "delay.yaml").read_text().replace("rate: 10mbit, delay: 20ms, loss: 0.01", "rate: 40gbit")
+    )
+    layout = build_layout(parse_spec(text).campaign, "c0ffee03")
+    (message,) = preflight.problems(layout, tools=())
+    assert "above tbf's limit" in message and "shaper: htb" in message
+
+
+def test_listening_reads_the_pids_namespace_tables() -> None:
+    tcp = socket.socket()
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen()
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    try:
+        me = os.getpid()
+        assert procs.listening(me, tcp.getsockname()[1], "tcp") is True
+        assert procs.listening(me, udp.getsockname()[1], "udp") is True
+        assert procs.listening(me, udp.getsockname()[1], "tcp") is False
+        assert procs.listening(2**22 + 7, 5201, "tcp") is None
+    finally:
+        tcp.close()
+        udp.close()
+
+
+def test_registry_of_live_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "ACTIVE_DIR", str(tmp_path / "active"))
+    assert cleanup.active_campaigns() == []
+    runtime.mark_active("ab12cd34", "rel.db")
+    runtime.mark_active("ef56", "postgresql://x/y")
+    assert cleanup.active_campaigns() == [
+        ("ab12cd34", str(Path("rel.db").resolve())),
+        ("ef56", "postgresql://x/y"),
+    ]
+    assert runtime.unmark_active("ab12cd34") and not runtime.unmark_active("ab12cd34")
+    with pytest.raises(ValueError):
+        runtime.mark_active("../etc", "x.db")
+
+
+def _store(tmp_path: Path, cid: str) -> Store:
+    store = Store(tmp_path / "s.db")
+    store.create_campaign(
+        id=cid,
+        name="t",
+        status="failed",
+        provider="local",
+        spec_text="",
+        spec_sha256="-",
+        spec_source="-",
+        seed=0,
+        environment={},
+        tool_versions={},
+    )
+    return store
+
+
+def test_clean_never_kills_a_pid_whose_start_time_differs(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runtime, "ACTIVE_DIR", str(tmp_path / "active"))
+    store = _store(tmp_path, "u1")
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        start = procs.starttime(bystander.pid)
+        store.record_objects(
+            "u1",
+            None,
+            [
+                ("process", "x:sleep", {"pid": bystander.pid, "starttime": start - 1}),  # a reused pid
+                ("process", "me", {"pid": os.getpid(), "starttime": 1}),
+            ],
+        )
+        report = cleanup.clean(store)
+        assert bystander.poll() is None and report.removed == [] and len(report.ids) == 2
+        assert store.live_objects() == []
+    finally:
+        bystander.kill()
+        bystander.wait()
+        store.close()
+
+
+def test_clean_refuses_paths_that_are_not_ours(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runtime, "ACTIVE_DIR", str(tmp_path / "active"))
+    store = _store(tmp_path, "u2")
+    victim = tmp_path / "precious"
+    victim.mkdir()
+    store.record_objects(
+        "u2",
+        None,
+        [
+            ("netns", "vnbu2-n-a", {"path": "/run/netns/../../etc"}),
+            ("netns", "other", {"path": "/run/netns/other"}),
+            ("cgroup", "vnbu2-h-h1", {"path": str(victim)}),
+            ("cgroup", "x", {"path": "/sys/fs/cgroup/cpu/../../../etc"}),
+            ("rundir", str(victim), {"path": str(victim)}),
+            ("rundir", "/run/vnetbench/active", {"path": "/run/vnetbench/active"}),
+            ("mystery", "thing", {}),
+        ],
+    )
+    report = cleanup.clean(store)
+    assert victim.is_dir()
+    assert report.ids == [] and len(report.problems) == 7
+    assert len(store.live_objects("u2")) == 7
+    store.close()
+
+
+def test_clean_marks_objects_that_are_already_gone(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(runtime, "ACTIVE_DIR", str(tmp_path / "active"))
+    store = _store(tmp_path, "u3")
+    runtime.mark_active("u3", store.location)
+    store.record_objects(
+        "u3",
+        None,
+        [
+            ("netns", "vnbu3-n-gone", {"path": "/run/netns/vnbu3-n-gone"}),
+            ("cgroup", "vnbu3-h-gone", {"path": "/sys/fs/cgroup/cpu/vnbu3-h-gone"}),
+            ("rundir", "/run/vnetbench/u3", {"path": "/run/vnetbench/u3"}),
+        ],
+    )
+    report = cleanup.clean(store, "u3")
+    assert report.removed == [] and report.problems == [] and len(report.ids) == 3
+    assert cleanup.active_campaigns() == []
+    store.close()
