@@ -319,3 +319,14 @@ def test_processes_run_in_their_node_namespace(every_link: Built) -> None:
         assert layout.address_of("n3", "n1") in out
     finally:
         proc.kill()
+
+
+def test_many_spawns_leak_no_fds_and_are_forgotten_once_reaped(every_link: Built) -> None:
+    provider = every_link.provider
+    before = len(os.listdir("/proc/self/fd"))
+    tracked = len(provider._procs)
+    for i in range(100):
+        fin = provider.spawn("n1", ["sh", "-c", f"echo {i}"]).wait(5)
+        assert fin.returncode == 0 and fin.stdout == f"{i}\n"
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
+    assert len(provider._procs) == tracked

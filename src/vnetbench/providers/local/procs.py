@@ -123,6 +123,7 @@ class LocalToolProcess(ToolProcess):
         self.timed_out = False
         self.starttime = starttime(pid)
         self.object_id: int | None = None
+        self._output: tuple[str, str] | None = None
         self._on_reaped = on_reaped
         try:
             self._pidfd: int | None = os.pidfd_open(pid)
@@ -193,11 +194,23 @@ class LocalToolProcess(ToolProcess):
         self._kill_group()
         self._wait_exit(5.0)
 
+    def output(self) -> tuple[str, str]:
+        """stdout and stderr so far; once the process is reaped, read once and the files closed."""
+        if self._output is not None:
+            return self._output
+        out = (_read(self.stdout_file), _read(self.stderr_file))
+        if self.reaped:
+            self._output = out
+            self.stdout_file.close()
+            self.stderr_file.close()
+        return out
+
     def finished(self) -> Finished:
+        stdout, stderr = self.output()
         return Finished(
             returncode=None if self.timed_out else self.returncode,
-            stdout=_read(self.stdout_file),
-            stderr=_read(self.stderr_file),
+            stdout=stdout,
+            stderr=stderr,
             started_utc_ns=self.started_utc_ns,
             ended_utc_ns=self.ended_utc_ns,
             timed_out=self.timed_out,

@@ -261,6 +261,9 @@ class LocalProvider(Provider):
         return proc
 
     def _reaped(self, proc: procs.LocalToolProcess) -> None:
+        # Reaped processes are forgotten at once: a long campaign spawns thousands.
+        with contextlib.suppress(ValueError):
+            self._procs.remove(proc)
         if proc.object_id is not None:
             self._removed.append(proc.object_id)
 
@@ -297,15 +300,13 @@ class LocalProvider(Provider):
             return sorted(set(removed))
 
     def _stop_processes(self, problems: list[str]) -> None:
-        while self._procs:
-            proc = self._procs[-1]
+        for proc in list(self._procs):
             try:
-                proc.kill()
+                proc.kill()  # reaping calls _reaped, which forgets it
             except Exception as err:
                 problems.append(f"process {proc.pid} ({proc.argv[0]}): {err}")
-            if proc.object_id is not None and proc.reaped and proc.object_id not in self._removed:
-                self._removed.append(proc.object_id)
-            self._procs.pop()
+        if self._procs:
+            problems.append(f"processes that would not die: {[p.pid for p in self._procs]}")
         self._ovs.clear()  # their daemons were in _procs
         # Anything else still inside our namespaces (a tool's own children, ...) would keep the
         # namespace, and its links, alive.
