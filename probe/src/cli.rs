@@ -193,6 +193,10 @@ pub struct RecvArgs {
     /// Datagrams per recvmmsg call at most.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub batch: u32,
+    /// Poll the socket without ever sleeping: one core at 100 %, but the sending side no longer
+    /// pays for waking the receiver up (matters at several 100K pps on veth/loopback).
+    #[arg(long)]
+    pub busy_poll: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

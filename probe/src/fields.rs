@@ -67,6 +67,7 @@ RECV FIELDS
   elapsed_ns                    READY to stop, ns
   waiting_time_ns               RFC 7680 waiting time, ns
   rcvbuf_bytes                  socket receive buffer granted, bytes
+  busy_poll                     --busy-poll given: the receiver polled without sleeping
   datagrams_received_packets    all datagrams read
   foreign_packets               datagrams that are not vnb-probe data/FIN (garbage, other tools)
   truncated_packets             datagrams larger than 64 KiB

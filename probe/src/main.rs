@@ -71,6 +71,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 trace_bin_ns: a.trace_bin_us.saturating_mul(1000),
                 rcvbuf_bytes: a.rcvbuf,
                 batch: a.batch as usize,
+                busy_poll: a.busy_poll,
             };
             let r = receiver::run(&o)?;
             emit(a.json, "recv", &clock, &r);

@@ -38,6 +38,8 @@ pub struct RecvOpts {
     pub rcvbuf_bytes: usize,
     /// recvmmsg batch size.
     pub batch: usize,
+    /// Poll without sleeping (one core at 100 %).
+    pub busy_poll: bool,
 }
 
 /// Reorder extent distribution, in packets.
@@ -128,6 +130,8 @@ pub struct RecvReport {
     pub waiting_time_ns: u64,
     /// Receive buffer the kernel granted, bytes.
     pub rcvbuf_bytes: usize,
+    /// True with --busy-poll (the receiver never slept; its CPU is 100 % by design).
+    pub busy_poll: bool,
     /// Datagrams received, all streams, ours or not.
     pub datagrams_received_packets: u64,
     /// Datagrams that were not vnb-probe data/FIN packets (garbage, other tools, RTT probes).
@@ -238,7 +242,12 @@ pub fn run(o: &RecvOpts) -> Result<RecvReport, String> {
                 break "streams_done";
             }
         }
-        let got = batch.recv(&sock).map_err(|e| format!("recvmmsg: {e}"))?;
+        let got = if o.busy_poll {
+            batch.recv_nowait(&sock)
+        } else {
+            batch.recv(&sock)
+        }
+        .map_err(|e| format!("recvmmsg: {e}"))?;
         if got == 0 {
             continue;
         }
@@ -388,6 +397,7 @@ pub fn run(o: &RecvOpts) -> Result<RecvReport, String> {
         elapsed_ns: elapsed,
         waiting_time_ns: o.waiting_time_ns,
         rcvbuf_bytes: rcvbuf,
+        busy_poll: o.busy_poll,
         datagrams_received_packets: datagrams,
         foreign_packets: foreign,
         truncated_packets: truncated,

@@ -361,6 +361,16 @@ impl RecvBatch {
     /// (MSG_WAITFORONE), the socket's read timeout passes (returns Ok(0)) or a signal arrives
     /// (Ok(0)).
     pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<usize> {
+        self.recv_flags(sock, libc::MSG_WAITFORONE)
+    }
+
+    /// Like `recv` but never blocks (MSG_DONTWAIT): Ok(0) when nothing is queued. A receiver
+    /// that polls this way never sleeps, so the sender's CPU does not pay for waking it up.
+    pub fn recv_nowait(&mut self, sock: &UdpSocket) -> io::Result<usize> {
+        self.recv_flags(sock, libc::MSG_DONTWAIT)
+    }
+
+    fn recv_flags(&mut self, sock: &UdpSocket, flags: i32) -> io::Result<usize> {
         let n = self.hdrs.len();
         self.iovs.clear();
         for i in 0..n {
@@ -391,7 +401,7 @@ impl RecvBatch {
                 sock.as_raw_fd(),
                 self.hdrs.as_mut_ptr(),
                 n as libc::c_uint,
-                libc::MSG_WAITFORONE,
+                flags,
                 std::ptr::null_mut(),
             )
         };

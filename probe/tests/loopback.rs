@@ -120,6 +120,39 @@ fn send_recv_at_several_rates_exact_count() {
 }
 
 #[test]
+fn busy_poll_receiver() {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        "127.0.0.1:0",
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--busy-poll",
+        "--json",
+    ]);
+    let s = json_of(&run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        "20000",
+        "--duration",
+        "0.3",
+        "--json",
+    ]));
+    let r = finish(rx);
+    assert_eq!(r["busy_poll"], true);
+    assert_eq!(r["streams"][0]["sent_packets"], s["sent_packets"]);
+    assert_eq!(
+        r["streams"][0]["unique_packets"].as_u64().unwrap()
+            + r["streams"][0]["lost_packets"].as_u64().unwrap(),
+        s["sent_packets"].as_u64().unwrap()
+    );
+}
+
+#[test]
 fn stream_id_from_long_packets_and_fin() {
     let (_, r) = send_recv("2000", "64", "0.2", &["--stream", "42"]);
     assert_eq!(r["streams"].as_array().unwrap().len(), 1);
