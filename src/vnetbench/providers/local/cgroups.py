@@ -100,9 +100,13 @@ def _write(path: str, value: str) -> None:
         f.write(value)
 
 
+def path_of(controller: CpuController, group: Group) -> str:
+    return os.path.join(controller.root, group.rel)
+
+
 def create(controller: CpuController, group: Group) -> str:
     """Create the cgroup and set its quota; returns its absolute path."""
-    path = os.path.join(controller.root, group.rel)
+    path = path_of(controller, group)
     if controller.version == 2:
         # Children get the cpu controller only if every ancestor enables it for its subtree.
         parent = os.path.dirname(path)

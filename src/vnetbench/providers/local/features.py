@@ -11,7 +11,7 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 
-from vnetbench.providers.local import kernel
+from vnetbench.providers.local import kernel, signals
 from vnetbench.providers.local.netlink import Batch, NetlinkFailure, Op
 from vnetbench.providers.local.netns import netlink_socket
 
@@ -118,9 +118,7 @@ def _probe() -> Features:
                 sock.close()
         box["f"] = found
 
-    thread = threading.Thread(target=work, name="vnb-probe")
-    thread.start()
-    thread.join()
+    signals.run_thread(work, "vnb-probe")
     return box["f"]
 
 

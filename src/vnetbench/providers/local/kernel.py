@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import threading
 from collections.abc import Callable
 from typing import TypeVar
+
+from vnetbench.providers.local import signals
 
 CLONE_NEWNET = 0x40000000
 MS_BIND = 4096
@@ -63,9 +64,7 @@ def in_netns(fd: int, fn: Callable[[], T]) -> T:
         except BaseException as err:  # handed to the caller
             box["error"] = err
 
-    thread = threading.Thread(target=work, name="vnb-netns")
-    thread.start()
-    thread.join()
+    signals.run_thread(work, "vnb-netns")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]

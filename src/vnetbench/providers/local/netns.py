@@ -14,11 +14,10 @@ import contextlib
 import errno
 import os
 import socket
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from vnetbench.providers.local import kernel
+from vnetbench.providers.local import kernel, signals
 
 NETNS_DIR = "/run/netns"
 THREAD_NS = "/proc/thread-self/ns/net"
@@ -108,9 +107,7 @@ def create(names: Iterable[str], on_created: Callable[[Namespace], None]) -> Non
             box["error"] = err
 
     # The thread ends in the last namespace it made; the thread's namespace goes with the thread.
-    thread = threading.Thread(target=work, name="vnb-netns-create")
-    thread.start()
-    thread.join()
+    signals.run_thread(work, "vnb-netns-create")
     if "error" in box:
         raise box["error"]
 

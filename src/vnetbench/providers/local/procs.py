@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import IO
 
 from vnetbench.providers.base import Finished, Gate, ProviderError, ToolProcess
-from vnetbench.providers.local import kernel
+from vnetbench.providers.local import kernel, signals
 
 REPORT = struct.Struct("=iq")  # pid, UTC ns just before exec
 EXIT_SETUP_FAILED = 126
@@ -234,8 +234,13 @@ def spawn(
     gate: LocalGate | None = None,
     env: dict[str, str] | None = None,
     on_reaped: Callable[[LocalToolProcess], None] | None = None,
+    register: Callable[[LocalToolProcess], None] | None = None,
 ) -> LocalToolProcess:
-    """Fork a child that enters the namespace at ns_fd and the cgroup, then execs argv."""
+    """Fork a child that enters the namespace at ns_fd and the cgroup, then execs argv.
+
+    register(proc) is called before any signal handler can run after the fork, so an interrupt
+    never leaves a child nobody knows about.
+    """
     if not argv:
         raise ProviderError("empty command")
     path = argv[0] if "/" in argv[0] else _which(argv[0])
@@ -251,17 +256,21 @@ def spawn(
     # Gated: the failure shows in the process's exit code and stderr after release().
     err_r, err_w = os.pipe() if gate is None else (-1, -1)
     started = time.time_ns()
-    try:
-        pid = os.fork()
-        if pid == 0:  # child: system calls only, never returns
-            _child(path, argv, env, ns_fd, cg_fd, devnull, stdout.fileno(), stderr.fileno(), err_w, gate)
-    finally:
-        for fd in (cg_fd, devnull, err_w):
-            if fd >= 0:
-                os.close(fd)
-    proc = LocalToolProcess(node, list(argv), pid, stdout, stderr, started, on_reaped)
+    with signals.deferred():
+        try:
+            pid = os.fork()
+            if pid == 0:  # child: system calls only, never returns
+                _child(path, argv, env, ns_fd, cg_fd, devnull, stdout.fileno(), stderr.fileno(), err_w, gate)
+        finally:
+            for fd in (cg_fd, devnull, err_w):
+                if fd >= 0:
+                    os.close(fd)
+        proc = LocalToolProcess(node, list(argv), pid, stdout, stderr, started, on_reaped)
+        if register is not None:
+            register(proc)
+        if gate is not None:
+            gate.procs.append(proc)
     if gate is not None:
-        gate.procs.append(proc)
         return proc
     try:
         message = b""

@@ -110,8 +110,8 @@ class LocalProvider(Provider):
 
     def _build(self, layout: Layout, record: Recorder) -> None:
         if self.store_location:
+            self._active = True  # set first: an interrupt must not leave the file unknown
             runtime.mark_active(self.campaign_id, self.store_location)
-            self._active = True
         names = list(layout.namespaces)
         ids = record([("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names])
         self._ns_ids = dict(zip(names, ids, strict=True))
@@ -169,8 +169,9 @@ class LocalProvider(Provider):
         )
         for group, oid in zip(self._groups, ids, strict=True):
             self._cgroup_ids[group.key] = oid
+            self._cgroup_paths[group.key] = cgroups.path_of(controller, group)  # before mkdir
             try:
-                self._cgroup_paths[group.key] = cgroups.create(controller, group)
+                cgroups.create(controller, group)
             except FileExistsError as err:
                 raise ProviderError(
                     f"cgroup {err.filename} already exists (left by a killed run?): run `vnetbench clean`"
@@ -240,8 +241,9 @@ class LocalProvider(Provider):
             raise ProviderError(f"namespace {ns_name} is not built")
         group = cgroups.group_for(self.layout, self._groups, node, host) if self._groups and host else None
         cg_procs = cgroups.procs_file(self._cgroup_paths[group.key]) if group else None
-        proc = procs.spawn(label, argv, ns.fd, cg_procs, gate, env, on_reaped=self._reaped)
-        self._procs.append(proc)
+        proc = procs.spawn(
+            label, argv, ns.fd, cg_procs, gate, env, on_reaped=self._reaped, register=self._procs.append
+        )
         details = {
             "pid": proc.pid,
             "starttime": proc.starttime,
