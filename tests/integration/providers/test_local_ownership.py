@@ -198,3 +198,52 @@ def test_build_refuses_a_name_that_is_taken(tmp_path: Path) -> None:
 def test_starttime_identifies_a_process() -> None:
     assert procs.starttime(os.getpid()) == procs.starttime(os.getpid())
     assert procs.starttime(2**22 + 12345) is None
+
+
+class Interrupted(Exception):
+    """What the runner's SIGINT/SIGTERM handler raises."""
+
+
+@pytest.mark.parametrize("delay_ms", [1, 3, 8, 15, 30, 60, 100, 150])
+def test_interrupt_at_any_moment_of_a_build_leaves_nothing(tmp_path: Path, delay_ms: int) -> None:
+    need("ovs-vswitchd", "ovsdb-server", "ovs-vsctl", "ovsdb-tool")
+    import signal
+    import threading
+
+    cid = new_campaign_id()
+    layout = load_layout("small_ovs.yaml", cid)
+    store = make_store(tmp_path / "s.db", cid)
+    provider = LocalProvider(cid, store.location, tools=())
+    build_id = store.start_build(cid, "t", {})
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    timer = threading.Timer(delay_ms / 1000, os.kill, (os.getpid(), signal.SIGUSR1))
+    try:
+        try:
+            timer.start()  # may fire before start() returns
+            provider.build(layout, build_id, lambda items: store.record_objects(cid, build_id, items))
+            time.sleep(0.5)  # the signal lands after the build, if it was faster
+        except Interrupted:
+            pass
+        timer.join()
+        # a second interrupt in the middle of the teardown, as an impatient user's second Ctrl-C
+        timer = threading.Timer(0.002, os.kill, (os.getpid(), signal.SIGUSR1))
+        removed: list[int] = []
+        try:
+            timer.start()
+            removed += provider.teardown()
+            time.sleep(0.05)
+        except Interrupted:
+            pass
+        timer.join()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    store.mark_removed(removed)
+    store.mark_removed(provider.teardown())
+    pids = [r["details"]["pid"] for r in store.live_objects(cid) if r["kind"] == "process"]
+    assert not _nothing_of(cid, layout, pids)
+    assert store.live_objects(cid) == []
+    store.close()

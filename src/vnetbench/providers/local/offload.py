@@ -27,7 +27,12 @@ def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
     ifnames = list(ifnames)
 
     def work() -> None:
-        eth = IoctlEthtool()
+        # Errors are turned into ProviderError here, in the thread: an exception raised in the
+        # caller by a signal (the runner's Interrupted) must pass through unchanged.
+        try:
+            eth = IoctlEthtool()
+        except OSError as err:
+            raise ProviderError(f"could not open an ethtool socket in {ns}: {err}") from err
         try:
             for ifname in ifnames:
                 eth.change_ifname(ifname)
@@ -49,16 +54,15 @@ def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
                     eth.set_features(features)
                 left = [name for name, enable, *_ in eth.get_features() if name in names and enable]
                 if left:
-                    raise ProviderError(f"{ifname}: {', '.join(left)} still on")
+                    raise ProviderError(f"{', '.join(left)} still on")
+        except Exception as err:
+            raise ProviderError(
+                f"could not turn TX checksum offload off on {', '.join(ifnames)} in {ns}: {err}"
+            ) from err
         finally:
             eth.close()
 
-    try:
-        kernel.in_netns(ns_fd, work)
-    except Exception as err:
-        raise ProviderError(
-            f"could not turn TX checksum offload off on {', '.join(ifnames)} in {ns}: {err}"
-        ) from err
+    kernel.in_netns(ns_fd, work)
 
 
 def tx_checksum_state(ns_fd: int, ifname: str) -> dict[str, bool]:

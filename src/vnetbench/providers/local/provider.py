@@ -51,7 +51,10 @@ class LocalProvider(Provider):
         self.store_location = store_location
         self.tools = tuple(tools)
         self._lock = threading.RLock()
-        self._removed: list[int] = []  # ids removed and not yet returned by teardown()
+        # Ids of the objects removed since the last build. teardown() returns all of them, every
+        # time: a return value lost to an interrupt is returned again by the next call (marking a
+        # row removed twice is harmless). The next build() starts a new list.
+        self._removed: list[int] = []
         self._reset()
 
     def _reset(self) -> None:
@@ -96,17 +99,13 @@ class LocalProvider(Provider):
             found = self.preflight(layout)
             if found:
                 raise ProviderError("\n".join(found))
+            self._removed = []
             self.layout, self.build_id, self._record = layout, build_id, record
             try:
                 self._build(layout, record)
             except BaseException:
-                self.teardown_quietly()
+                self.teardown()  # what it removed is returned again by the caller's teardown()
                 raise
-
-    def teardown_quietly(self) -> None:
-        """Teardown after a failed build: the ids stay queued for the next teardown() to return."""
-        removed = self.teardown()
-        self._removed[:0] = removed
 
     def _build(self, layout: Layout, record: Recorder) -> None:
         if self.store_location:
@@ -296,7 +295,7 @@ class LocalProvider(Provider):
             for problem in problems:
                 log.warning("teardown: %s", problem)
             self.teardown_problems = problems
-            removed, self._removed = self._removed, []
+            removed = list(self._removed)
             if not (self.namespaces or self._cgroup_paths or self._ovs or self._rundir):
                 self._reset()
             return sorted(set(removed))
@@ -305,7 +304,7 @@ class LocalProvider(Provider):
         for proc in list(self._procs):
             try:
                 proc.kill()  # reaping calls _reaped, which forgets it
-            except Exception as err:
+            except OSError as err:
                 problems.append(f"process {proc.pid} ({proc.argv[0]}): {err}")
         if self._procs:
             problems.append(f"processes that would not die: {[p.pid for p in self._procs]}")

@@ -22,11 +22,6 @@ def deferred() -> Iterator[None]:
         yield
         return
     saved: dict[int, Callable[..., Any]] = {}
-    for sig in signal.valid_signals():
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            handler = signal.getsignal(sig)
-            if callable(handler):
-                saved[sig] = handler
     pending: list[int] = []
     active = [True]
 
@@ -36,10 +31,14 @@ def deferred() -> Iterator[None]:
             return None
         return saved[signum](signum, frame)  # a late arrival while handlers are being restored
 
-    for sig in saved:
-        with contextlib.suppress(OSError, ValueError, RuntimeError):
-            signal.signal(sig, defer)
     try:
+        # Inside the try: a signal landing while handlers are swapped restores them all the same.
+        for sig in signal.valid_signals():
+            with contextlib.suppress(OSError, ValueError, RuntimeError):
+                handler = signal.getsignal(sig)
+                if callable(handler):
+                    saved[sig] = handler
+                    signal.signal(sig, defer)
         yield
     finally:
         active[0] = False
