@@ -179,3 +179,33 @@ def test_clean_marks_objects_that_are_already_gone(tmp_path: Path, monkeypatch) 
     assert report.removed == [] and report.problems == [] and len(report.ids) == 3
     assert cleanup.active_campaigns() == []
     store.close()
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_deferred_signals_wait_for_the_end_of_the_section() -> None:
+    import signal
+
+    from vnetbench.providers.local import signals
+
+    def handler(signum, frame):
+        raise _Stop
+
+    previous = signal.signal(signal.SIGUSR2, handler)
+    reached = []
+    try:
+        with pytest.raises(_Stop), signals.deferred():
+            os.kill(os.getpid(), signal.SIGUSR2)
+            for _ in range(1000):  # plenty of bytecodes at which a handler would run
+                pass
+            reached.append("end of section")
+        assert reached == ["end of section"]
+        assert signal.getsignal(signal.SIGUSR2) is handler
+        with pytest.raises(_Stop):  # outside a section, delivered at once
+            os.kill(os.getpid(), signal.SIGUSR2)
+            for _ in range(1000):
+                pass
+    finally:
+        signal.signal(signal.SIGUSR2, previous)

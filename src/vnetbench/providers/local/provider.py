@@ -3,14 +3,15 @@
 build: preflight -> registry file -> record namespaces -> create them (netns.py) -> two rounds of
 batched netlink requests per namespace (links.py, shaping.py) -> TX checksum offload off where the
 layout says (offload.py) -> cgroups with CPU quotas (cgroups.py) -> userspace OVS per host that has
-an OVS switch (ovs.py). Every object is recorded before it is created; processes right after
-their fork, before they can do anything (the child has not exec'd yet when the record is written
-only for gated spawns; an ungated one may already run, which is still kill-safe: pid + start time).
+an OVS switch (ovs.py). Every object is recorded before it is created; a process right after its
+fork, with pid + start time (a gated child cannot have exec'd yet then; an ungated one may already
+run, which is still kill-safe).
 
 teardown: kill our processes (tools, then OVS daemons, then anything else still inside our
 namespaces), unmount + unlink the namespaces (the kernel deletes their links), remove cgroups and
-the runtime directory, unregister. Idempotent, re-entrant, never raises: what it could not remove
-stays recorded as live for `vnetbench clean`.
+the runtime directory, unregister. Idempotent, re-entrant, raises nothing of its own: what it
+could not remove stays recorded as live for `vnetbench clean`. Returns every id removed since the
+last build, on every call.
 """
 
 from __future__ import annotations
