@@ -81,7 +81,12 @@ class MeasurementRecord:
 
 def engine_for(db: str | Path) -> Engine:
     """A path means SQLite; anything with '://' is a SQLAlchemy URL (e.g. postgresql+psycopg://...)."""
-    url = str(db) if "://" in str(db) else f"sqlite:///{Path(db).expanduser().resolve()}"
+    if "://" in str(db):
+        url = str(db)
+    else:
+        path = Path(db).expanduser().resolve()
+        path.parent.mkdir(parents=True, exist_ok=True)  # `--db out/demo.db` on a fresh clone
+        url = f"sqlite:///{path}"
     engine = create_engine(url, future=True)
     if engine.dialect.name == "sqlite":
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from vnetbench.layout import Layout
 from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, ToolProcess
-from vnetbench.providers.local import cgroups, features, links, netns, offload, procs, runtime
+from vnetbench.providers.local import cgroups, features, links, netns, offload, procs, runtime, signals
 from vnetbench.providers.local.netlink import Batch
 from vnetbench.providers.local.ovs import OvsInstance
 from vnetbench.providers.local.preflight import problems as preflight_problems
@@ -113,8 +113,13 @@ class LocalProvider(Provider):
             self._active = True  # set first: an interrupt must not leave the file unknown
             runtime.mark_active(self.campaign_id, self.store_location)
         names = list(layout.namespaces)
-        ids = record([("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names])
-        self._ns_ids = dict(zip(names, ids, strict=True))
+        # Recorded and remembered in one piece: an interrupt between the two would leave rows that
+        # teardown() can never report as removed.
+        with signals.deferred():
+            ids = record(
+                [("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names]
+            )
+            self._ns_ids = dict(zip(names, ids, strict=True))
         try:
             netns.create(names, lambda ns: self.namespaces.__setitem__(ns.name, ns))
         except FileExistsError as err:
@@ -152,23 +157,23 @@ class LocalProvider(Provider):
             raise ProviderError("CPU quotas need the cgroup cpu controller, which is not mounted")
         self._controller = controller
         self._groups = cgroups.plan_groups(layout, controller)
-        ids = record(
-            [
-                (
-                    "cgroup",
-                    g.rel,
-                    {
-                        "path": os.path.join(controller.root, g.rel),
-                        "version": controller.version,
-                        "key": g.key,
-                        "quota": g.quota,
-                    },
-                )
-                for g in self._groups
-            ]
-        )
-        for group, oid in zip(self._groups, ids, strict=True):
-            self._cgroup_ids[group.key] = oid
+        items = [
+            (
+                "cgroup",
+                g.rel,
+                {
+                    "path": os.path.join(controller.root, g.rel),
+                    "version": controller.version,
+                    "key": g.key,
+                    "quota": g.quota,
+                },
+            )
+            for g in self._groups
+        ]
+        with signals.deferred():
+            ids = record(items)
+            self._cgroup_ids.update({g.key: oid for g, oid in zip(self._groups, ids, strict=True)})
+        for group in self._groups:
             self._cgroup_paths[group.key] = cgroups.path_of(controller, group)  # before mkdir
             try:
                 cgroups.create(controller, group)
@@ -181,8 +186,9 @@ class LocalProvider(Provider):
 
     def _build_ovs(self, layout: Layout, record: Recorder, bridges: list) -> None:
         rundir = runtime.rundir(self.campaign_id)
-        (self._rundir_id,) = record([("rundir", rundir, {"path": rundir})])
-        self._rundir = rundir
+        with signals.deferred():
+            (self._rundir_id,) = record([("rundir", rundir, {"path": rundir})])
+            self._rundir = rundir
         os.makedirs(rundir, exist_ok=True)
         hosts = {ns: h for h, ns in layout.host_ns.items()}
         for br in bridges:
@@ -254,7 +260,10 @@ class LocalProvider(Provider):
         }
         try:
             assert self._record is not None
-            (proc.object_id,) = self._record([("process", f"{label}:{os.path.basename(argv[0])}", details)])
+            with signals.deferred():
+                (proc.object_id,) = self._record(
+                    [("process", f"{label}:{os.path.basename(argv[0])}", details)]
+                )
         except BaseException:
             proc.kill()
             raise
