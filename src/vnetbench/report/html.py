@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,41 +13,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.report import figures
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.sections import builders as section_builders
+from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
 from vnetbench.store.db import Store
-
-
-@dataclass
-class Figure:
-    title: str
-    png: Path
-    caption: str = ""
-
-    @property
-    def data_uri(self) -> str:
-        return "data:image/png;base64," + base64.b64encode(self.png.read_bytes()).decode()
-
-    @property
-    def svg_name(self) -> str:
-        return self.png.with_suffix(".svg").name
-
-
-@dataclass
-class TableView:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    note: str = ""
-
-
-@dataclass
-class Section:
-    title: str
-    anchor: str
-    intro: str = ""
-    tables: list[TableView] = field(default_factory=list)
-    figures: list[Figure] = field(default_factory=list)
-    items: list[str] = field(default_factory=list)  # short paragraphs (verdicts, reasons)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -96,15 +64,19 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     assert row is not None
     frame = store.measurements_frame(campaign_id)
     samples = store.samples_frame(campaign_id, ["rtt_ns", "throughput_bps"])
-    sections = [
-        _overview(store, row, frame, fig_dir),
-        _rtt_section(frame, samples, fig_dir),
-        _throughput_section(frame, "tcp", fig_dir),
-        _throughput_section(frame, "udp", fig_dir),
-        _competition_section(frame, samples, fig_dir),
-        _failures_section(store, campaign_id, frame),
+    ordered: list[tuple[int, Section | None]] = [
+        (10, _overview(store, row, frame, fig_dir)),
+        (20, _rtt_section(frame, samples, fig_dir)),
+        (30, _throughput_section(frame, "tcp", fig_dir)),
+        (40, _throughput_section(frame, "udp", fig_dir)),
+        (50, _competition_section(frame, samples, fig_dir)),
     ]
-    sections = [s for s in sections if s is not None and (s.tables or s.figures or s.items)]
+    context = ReportContext(store, row, frame, fig_dir)
+    for order, build in section_builders():
+        ordered += [(order, section) for section in build(context)]
+    ordered.append((1000, _failures_section(store, campaign_id, frame)))
+    ordered.sort(key=lambda item: item[0])
+    sections = [s for _, s in ordered if s is not None and (s.tables or s.figures or s.items)]
     env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
     html = env.get_template("report.html").render(
         campaign=row,
