@@ -8,6 +8,8 @@ link is pushed back by its kernel (the socket blocks, or TCP backs off on a loca
 shaper's queue is full, as on a physical NIC), so UDP at 2× sends at 1× and loses nothing, and TCP
 flows sharing their sender's shaper never see a loss to converge on fair shares.
 
+TCP runs cubic, the default of the studies' VMs: this machine's default, bbr, drains its window to
+4 packets for 200 ms every 10 s (ProbeRTT), which alone can cost 2 % of a 5 s run.
 The three fan-in flows run cubic with equal 64 KiB windows: at one shared FIFO each then gets
 window / (shared RTT), a third. This machine's default congestion control is bbr, whose flows (without
 the fq qdisc this kernel lacks) hold unequal shares for many seconds; cubic alone converges over tens
@@ -42,7 +44,7 @@ topology:
     - {endpoints: [b2, sw], rate: 1gbit}
     - {endpoints: [b3, sw], rate: 1gbit}
 measurements:
-  - {name: tcp, kind: tcp, duration: 5s, omit: 1s}
+  - {name: tcp, kind: tcp, duration: 5s, omit: 1s, congestion: cubic}
   - {name: udp, kind: udp, duration: 5s, rate: link}
   - {name: udp2x, kind: udp, duration: 5s, rate: link, rate_factor: 2}
   - {name: tcp3, kind: tcp, duration: 4s, omit: 1s, congestion: cubic, window: 64K}
@@ -107,11 +109,13 @@ def _section(report: Path, anchor_title: str) -> dict:
     raise AssertionError(f"no section '{anchor_title}' in {[s['title'] for s in summary['sections']]}")
 
 
-def _row(table: dict, first_cell: str) -> dict[str, str]:
+def _row(table: dict, connection: str, measurement: str) -> dict[str, str]:
+    """A row of a per-connection table; tables holding several measurements of a kind name each row's."""
     for row in table["rows"]:
-        if row[0] == first_cell:
-            return dict(zip(table["columns"], row, strict=True))
-    raise AssertionError(f"no row '{first_cell}' in {table['title']}: {[r[0] for r in table['rows']]}")
+        cells = dict(zip(table["columns"], row, strict=True))
+        if cells["connection"] == connection and cells["measurement"] == measurement:
+            return cells
+    raise AssertionError(f"no row {connection} {measurement} in {table['title']}: {table['rows']}")
 
 
 def _percent(cell: str) -> float:
@@ -135,7 +139,7 @@ def test_tcp_on_a_100mbit_link_is_within_2_percent_of_the_model(ran: Ran) -> Non
     assert abs(ratio - 1) <= 0.02, f"TCP {tcp['throughput_bps'] / 1e6:.2f} Mbit/s = {ratio:.1%} of the model"
     # the report shows the same ratio, in the TCP table and in index.html
     table = _section(ran.report, "TCP throughput")["tables"][0]
-    cells = _row(table, "b1 → a")
+    cells = _row(table, "b1 → a", "tcp")
     assert _percent(cells["of model max"]) == pytest.approx(100 * ratio, abs=0.051)
     assert float(cells["model max (Mbit/s)"]) == pytest.approx(TCP_MAX / 1e6, rel=1e-3)
     html = (ran.report / "index.html").read_text()
@@ -155,9 +159,10 @@ def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
     assert udp["loss_ratio"] == pytest.approx(0.5, abs=0.03), f"loss {udp['loss_ratio']:.2%}"
     # the report's UDP table shows that loss
     table = _section(ran.report, "UDP throughput")["tables"][0]
-    rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"] if r[0] == "b1 → a"]
-    losses = sorted(_percent(r["mean loss"]) for r in rows)
-    assert len(losses) == 2 and losses[0] < 1 and abs(losses[1] - 100 * udp["loss_ratio"]) <= 0.051
+    assert _percent(_row(table, "b1 → a", "udp")["mean loss"]) < 1
+    assert _percent(_row(table, "b1 → a", "udp2x")["mean loss"]) == pytest.approx(
+        100 * udp["loss_ratio"], abs=0.051
+    )
 
 
 def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:

@@ -37,11 +37,18 @@ def _stats_table(
 ) -> TableView:
     """A per-connection table: n, mean, SD, min, median, p95, max (+ extra columns)."""
     extra = extra or []
-    columns = ["connection", "placement", "n", f"mean ({unit})", "SD", "min", "median", "p95", "max"]
-    columns += [name for name, _, _ in extra]
+    # several measurements of one kind (tcp and a tuned tcp, udp at 1× and 2×): name each row's
+    several = "measurement" in table and table["measurement"].nunique() > 1
+    columns = ["connection", *(["measurement"] if several else []), "placement", "n", f"mean ({unit})"]
+    columns += ["SD", "min", "median", "p95", "max"] + [name for name, _, _ in extra]
     rows = []
     for r in table.to_dict("records"):
-        row = [f"{r['src']} → {r['dst']}", r["placement"], str(r["n"])]
+        row = [
+            f"{r['src']} → {r['dst']}",
+            *([r["measurement"]] if several else []),
+            r["placement"],
+            str(r["n"]),
+        ]
         row += [_fmt(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
         row += [fmt(r.get(key)) for _, key, fmt in extra]
         rows.append(row)
@@ -205,15 +212,19 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
+    several = rows["measurement"].nunique() > 1
     series = {
-        f"{s}→{t} ({p})": g["throughput_bps"] / 1e6
-        for (s, t, p), g in rows.groupby(["src", "dst", "placement"], sort=False)
+        f"{s}→{t} ({m + ', ' if several else ''}{p})": g["throughput_bps"] / 1e6
+        for (m, s, t, p), g in rows.groupby(["measurement", "src", "dst", "placement"], sort=False)
     }
     section.figures.append(
         Figure(
             f"CDF of {name} throughput",
             figures.cdf(
-                series, "throughput (Mbit/s)", f"{name} throughput per repetition", fig_dir / f"{kind}_cdf"
+                series,
+                "throughput (Mbit/s)",
+                f"CDF of {name} throughput (one value per repetition)",
+                fig_dir / f"{kind}_cdf",
             ),
         )
     )
