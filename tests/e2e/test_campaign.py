@@ -187,6 +187,12 @@ def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:
     assert f"Jain's index {jain:.3f}" in note
     assert f"start skew {flows[0]['start_skew_ns'] / 1e6:.2f} ms" in note
     assert any("the flows compete" in item for item in section["items"])
+    table = section["tables"][0]
+    for src, share in zip(("b1", "b2", "b3"), shares, strict=True):
+        cells = dict(
+            zip(table["columns"], next(r for r in table["rows"] if r[0] == f"{src} → a"), strict=True)
+        )
+        assert _percent(cells["together / model max"]) == pytest.approx(100 * share, abs=0.051)
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])

@@ -282,24 +282,21 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
         scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
         section.items.append(f"<b>{comp.pattern} · {comp.measurement}</b>: {comp.verdict}.")
         section.items.extend(comp.reasons)
+        of_model = bool(throughput and comp.model_max)
         rows = [
             [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
+            + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
             for f in comp.flows
         ]
         rows.append(
-            [
-                "sum together",
-                "",
-                _fmt(comp.sum_together / scale),
-                _pct(comp.sum_together / comp.link_rate) + " of link"
-                if comp.link_rate and throughput
-                else "",
-            ]
+            ["sum together", "", _fmt(comp.sum_together / scale), ""]
+            + ([_sum_share(comp)] if of_model else [])
         )
         section.tables.append(
             TableView(
                 f"{comp.pattern} · {comp.measurement}",
-                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"],
+                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
+                + (["together / model max"] if of_model else []),
                 rows,
                 note=f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; start skew "
                 f"{comp.skew_mean_ns / 1e6:.2f} ms mean, "
@@ -337,6 +334,17 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
                 )
             )
     return section
+
+
+def _sum_share(comp: d.Competition) -> str:
+    """The flows' sum against one bottleneck's overhead-model maximum (and raw rate). A sum above one
+    link's maximum shows the flows do not all cross one such link (a star over separate links)."""
+    assert comp.model_max
+    share = comp.sum_together / comp.model_max
+    if share > 1.1:
+        return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"
+    rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
+    return f"{_pct(share)}{rate}"
 
 
 def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Section | None:
