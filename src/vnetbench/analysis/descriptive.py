@@ -115,6 +115,7 @@ class Competition:
     repetitions: int
     verdict: str
     reasons: list[str] = field(default_factory=list)
+    model_max: float | None = None  # overhead-model maximum goodput of the shared bottleneck
 
 
 def competition(frame: pd.DataFrame) -> list[Competition]:
@@ -144,6 +145,7 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
         sums = per_rep.sum()
         skews = group.groupby("repetition")["start_skew_ns"].first().astype(float)
         link = group["link_rate_bps"].dropna()
+        model = group["expected_max_bps"].dropna() if "expected_max_bps" in group else pd.Series(dtype=float)
         comp = Competition(
             pattern=pattern,
             pattern_kind=group["pattern_kind"].iloc[0],
@@ -158,6 +160,7 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
             skew_max_ns=float(skews.max()),
             repetitions=int(per_rep.ngroups),
             verdict="",
+            model_max=float(model.iloc[0]) if len(model) else None,
         )
         comp.verdict, comp.reasons = _verdict(comp)
         results.append(comp)

@@ -39,7 +39,15 @@ def cdf(
         if x.size == 0:
             continue
         y = np.arange(1, x.size + 1) / x.size
-        ax.step(x, y, where="post", label=f"{label} (n={x.size})", linestyle=(styles or {}).get(label, "-"))
+        ax.step(
+            x,
+            y,
+            where="post",
+            label=f"{label} (n={x.size})",
+            linestyle=(styles or {}).get(label, "-"),
+            marker="o" if x.size <= 20 else None,  # a CDF of one or two values is otherwise invisible
+            markersize=3,
+        )
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction ≤ x")
     ax.set_ylim(0, 1.02)
@@ -60,14 +68,18 @@ def per_repetition(
 ) -> Path:
     """One line per connection: the metric in every repetition (ExoGENI Figures 12–13)."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
-    for (src, dst), group in frame.groupby(["src", "dst"], sort=False):
+    several = "measurement" in frame and frame["measurement"].nunique() > 1
+    keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
+    for key, group in frame.groupby(keys, sort=False):
         group = group.sort_values("repetition")
-        ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=f"{src}→{dst}")
+        label = f"{key[-2]}→{key[-1]}" + (f" ({key[0]})" if several else "")
+        ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=label)
     for label, value in (reference or {}).items():
         ax.axhline(value, color="grey", linestyle="--", linewidth=1)
         ax.annotate(label, (ax.get_xlim()[0], value), fontsize=7, color="grey", va="bottom")
     ax.set_xlabel("repetition")
     ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)  # a zoomed axis makes a 1 % wiggle look like a collapse
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -107,6 +119,7 @@ def competition_bars(comp: Competition, scale: float, unit: str, path: Path) -> 
         share = comp.sum_together / len(comp.flows) / scale
         ax.axhline(share, color="black", linestyle="--", linewidth=1, label="equal share of the sum together")
     ax.set_xticks(x, labels)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend above the bars
     ax.set_ylabel(unit)
     ax.set_title(f"{comp.pattern} · {comp.measurement}: alone vs together (Jain {comp.jain_mean:.3f})")
     ax.legend(fontsize=8)
@@ -132,6 +145,7 @@ def timeseries(
         ax.step(s["t_ns"] / 1e9, s["value"] / scale, where="post", label=label)
     ax.set_xlabel("time since the flow started (s)")
     ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
@@ -139,59 +153,84 @@ def timeseries(
 
 
 def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
-    """Sites as columns, hosts as boxes, nodes inside; links drawn with their rate."""
+    """Sites as columns of host boxes, each host's nodes in a row, switches above; links with their rate.
+    Links between nodes of one row are drawn as arcs, so no line runs through another node."""
+    from vnetbench.layout import DEFAULT_HOST, DEFAULT_SITE
+
     node_host: dict[str, str] = layout["node_host"]
     host_site: dict[str, str] = layout["host_site"]
     sites = list(dict.fromkeys(host_site.values()))
     pos: dict[str, tuple[float, float]] = {}
-    fig, ax = plt.subplots(figsize=(max(6, 3.2 * len(sites)), 4.2))
+    width = sum(
+        max(1.6, 0.9 * sum(1 for h in node_host.values() if h == host) + 0.4) + 0.4 for host in host_site
+    )
+    fig, ax = plt.subplots(figsize=(min(12, max(6, 1.1 * width + 0.6 * len(sites))), 3.6))
     host_x = 0.0
     for site in sites:
         hosts = [h for h, s in host_site.items() if s == site]
         site_start = host_x
         for host in hosts:
             nodes = [n for n, h in node_host.items() if h == host]
-            height = max(1, len(nodes))
-            ax.add_patch(
-                plt.Rectangle((host_x, 0), 1.6, height + 0.6, fill=False, linestyle="--", color="grey")
-            )
-            ax.text(host_x + 0.8, height + 0.35, f"host {host}", ha="center", fontsize=8, color="grey")
+            box = max(1.6, 0.9 * len(nodes) + 0.4)
+            ax.add_patch(plt.Rectangle((host_x, 0), box, 1.3, fill=False, linestyle="--", color="grey"))
+            if not (host == DEFAULT_HOST and len(host_site) == 1):  # the implicit single host: no label
+                ax.text(host_x + box / 2, -0.22, f"host {host}", ha="center", fontsize=8, color="grey")
             for i, node in enumerate(nodes):
-                pos[node] = (host_x + 0.8, height - 0.5 - i)
-                ax.add_patch(plt.Circle(pos[node], 0.22, color="#4878a8"))
-                ax.text(pos[node][0], pos[node][1] - 0.38, node, ha="center", fontsize=8)
-            host_x += 2.0
-        ax.text(
-            (site_start + host_x - 0.4) / 2, -0.55, f"site {site}", ha="center", fontsize=10, weight="bold"
-        )
+                pos[node] = (host_x + 0.65 + 0.9 * i, 0.55)
+                ax.add_patch(plt.Circle(pos[node], 0.22, color="#4878a8", zorder=2))
+                ax.text(pos[node][0], 0.12, node, ha="center", fontsize=8)
+            host_x += box + 0.4
+        if site != DEFAULT_SITE:
+            ax.text(
+                (site_start + host_x - 0.4) / 2,
+                -0.62,
+                f"site {site}",
+                ha="center",
+                fontsize=10,
+                weight="bold",
+            )
         host_x += 0.6
-    switches = [e for link in links for e in link["endpoints"] if e not in node_host]
-    for i, switch in enumerate(dict.fromkeys(switches)):
+    switches = list(dict.fromkeys(e for link in links for e in link["endpoints"] if e not in node_host))
+    for i, switch in enumerate(switches):
         attached = [
             pos[e] for link in links if switch in link["endpoints"] for e in link["endpoints"] if e in pos
         ]
-        x = float(np.mean([p[0] for p in attached])) if attached else i
-        y = float(max([p[1] for p in attached], default=0)) + 1.2
-        pos[switch] = (x + 0.5 * i, y)
-        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.3, y - 0.15), 0.6, 0.3, color="#e0a040"))
-        ax.text(pos[switch][0], y + 0.22, switch, ha="center", fontsize=8)
+        x = float(np.mean([p[0] for p in attached])) if attached else float(i)
+        pos[switch] = (x + 0.6 * i, 2.3)
+        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color="#e0a040", zorder=2))
+        ax.text(pos[switch][0], 2.55, switch, ha="center", fontsize=8)
     for link in links:
         a, b = link["endpoints"]
-        if a in pos and b in pos:
-            (x1, y1), (x2, y2) = pos[a], pos[b]
-            style = ":" if link.get("overlay") else "-"
-            ax.plot([x1, x2], [y1, y2], style, color="#555", linewidth=1, zorder=0)
-            if link.get("rate"):
-                ax.text(
-                    (x1 + x2) / 2,
-                    (y1 + y2) / 2,
-                    link["rate"],
-                    fontsize=7,
-                    color="#a33",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
-                )
-    ax.set_xlim(-0.4, host_x)
-    ax.set_ylim(-0.9, max((p[1] for p in pos.values()), default=1) + 0.8)
+        if a not in pos or b not in pos:
+            continue
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        style = ":" if link.get("overlay") else "-"
+        if y1 == y2:  # node to node: an arc over the row (a quadratic Bezier curve)
+            t = np.linspace(0, 1, 30)
+            cy = y1 + 2 * (0.35 + 0.12 * abs(x2 - x1))
+            xs = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * (x1 + x2) / 2 + t**2 * x2
+            ys = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+            ax.plot(xs, ys, style, color="#555", linewidth=1, zorder=1)
+            label_at = ((x1 + x2) / 2, float(ys.max()))
+        else:
+            ax.plot([x1, x2], [y1, y2], style, color="#555", linewidth=1, zorder=1)
+            if y1 > y2:  # label near the lower (node) end, where lines to one switch are apart
+                (x1, y1), (x2, y2) = (x2, y2), (x1, y1)
+            label_at = (x1 + 0.3 * (x2 - x1), y1 + 0.3 * (y2 - y1))
+        if link.get("rate"):
+            ax.text(
+                *label_at,
+                link["rate"],
+                fontsize=7,
+                color="#a33",
+                ha="center",
+                va="center",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+                zorder=3,
+            )
+    top = max((p[1] for p in pos.values()), default=1.0)
+    ax.set_xlim(-0.4, max(host_x, max((p[0] for p in pos.values()), default=0) + 0.6))
+    ax.set_ylim(-0.85, max(top, 1.4) + 0.6 + (0.4 if switches else 0))
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title("topology (dotted: VXLAN overlay)", fontsize=9)

@@ -37,11 +37,18 @@ def _stats_table(
 ) -> TableView:
     """A per-connection table: n, mean, SD, min, median, p95, max (+ extra columns)."""
     extra = extra or []
-    columns = ["connection", "placement", "n", f"mean ({unit})", "SD", "min", "median", "p95", "max"]
-    columns += [name for name, _, _ in extra]
+    # several measurements of one kind (tcp and a tuned tcp, udp at 1× and 2×): name each row's
+    several = "measurement" in table and table["measurement"].nunique() > 1
+    columns = ["connection", *(["measurement"] if several else []), "placement", "n", f"mean ({unit})"]
+    columns += ["SD", "min", "median", "p95", "max"] + [name for name, _, _ in extra]
     rows = []
     for r in table.to_dict("records"):
-        row = [f"{r['src']} → {r['dst']}", r["placement"], str(r["n"])]
+        row = [
+            f"{r['src']} → {r['dst']}",
+            *([r["measurement"]] if several else []),
+            r["placement"],
+            str(r["n"]),
+        ]
         row += [_fmt(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
         row += [fmt(r.get(key)) for _, key, fmt in extra]
         rows.append(row)
@@ -205,15 +212,19 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
+    several = rows["measurement"].nunique() > 1
     series = {
-        f"{s}→{t} ({p})": g["throughput_bps"] / 1e6
-        for (s, t, p), g in rows.groupby(["src", "dst", "placement"], sort=False)
+        f"{s}→{t} ({m + ', ' if several else ''}{p})": g["throughput_bps"] / 1e6
+        for (m, s, t, p), g in rows.groupby(["measurement", "src", "dst", "placement"], sort=False)
     }
     section.figures.append(
         Figure(
             f"CDF of {name} throughput",
             figures.cdf(
-                series, "throughput (Mbit/s)", f"{name} throughput per repetition", fig_dir / f"{kind}_cdf"
+                series,
+                "throughput (Mbit/s)",
+                f"CDF of {name} throughput (one value per repetition)",
+                fig_dir / f"{kind}_cdf",
             ),
         )
     )
@@ -271,24 +282,21 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
         scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
         section.items.append(f"<b>{comp.pattern} · {comp.measurement}</b>: {comp.verdict}.")
         section.items.extend(comp.reasons)
+        of_model = bool(throughput and comp.model_max)
         rows = [
             [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
+            + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
             for f in comp.flows
         ]
         rows.append(
-            [
-                "sum together",
-                "",
-                _fmt(comp.sum_together / scale),
-                _pct(comp.sum_together / comp.link_rate) + " of link"
-                if comp.link_rate and throughput
-                else "",
-            ]
+            ["sum together", "", _fmt(comp.sum_together / scale), ""]
+            + ([_sum_share(comp)] if of_model else [])
         )
         section.tables.append(
             TableView(
                 f"{comp.pattern} · {comp.measurement}",
-                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"],
+                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
+                + (["together / model max"] if of_model else []),
                 rows,
                 note=f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; start skew "
                 f"{comp.skew_mean_ns / 1e6:.2f} ms mean, "
@@ -326,6 +334,17 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
                 )
             )
     return section
+
+
+def _sum_share(comp: d.Competition) -> str:
+    """The flows' sum against one bottleneck's overhead-model maximum (and raw rate). A sum above one
+    link's maximum shows the flows do not all cross one such link (a star over separate links)."""
+    assert comp.model_max
+    share = comp.sum_together / comp.model_max
+    if share > 1.1:
+        return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"
+    rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
+    return f"{_pct(share)}{rate}"
 
 
 def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Section | None:

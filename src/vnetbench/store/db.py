@@ -318,6 +318,9 @@ class Store:
         )
         if not s.empty:
             wide = s.pivot_table(index="measurement_id", columns="metric", values="value", aggfunc="first")
+            # A metric named like a measurement column (iperf3's offered_bps) is the tool's own view:
+            # tool_<name>, so the planned value keeps its name (a merge would make _x/_y of both).
+            wide = wide.rename(columns={c: f"tool_{c}" for c in wide.columns if c in m.columns})
             m = m.merge(wide, left_on="id", right_index=True, how="left")
         return m.reset_index(drop=True)
 

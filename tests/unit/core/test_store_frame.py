@@ -1,0 +1,48 @@
+"""measurements_frame: summary metrics become columns without clobbering the measurement's own columns."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vnetbench.store.db import MeasurementRecord, Store
+
+
+def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.db")
+    store.create_campaign(
+        id="c1",
+        name="t",
+        status="running",
+        provider="local",
+        spec_text="",
+        spec_sha256="-",
+        spec_source="t",
+        seed=0,
+        environment={},
+        tool_versions={},
+    )
+    rec = MeasurementRecord(
+        campaign_id="c1",
+        key="r001/udp/a>b",
+        step_key="r001/udp/a>b",
+        seq=0,
+        repetition=1,
+        pattern="p",
+        pattern_kind="pairs",
+        group_kind="single",
+        group_size=1,
+        measurement="udp",
+        kind="udp",
+        src="a",
+        dst="b",
+        placement="same-host",
+        offered_bps=194444444.44,  # what vnetbench planned to offer
+        summary={"offered_bps": 194444444.0, "loss_ratio": 0.5, "throughput_bps": 97.2e6},
+    )
+    store.save_measurements([rec])
+    frame = store.measurements_frame("c1")
+    assert frame.loc[0, "offered_bps"] == 194444444.44
+    assert frame.loc[0, "tool_offered_bps"] == 194444444.0
+    assert frame.loc[0, "loss_ratio"] == 0.5
+    assert not [c for c in frame.columns if c.endswith(("_x", "_y"))]
+    store.close()
