@@ -224,7 +224,9 @@ class Runner:
                     continue
                 proc = self.provider.spawn(rec.dst, cmds.server)
                 servers[i] = proc
-                port = cmds.port or (int(cmds.server[cmds.server.index("-p") + 1]) if "-p" in cmds.server else 0)
+                port = cmds.port or (
+                    int(cmds.server[cmds.server.index("-p") + 1]) if "-p" in cmds.server else 0
+                )
                 if not self.provider.wait_listening(proc, port, cmds.server_proto, SERVER_START_TIMEOUT_S):
                     fin = proc.wait(1.0)
                     _fail(

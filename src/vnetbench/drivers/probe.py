@@ -176,8 +176,8 @@ def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> li
         events.append(
             Event(
                 "sender_stall",
-                f"the sender skipped {int(_num(send, 'missed_slots_packets') or 0)} overdue slots after stalls "
-                f"(longest lateness {(_num(send, 'send_lateness', 'max_ns') or 0) / 1e6:.1f} ms): "
+                f"the sender skipped {int(_num(send, 'missed_slots_packets') or 0)} overdue slots after "
+                f"stalls (longest lateness {(_num(send, 'send_lateness', 'max_ns') or 0) / 1e6:.1f} ms): "
                 "the achieved rate is below the target",
             )
         )
@@ -187,19 +187,21 @@ def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> li
             events.append(
                 Event(
                     "tool_anomaly",
-                    "no FIN arrived: loss is counted from the sequence range (loss at the very end is unseen)",
+                    "no FIN arrived: loss is counted from the sequence range (loss at the end is unseen)",
                 )
             )
         if (_num(recv, "kernel_drops_packets") or 0) > 0:
             events.append(
                 Event(
                     "receiver_drops",
-                    f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)} "
-                    "datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
+                    f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)}"
+                    " datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
                 )
             )
         if len(streams) > 1:
-            events.append(Event("tool_anomaly", f"the receiver saw {len(streams)} streams where one was sent"))
+            events.append(
+                Event("tool_anomaly", f"the receiver saw {len(streams)} streams where one was sent")
+            )
     return events
 
 

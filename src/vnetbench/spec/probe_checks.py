@@ -41,7 +41,8 @@ def check(campaign: Campaign, segments: Sequence[Any]) -> list[tuple[Loc, str]]:
                 out.append(
                     (
                         ("patterns", i, "background", j),
-                        f"'{name}' is not a measurement of kind background; known: {', '.join(known) or '(none)'}",
+                        f"'{name}' is not a measurement of kind background; "
+                        f"known: {', '.join(known) or '(none)'}",
                     )
                 )
         is_nodes = isinstance(pattern, NodesPattern)
@@ -68,6 +69,9 @@ def check(campaign: Campaign, segments: Sequence[Any]) -> list[tuple[Loc, str]]:
             for k, node in enumerate(pattern.nodes):
                 if node not in nodes:
                     out.append(
-                        (("patterns", i, "nodes", k), f"no node named '{node}'; known: {', '.join(sorted(nodes))}")
+                        (
+                            ("patterns", i, "nodes", k),
+                            f"no node named '{node}'; known: {', '.join(sorted(nodes))}",
+                        )
                     )
     return out

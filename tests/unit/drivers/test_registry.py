@@ -18,7 +18,7 @@ def test_kinds_map_to_tools() -> None:
 
 
 def test_unknown_kind_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="known: .*rtt, tcp, trace, udp"):
+    with pytest.raises(KeyError, match=r"known: .*rtt, tcp, trace, udp"):
         driver_for("nosuch")
 
 
