@@ -68,6 +68,15 @@ def _num(d: Any, *keys: str) -> float | None:
     return float(d)
 
 
+def _int(d: Any, *keys: str) -> int | None:
+    """An integer field exactly (ns timestamps exceed a float's 53-bit mantissa)."""
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d if isinstance(d, int) and not isinstance(d, bool) else None
+
+
 def _load(out: ToolOutput | None, role: str) -> tuple[dict[str, Any] | None, str | None]:
     """(report, None) or (None, one line saying why there is none)."""
     if out is None:
@@ -157,7 +166,7 @@ def trace_samples(recv: dict[str, Any], origin_ns: int | None) -> list[Sample]:
     if not isinstance(trace, dict):
         return []
     bin_ns = int(_num(trace, "bin_ns") or 0)
-    t0 = int(_num(trace, "origin_realtime_ns") or 0)
+    t0 = _int(trace, "origin_realtime_ns") or 0
     if bin_ns <= 0 or not t0:
         return []
     shift = t0 - origin_ns if origin_ns else 0
@@ -254,7 +263,7 @@ class ProbeFlowDriver:
         parsed = Parsed(events=_flow_events(send, recv))
         if send:
             parsed.summary.update(sender_summary(send))
-            parsed.started_utc_ns = int(_num(send, "first_send_realtime_ns") or 0) or None
+            parsed.started_utc_ns = _int(send, "first_send_realtime_ns")
         if recv:
             streams = [x for x in recv.get("streams") or [] if isinstance(x, dict)]
             parsed.summary.update(receiver_summary(recv, streams[0] if streams else None))
@@ -318,7 +327,7 @@ class ProbeRttDriver:
             "server_processing_p50_ns": _num(doc, "server_processing", "p50_ns"),
         }
         _distribution(s, "send_lateness", doc.get("send_lateness"))
-        times = [int(r["send_realtime_ns"]) for r in records if _num(r, "send_realtime_ns")]
+        times = [t for r in records if (t := _int(r, "send_realtime_ns"))]
         if len(times) >= 2 and times[-1] > times[0]:
             s["achieved_pps"] = (len(times) - 1) * NS / (times[-1] - times[0])
             s["target_pps"] = NS / float(_num(doc, "interval_ns") or 1)
@@ -382,7 +391,7 @@ class CpushareDriver:
         events = []
         if doc.get("gaps_truncated"):
             events.append(Event("tool_warning", f"more than {len(samples)} gaps: only the first are stored"))
-        start = int(_num(doc, "clock", "start_realtime_ns") or 0) or None
+        start = _int(doc, "clock", "start_realtime_ns")
         return Parsed(summary=s, samples=samples, events=events, started_utc_ns=start)
 
     def version_command(self) -> list[str]:
