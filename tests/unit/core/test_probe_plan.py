@@ -114,3 +114,16 @@ def test_limit_knee_and_trace_marks() -> None:
     quiet, burst = trace_marks(v, 10.0, pps=2000, bin_s=0.001)
     assert quiet.tolist() == [False, False, False, True, True, True, False, False, False]
     assert burst.tolist() == [False] * 7 + [True, False]
+
+
+@pytest.mark.parametrize("name", ["openstack-bridges", "ec2-cpushare"])
+def test_probe_scenarios_plan_and_have_docs(name: str) -> None:
+    from pathlib import Path
+
+    from vnetbench.scenarios import all_scenarios
+
+    scenario = next(s for s in all_scenarios() if s.name == name)
+    plan = make_plan(parse_spec(scenario.text), "c0ffee00", 1)
+    assert plan.steps and plan.planned_ns < 5 * 60 * 10**9  # scaled to run in minutes
+    doc = Path(__file__).resolve().parents[3] / "docs" / "scenarios" / f"{name}.md"
+    assert doc.is_file(), f"{doc} is missing"
