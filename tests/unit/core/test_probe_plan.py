@@ -110,6 +110,10 @@ def test_limit_knee_and_trace_marks() -> None:
     pts = pd.DataFrame({"offered_pps": [1000, 2000, 3000, 4000], "loss": [0.0, 0.005, 0.2, 0.0]})
     assert knee(pts) == 2000  # the first failure ends the knee search
     assert knee(pd.DataFrame({"offered_pps": [1000], "loss": [0.5]})) is None
+    sender_bound = pd.DataFrame(
+        {"offered_pps": [1000, 2000, 3000], "achieved_pps": [1000, 1995, 2500], "loss": [0.0, 0.0, 0.0]}
+    )
+    assert knee(sender_bound) == 2000  # sent only 83 % of 3000: saturated without a drop
     v = np.array([10, 0, 10, 0, 0, 0, 10, 40, 10], dtype=float)
     quiet, burst = trace_marks(v, 10.0, pps=2000, bin_s=0.001)
     assert quiet.tolist() == [False, False, False, True, True, True, False, False, False]
