@@ -135,13 +135,16 @@ def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
     section = Section(
         "Packet rate: received vs offered",
         "probe-pps",
-        intro="Constant-rate UDP from vnb-probe, one step per offered rate and packet size; received "
-        "rate at the receiver (distinct packets), mean over repetitions (bars: min–max); the dashed line of "
-        "the same colour is what the sender managed to send (below the offered rate: the sender, not the "
-        "path, was the limit — on a veth the receive path runs on the sender's CPU). The knee is the "
-        f"highest offered rate sent at ≥ 99 % and received with < {KNEE_LOSS:.0%} loss before the first that "
-        "was not. The black dashed line is the shaped link's limit from the overhead model (tbf/htb count L2 frames: "
-        "payload + 42 bytes); a physical 1 Gbit/s link passes 1 Gbit/s × 1500/1538 of 1500-byte packets.",
+        intro=(
+            "Constant-rate UDP from vnb-probe, one step per offered rate and packet size; received rate at "
+            "the receiver (distinct packets), mean over repetitions (bars: min–max). The dashed line of the "
+            "same colour is what the sender managed to send (below the offered rate: the sender, not the "
+            "path, was the limit — on a veth the receive path runs on the sender's CPU). The knee is the "
+            "highest offered rate sent at ≥ 99 % and received with < 1 % loss before the first that was "
+            "not. The black dashed line is the shaped link's limit from the overhead model (tbf/htb count "
+            "L2 frames: payload + 42 bytes); a physical 1 Gbit/s link passes 1 Gbit/s × 1500/1538 of "
+            "1500-byte packets."
+        ),
     )
     rows_out = []
     for size, by_size in pts.groupby("size"):
