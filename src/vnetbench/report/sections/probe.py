@@ -28,6 +28,7 @@ from vnetbench.report.view import Figure, Section, TableView
 
 ORDER = 60
 KNEE_LOSS = 0.01  # a sweep point "passes" when it lost less than this
+KNEE_SENT = 0.95  # ... and the sender sent at least this share of the offered rate (stalls cost < 5 %)
 BURST_FACTOR = 1.5  # a trace bin above this × the offered rate is a burst
 MAX_TRACES = 4
 
@@ -83,12 +84,14 @@ def limit_pps(link_rate_bps: float | None, size: int) -> float | None:
 def knee(points: pd.DataFrame) -> float | None:
     """The highest offered rate that passed before the first that did not (None: none passed).
 
-    A point passes when the sender sent at least 99 % of the offered rate and less than 1 % was lost
-    (the benchmark's rule): a sender that cannot keep up saturates the path as surely as a drop does.
+    A point passes when the sender sent at least 95 % of the offered rate and less than 1 % was lost: a
+    sender that cannot keep up has saturated the path (on a veth its receive work runs on the sender's
+    CPU) as surely as a drop shows it. 95 %, not 99 %: on a loaded machine stalls over the sender's
+    5 ms threshold skip a few slots without the path being saturated.
     """
     best = None
     for _, p in points.sort_values("offered_pps").iterrows():
-        sent_enough = "achieved_pps" not in p or p["achieved_pps"] >= (1 - KNEE_LOSS) * p["offered_pps"]
+        sent_enough = "achieved_pps" not in p or p["achieved_pps"] >= KNEE_SENT * p["offered_pps"]
         if p["loss"] < KNEE_LOSS and sent_enough:
             best = p["offered_pps"]
         else:
@@ -140,7 +143,7 @@ def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
             "the receiver (distinct packets), mean over repetitions (bars: min–max). The dashed line of the "
             "same colour is what the sender managed to send (below the offered rate: the sender, not the "
             "path, was the limit — on a veth the receive path runs on the sender's CPU). The knee is the "
-            "highest offered rate sent at ≥ 99 % and received with < 1 % loss before the first that was "
+            "highest offered rate sent at ≥ 95 % and received with < 1 % loss before the first that was "
             "not. The black dashed line is the shaped link's limit from the overhead model (tbf/htb count "
             "L2 frames: payload + 42 bytes); a physical 1 Gbit/s link passes 1 Gbit/s × 1500/1538 of "
             "1500-byte packets."
@@ -246,6 +249,42 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
     return out
 
 
+def _zoom(t: np.ndarray, quiet: np.ndarray, burst: np.ndarray, bin_s: float) -> tuple[float, float]:
+    runs = _runs(quiet)
+    if runs:
+        start, length = max(runs, key=lambda r: r[1])
+    else:
+        hits = np.flatnonzero(burst)
+        start, length = (int(hits[0]), 1) if hits.size else (0, 1)
+    centre = t[start] + length * bin_s / 2
+    return centre - 0.1, centre + 0.1
+
+
+def _draw_trace(
+    ax: Any,
+    t: np.ndarray,
+    v: np.ndarray,
+    quiet: np.ndarray,
+    burst: np.ndarray,
+    bin_s: float,
+    offered: float | None,
+    window: tuple[float, float] | None,
+) -> None:
+    ax.step(t, v / 1e6, where="post", lw=0.6)
+    for start, length in _runs(quiet):
+        ax.axvspan(t[start], t[start] + length * bin_s, color="grey", alpha=0.45, lw=0)
+    for start, length in _runs(burst):
+        ax.axvspan(t[start], t[start] + length * bin_s, color="red", alpha=0.3, lw=0)
+    if offered:
+        ax.axhline(offered / 1e6, color="black", ls="--", lw=0.8, label="offered")
+        ax.legend(fontsize=7, loc="upper right")
+    if window:
+        ax.set_xlim(*window)
+    ax.set_xlabel("time since the first packet was sent (s)")
+    ax.set_ylabel(f"Mbit/s per {bin_s * 1e3:g} ms")
+    ax.grid(alpha=0.3)
+
+
 def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
     if rows.empty:
         return None
@@ -276,21 +315,13 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         pps = row.get("target_pps")
         pps = float(pps) if pps is not None and np.isfinite(pps) else None
         quiet, burst = trace_marks(v, offered, pps, bin_s)
-        fig, ax = plt.subplots(figsize=(8, 3.2))
-        ax.step(t, v / 1e6, where="post", lw=0.6)
-        for start, length in _runs(quiet):
-            ax.axvspan(t[start], t[start] + length * bin_s, color="grey", alpha=0.35, lw=0)
-        for start, length in _runs(burst):
-            ax.axvspan(t[start], t[start] + length * bin_s, color="red", alpha=0.3, lw=0)
-        if offered:
-            ax.axhline(offered / 1e6, color="black", ls="--", lw=0.8, label="offered")
-            ax.legend(fontsize=7)
-        ax.set_xlabel("time since the first packet was sent (s)")
-        ax.set_ylabel(f"Mbit/s per {bin_s * 1e3:g} ms")
         label = f"{row['measurement']} {row['src']}→{row['dst']} rep {row['repetition']}"
         factors = _factors_label(row.get("factors"))
-        ax.set_title(label + (f" ({factors})" if factors else ""))
-        ax.grid(alpha=0.3)
+        fig, axes = plt.subplots(2, 1, figsize=(8, 5.2))
+        for ax, window in zip(axes, (None, _zoom(t, quiet, burst, bin_s)), strict=True):
+            _draw_trace(ax, t, v, quiet, burst, bin_s, offered, window)
+        axes[0].set_title(label + (f" ({factors})" if factors else ""))
+        axes[1].set_title("zoom: 200 ms around the longest quiet period (or the first burst)", fontsize=9)
         png = save(fig, ctx.fig_dir / f"probe_trace_{int(row['id'])}")
         section.figures.append(Figure(f"Trace: {label}", png))
         quiet_runs = _runs(quiet)
