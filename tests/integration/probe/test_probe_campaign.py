@@ -15,6 +15,8 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,11 +88,41 @@ SKIP = _skip_reason()
 
 
 def _cpu_idle_ns() -> tuple[int, int]:
-    """(idle + iowait, total) jiffies of all CPUs, as ns."""
+    """(idle + iowait of all CPUs in ns, CLOCK_REALTIME ns now)."""
     with open("/proc/stat") as f:
         fields = [int(x) for x in f.readline().split()[1:]]
     tick = 10**9 // os.sysconf("SC_CLK_TCK")
-    return (fields[3] + fields[4]) * tick, sum(fields[:8]) * tick
+    return (fields[3] + fields[4]) * tick, time.time_ns()
+
+
+class IdleSampler:
+    """Samples the machine's idle CPU time every 0.25 s while the campaign runs."""
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[int, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.samples.append(_cpu_idle_ns())
+            self._stop.wait(0.25)
+
+    def __enter__(self) -> IdleSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def idle_cores(self, start_ns: int, end_ns: int) -> float | None:
+        """Mean idle CPUs between two CLOCK_REALTIME instants (None without two samples inside)."""
+        inside = [s for s in self.samples if start_ns <= s[1] <= end_ns]
+        if len(inside) < 2:
+            return None
+        (i0, t0), (i1, t1) = inside[0], inside[-1]
+        return (i1 - i0) / (t1 - t0)
 
 
 class Run:
@@ -112,14 +144,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
     spec, db = tmp / "probe.yaml", tmp / "probe.db"
     spec.write_text(SPEC)
     vnetbench = str(Path(sys.executable).parent / "vnetbench")
-    idle0, total0 = _cpu_idle_ns()
-    done = subprocess.run(
-        [vnetbench, "run", str(spec), "--db", str(db), "--no-report"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    idle1, total1 = _cpu_idle_ns()
+    with IdleSampler() as idle:
+        done = subprocess.run(
+            [vnetbench, "run", str(spec), "--db", str(db), "--no-report"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     store = Store(db)
     try:
@@ -128,8 +159,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         live = store.live_objects(campaign["id"])
     finally:
         store.close()
-    ncpu = os.cpu_count() or 1
-    yield Run(db, campaign["id"], frame, (idle1 - idle0) / max(1, total1 - total0) * ncpu, done.stderr)
+    yield Run(db, campaign["id"], frame, idle)
     assert live == [], f"the campaign left objects it recorded: {live}"
     with open("/proc/mounts") as f:
         assert f"vnb{campaign['id']}" not in f.read()
@@ -190,14 +220,22 @@ def test_cpushare_half_a_core(run: Run) -> None:
 
 
 def test_cpushare_unlimited(run: Run) -> None:
+    """≥ 0.95 on an idle core. The loop holds one CPU; if the rest of the machine had less than half a
+    CPU idle during every run of it, other processes were competing for CPU: skip, saying so."""
     free = run.frame[(run.frame["measurement"] == "cs") & (run.frame["src"] == "free")]
+    assert len(free) == 2 and (free["status"] == "ok").all()
     best = max(free["cpu_share_ratio"])
-    if best < 0.95 and run.idle_cores < 1.0:
+    idle = [
+        run.idle.idle_cores(int(r["started_utc_ns"]), int(r["started_utc_ns"] + r["wall_ns"]))
+        for _, r in free.iterrows()
+    ]
+    known = [x for x in idle if x is not None]
+    if best < 0.95 and known and max(known) < 0.5:
         pytest.skip(
-            f"no idle core on this shared machine during the run ({run.idle_cores:.2f} cores idle on "
-            f"average): unlimited cpushare measured {best:.3f}"
+            f"no idle core on this shared machine while the loop ran (idle CPUs {', '.join(f'{x:.2f}' for x in known)}"
+            f"): unlimited cpushare measured {', '.join(f'{x:.3f}' for x in free['cpu_share_ratio'])}"
         )
-    assert best >= 0.95, free["cpu_share_ratio"].tolist()
+    assert best >= 0.95, (free["cpu_share_ratio"].tolist(), idle)
 
 
 def test_report_has_the_probe_section(run: Run, tmp_path: Path) -> None:
