@@ -15,6 +15,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnetbench import sweeps
 from vnetbench.layout import Layout, build_layout
 from vnetbench.model import udp_efficiency
 from vnetbench.spec.loader import LoadedSpec, SpecError, SpecInvalid, validate
@@ -22,6 +23,7 @@ from vnetbench.spec.models import (
     Campaign,
     FanInPattern,
     MeshPattern,
+    NodesPattern,
     PairsPattern,
     StarPattern,
     UdpMeasurement,
@@ -52,6 +54,7 @@ class Step:
     rebuild_before: bool
     not_before_ns: int  # earliest start, as an offset from the campaign's start
     planned_ns: int  # how long the tools will run (for the ETA)
+    params: dict[str, Any] = field(default_factory=dict)  # one point of a sweep (pps: rate and size)
 
 
 @dataclass
@@ -122,10 +125,10 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
     for index, (rep, t) in enumerate(runs):
         variant = variants[t]
         prefix = f"t{t + 1:03d}/r{rep:03d}" if campaign.factors else f"r{rep:03d}"
-        run_steps = list(_pattern_steps(variant, prefix))
+        run_steps = sweeps.expand(variant, _pattern_steps(variant, prefix))
         if campaign.schedule.order == "random":
             rng.shuffle(run_steps)
-        for j, (key, pattern, kind, group, mname, flows) in enumerate(run_steps):
+        for j, ((key, pattern, kind, group, mname, flows), params) in enumerate(run_steps):
             steps.append(
                 Step(
                     key=key,
@@ -142,6 +145,7 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
                     rebuild_before=bool(rebuild_each and index > 0 and j == 0),
                     not_before_ns=(rep - 1) * interval if j == 0 else 0,
                     planned_ns=planned_duration_ns(variant, mname),
+                    params=params,
                 )
             )
     return Plan(variants, keys, steps, seed, layouts)
@@ -256,6 +260,12 @@ def _pattern_steps(campaign: Campaign, prefix: str) -> list[StepSpec]:
         def flow(step_key: str, src: str, dst: str) -> Flow:
             return Flow(f"{step_key}/{src}>{dst}", src, dst)
 
+        if isinstance(pattern, NodesPattern):  # one node at a time, no destination (cpushare)
+            for node in pattern.nodes:
+                for mname in pattern.measurements:
+                    key = f"{base}/{mname}/{node}"
+                    out.append((key, label, pattern.kind, "single", mname, (Flow(key, node, node),)))
+            continue
         if isinstance(pattern, PairsPattern):
             # Connection by connection, every measurement in turn (as the ExoGENI study ran them).
             pairs = list(pattern.pairs)

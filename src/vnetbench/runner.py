@@ -24,6 +24,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from vnetbench import probe_steps
 from vnetbench.drivers import driver_for
 from vnetbench.drivers.base import Commands, FlowParams, Parsed
 from vnetbench.layout import Layout, build_layout
@@ -202,14 +203,18 @@ class Runner:
             params = FlowParams(
                 flow.src,
                 flow.dst,
-                layout.address_of(flow.dst, flow.src),
+                layout.address_of(flow.dst, flow.src) if flow.src != flow.dst else "",
                 self._next_port(),
                 getattr(m, "duration", 0),
                 getattr(m, "omit", 0),
+                step.params,
             )
             cmds = driver.commands(m, params, rec.offered_bps)
             rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
             plans.append((rec, cmds))
+        background = probe_steps.background_plans(step, variant, layout, records[0], self._next_port)
+        plans += background
+        records += [rec for rec, _ in background]
 
         servers: dict[int, ToolProcess] = {}
         clients: dict[int, ToolProcess] = {}
@@ -219,7 +224,9 @@ class Runner:
                     continue
                 proc = self.provider.spawn(rec.dst, cmds.server)
                 servers[i] = proc
-                port = int(cmds.server[cmds.server.index("-p") + 1]) if "-p" in cmds.server else 0
+                port = cmds.port or (
+                    int(cmds.server[cmds.server.index("-p") + 1]) if "-p" in cmds.server else 0
+                )
                 if not self.provider.wait_listening(proc, port, cmds.server_proto, SERVER_START_TIMEOUT_S):
                     fin = proc.wait(1.0)
                     _fail(
@@ -250,7 +257,7 @@ class Runner:
                 rec, _ = plans[i]
                 client_fin = proc.wait(max(0.1, deadline - time.monotonic()))
                 server_fin = servers[i].wait(5.0) if i in servers else None
-                self._finish(rec, driver, client_fin, server_fin, timeout_s)
+                self._finish(rec, driver_for(rec.kind), client_fin, server_fin, timeout_s)
         except ProviderError as err:
             for rec, _ in plans:
                 if rec.status == "ok" and not rec.summary:
@@ -294,7 +301,7 @@ class Runner:
         mtu = layout.path_mtu(flow.src, flow.dst)
         offered = offered_bps(variant, layout, step.measurement, flow.src, flow.dst)
         driver = driver_for(m.kind)
-        return MeasurementRecord(
+        rec = MeasurementRecord(
             campaign_id=self.campaign_id,
             key=flow.key,
             step_key=step.key,
@@ -321,6 +328,8 @@ class Runner:
             tool=driver.tool,
             tool_version=self.tool_versions.get(driver.tool),
         )
+        probe_steps.annotate(rec, m, step.params)
+        return rec
 
 
 def _fail(rec: MeasurementRecord, reason: str) -> None:

@@ -12,12 +12,16 @@ from __future__ import annotations
 from vnetbench.drivers.base import Driver
 from vnetbench.drivers.iperf3 import Iperf3Driver
 from vnetbench.drivers.ping import PingDriver
+from vnetbench.drivers.probe import CpushareDriver, ProbeFlowDriver, ProbeRttDriver
 
 IPERF3 = Iperf3Driver()
 PING = PingDriver()
 
 # measurement kind -> driver; a new tool registers its kinds here
 DRIVERS: dict[str, Driver] = {"tcp": IPERF3, "udp": IPERF3, "rtt": PING}
+PROBE = ProbeFlowDriver()
+DRIVERS.update(pps=PROBE, trace=PROBE, background=PROBE, cpushare=CpushareDriver())
+DRIVERS["probe-rtt"] = ProbeRttDriver()
 
 
 def driver_for(kind: str) -> Driver:
@@ -29,4 +33,4 @@ def driver_for(kind: str) -> Driver:
         ) from None
 
 
-__all__ = ["DRIVERS", "IPERF3", "PING", "Driver", "driver_for"]
+__all__ = ["DRIVERS", "IPERF3", "PING", "PROBE", "Driver", "driver_for"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -18,6 +19,7 @@ class FlowParams:
     port: int
     duration_ns: int
     omit_ns: int = 0
+    params: Mapping[str, Any] = field(default_factory=dict)  # a sweep point (plan.Step.params)
 
 
 @dataclass
@@ -25,6 +27,7 @@ class Commands:
     client: list[str]
     server: list[str] | None = None  # started first, on the destination node
     server_proto: str = "tcp"  # what the server listens on (for the readiness check)
+    port: int | None = None  # the port to check when the server's argv has no `-p PORT`
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
@@ -140,7 +140,80 @@ class RttMeasurement(_Measurement):
     deadline: DurationNs | None = Field(None, description="per-reply wait (default 2 s)")
 
 
-Measurement = Annotated[TcpMeasurement | UdpMeasurement | RttMeasurement, Field(discriminator="kind")]
+class _ProbeFlow(_Measurement):
+    """A constant-rate UDP flow of vnb-probe (send → recv): give `rate` (payload bit/s) or `pps`."""
+
+    rate: Rate | None = Field(None, description="offered UDP payload rate (vnb-probe send --rate)")
+    pps: int | None = Field(None, ge=1, le=10_000_000, description="offered packets/s (instead of rate)")
+    size: SizeBytes = Field(
+        1472, ge=18, le=65507, description="UDP payload bytes per packet (18 = a 64-byte frame)"
+    )
+    duration: DurationNs = Field(10 * 10**9, description="how long the sender sends")
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> _ProbeFlow:
+        if (self.rate is None) == (self.pps is None):
+            raise ValueError("give exactly one of rate (payload bits/s, e.g. 10mbit) or pps (packets/s)")
+        return self
+
+
+class TraceMeasurement(_ProbeFlow):
+    """Throughput over time in fine bins (the EC2 study's millisecond traces)."""
+
+    kind: Literal["trace"]
+    bin: DurationNs = Field(10**6, description="trace bin width (vnb-probe recv --trace-bin-us)")
+
+
+class BackgroundMeasurement(_ProbeFlow):
+    """A fixed-rate flow that runs during a pattern's other measurements (patterns: background)."""
+
+    kind: Literal["background"]
+    pairs: list[tuple[Name, Name]] = Field(min_length=1, description="[source, destination] of each flow")
+
+
+class PpsMeasurement(_Measurement):
+    """A sweep of offered packet rates × packet sizes: every (size, rate) is one step of its own."""
+
+    kind: Literal["pps"]
+    rates: list[Annotated[int, Field(ge=1, le=10_000_000)]] = Field(
+        min_length=1, description="offered packet rates, packets/s"
+    )
+    sizes: list[Annotated[int, Field(ge=18, le=65507)]] = Field(
+        [18], min_length=1, description="UDP payload bytes (18 = a 64-byte frame, 1472 = a 1500-byte packet)"
+    )
+    duration: DurationNs = Field(5 * 10**9, description="length of every step")
+    busy_poll: bool = Field(False, description="receiver polls without sleeping (recv --busy-poll)")
+
+
+class CpushareMeasurement(_Measurement):
+    """The EC2 study's timestamp loop on a node: the share of time the node gets a CPU."""
+
+    kind: Literal["cpushare"]
+    duration: DurationNs = Field(5 * 10**9)
+    threshold: DurationNs = Field(100_000, description="a clock step above this is time off the CPU")
+
+
+class ProbeRttMeasurement(_Measurement):
+    """Isochronous UDP RTT probes (vnb-probe rtt → echo), the echo's processing time removed."""
+
+    kind: Literal["probe-rtt"]
+    count: int = Field(100, ge=1, le=1_000_000)
+    interval: DurationNs = Field(10**7, description="between probes")
+    size: SizeBytes = Field(34, ge=34, le=65507, description="UDP payload bytes per probe")
+    wait: DurationNs = Field(10**9, description="how long to wait for the last replies")
+
+
+Measurement = Annotated[
+    TcpMeasurement
+    | UdpMeasurement
+    | RttMeasurement
+    | PpsMeasurement
+    | TraceMeasurement
+    | CpushareMeasurement
+    | BackgroundMeasurement
+    | ProbeRttMeasurement,
+    Field(discriminator="kind"),
+]
 
 
 # ---------------------------------------------------------------- patterns
@@ -149,6 +222,9 @@ Measurement = Annotated[TcpMeasurement | UdpMeasurement | RttMeasurement, Field(
 class _Pattern(Strict):
     name: Name | None = None
     measurements: list[Name] = Field(min_length=1, description="names of measurements to run")
+    background: list[Name] = Field(
+        default_factory=list, description="background measurements that run during every step"
+    )
 
 
 class PairsPattern(_Pattern):
@@ -187,7 +263,16 @@ class MeshPattern(_Pattern):
     max_parallel: int = Field(1, ge=1, description="disjoint pairs measured at once")
 
 
-Pattern = Annotated[PairsPattern | StarPattern | FanInPattern | MeshPattern, Field(discriminator="kind")]
+class NodesPattern(_Pattern):
+    """Measurements on one node at a time (cpushare): no destination."""
+
+    kind: Literal["nodes"]
+    nodes: list[Name] = Field(min_length=1)
+
+
+Pattern = Annotated[
+    PairsPattern | StarPattern | FanInPattern | MeshPattern | NodesPattern, Field(discriminator="kind")
+]
 
 
 # ---------------------------------------------------------------- schedule and design
@@ -239,5 +324,5 @@ class Campaign(Strict):
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
 
-    def measurement(self, name: str) -> TcpMeasurement | UdpMeasurement | RttMeasurement:
+    def measurement(self, name: str) -> Any:
         return next(m for m in self.measurements if m.name == name)

@@ -130,6 +130,9 @@ def check_references(campaign: Campaign) -> list[Problem]:
                             "add a link or a switch that joins them",
                         )
                     )
+    from vnetbench.spec import probe_checks
+
+    problems += [Problem(loc, message) for loc, message in probe_checks.check(campaign, segments)]
     return problems
 
 

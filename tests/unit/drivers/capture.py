@@ -37,3 +37,18 @@ def ping_capture(name: str) -> tuple[Output, dict]:
     d = DATA / "ping"
     meta = json.loads((d / f"{name}.meta.json").read_text())
     return Output(_text(d / f"{name}.stdout"), _text(d / f"{name}.stderr"), meta["returncode"]), meta
+
+
+def probe_capture(name: str) -> tuple[Output, Output | None, dict]:
+    """(client, server or None, meta) of a captured vnb-probe run (tests/data/tool_output/vnb-probe)."""
+    d = DATA / "vnb-probe"
+    meta = json.loads((d / f"{name}.meta.json").read_text())
+    client = Output(_text(d / f"{name}.client.stdout"), _text(d / f"{name}.client.stderr"), 0)
+    server = None
+    if meta.get("server_argv"):
+        server = Output(
+            _text(d / f"{name}.server.stdout"),
+            _text(d / f"{name}.server.stderr"),
+            meta.get("server_returncode", 0),
+        )
+    return client, server, meta

@@ -14,12 +14,12 @@ def test_kinds_map_to_tools() -> None:
     assert driver_for("tcp") is IPERF3 and driver_for("udp") is IPERF3
     assert driver_for("rtt") is PING
     assert (IPERF3.tool, PING.tool) == ("iperf3", "ping")
-    assert set(DRIVERS) == {"tcp", "udp", "rtt"}
+    assert {"tcp", "udp", "rtt"} <= set(DRIVERS)
 
 
 def test_unknown_kind_names_the_known_ones() -> None:
-    with pytest.raises(KeyError, match="known: rtt, tcp, udp"):
-        driver_for("pps")
+    with pytest.raises(KeyError, match=r"known: .*rtt, tcp, trace, udp"):
+        driver_for("nosuch")
 
 
 def test_every_driver_has_the_whole_interface() -> None:

@@ -1,0 +1,401 @@
+"""vnb-probe (probe/ in this repository): build its commands, parse the JSON it prints.
+
+Three drivers, one binary:
+
+- `ProbeFlowDriver` — kinds `pps`, `trace`, `background`: `recv` on the destination (the server,
+  started first; it prints `READY addr:port` when bound), `send` on the source behind the start
+  barrier. The receiver stops 0.2 s after the sender's FIN, so loss is exact (FIN carries the count).
+- `ProbeRttDriver` — kind `probe-rtt`: `echo` on the destination, `rtt` on the source.
+- `CpushareDriver` — kind `cpushare`: the timestamp loop on one node, no server.
+
+The binary is the one installed next to this Python (`.venv/bin/vnb-probe`, built by
+`pip install .`), so it runs the same under sudo, whose PATH lacks the venv.
+Every flow's summary carries the sender's own timing error: achieved rate and lateness p50/p99/max.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
+from vnetbench.store.db import Event, Sample
+
+TOOL = "vnb-probe"
+NS = 10**9
+RECV_GRACE_NS = 15 * NS  # the receiver's own deadline beyond the send duration (FIN normally stops it)
+RECV_IDLE_S = "3"  # stop when nothing arrived for 3 s after the first packet (sender died)
+ECHO_MARGIN_NS = 2 * NS  # the echo outlives the probes by this much, then prints its report
+BACKGROUND_TRACE_BIN_US = 100_000
+MAX_GAPS = 5000
+
+
+def probe_path() -> str:
+    """The vnb-probe built with this package (next to the interpreter), else the one on PATH."""
+    beside = Path(sys.executable).parent / TOOL
+    if beside.is_file():
+        return str(beside)
+    return shutil.which(TOOL) or TOOL
+
+
+def _seconds(ns: int) -> str:
+    whole, frac = divmod(int(ns), NS)
+    return str(whole) if frac == 0 else f"{whole}.{frac:09d}".rstrip("0")
+
+
+def _missing_binary() -> list[str]:
+    path = probe_path()
+    if Path(path).is_file() or shutil.which(path):
+        return []
+    return [f"{TOOL} is not built: run `pip install -e .` (or `make setup`) in the vnetbench checkout"]
+
+
+# ---------------------------------------------------------------------------------------------- parsing
+
+
+def _num(d: Any, *keys: str) -> float | None:
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    if isinstance(d, bool) or not isinstance(d, int | float) or not math.isfinite(d):
+        return None
+    return float(d)
+
+
+def _int(d: Any, *keys: str) -> int | None:
+    """An integer field exactly (ns timestamps exceed a float's 53-bit mantissa)."""
+    for key in keys:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(key)
+    return d if isinstance(d, int) and not isinstance(d, bool) else None
+
+
+def _load(out: ToolOutput | None, role: str) -> tuple[dict[str, Any] | None, str | None]:
+    """(report, None) or (None, one line saying why there is none)."""
+    if out is None:
+        return None, f"no {role} process"
+    for line in (out.stderr or "").splitlines():
+        if line.startswith("vnb-probe: error:") or line.startswith("error:"):
+            return None, f"{TOOL} {role}: {line.split('error:', 1)[1].strip()}"
+    text = (out.stdout or "").strip()
+    if not text:
+        if out.returncode is None:
+            return None, f"the {TOOL} {role} was killed before it printed its report (timeout)"
+        last = [x for x in (out.stderr or "").splitlines() if x.strip()]
+        why = last[-1].strip() if last else f"exit code {out.returncode}"
+        return None, f"the {TOOL} {role} printed no report ({why})"
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        return None, f"the {TOOL} {role} report is not JSON ({err.msg}; truncated?)"
+    if not isinstance(doc, dict) or doc.get("tool") != TOOL:
+        return None, f"the {role} output is not a {TOOL} report"
+    return doc, None
+
+
+def _distribution(summary: dict[str, float | None], prefix: str, dist: Any) -> None:
+    for q in ("min", "p50", "p99", "max", "mean"):
+        summary[f"{prefix}_{q}_ns"] = _num(dist, f"{q}_ns")
+
+
+def _cpu_ratio(doc: dict[str, Any], wall_ns: float | None) -> float | None:
+    user, system = _num(doc, "cpu_user_ns"), _num(doc, "cpu_system_ns")
+    if user is None or system is None or not wall_ns:
+        return None
+    return (user + system) / wall_ns
+
+
+def sender_summary(send: dict[str, Any]) -> dict[str, float | None]:
+    """What the sender knows: target, achieved rate, its own lateness, its CPU."""
+    s: dict[str, float | None] = {
+        "target_pps": _num(send, "target_pps"),
+        "target_bps": _num(send, "target_bps"),
+        "payload_bytes": _num(send, "payload_bytes"),
+        "frame_bytes": _num(send, "frame_bytes"),
+        "sent_packets": _num(send, "sent_packets"),
+        "missed_slots_packets": _num(send, "missed_slots_packets"),
+        "send_errors": _num(send, "send_errors"),
+        "achieved_pps": _num(send, "achieved_pps"),
+        "achieved_bps": _num(send, "achieved_bps"),
+        "achieved_l2_bps": _num(send, "achieved_l2_bps"),
+        "achieved_to_target_ratio": _num(send, "achieved_to_target_ratio"),
+        "mean_batch_packets": _num(send, "mean_batch_packets"),
+    }
+    _distribution(s, "send_lateness", send.get("send_lateness"))
+    s["sender_cpu_ratio"] = _cpu_ratio(send, _num(send, "duration_ns"))
+    return s
+
+
+def receiver_summary(recv: dict[str, Any], stream: dict[str, Any] | None) -> dict[str, float | None]:
+    """What arrived. `stream` is the flow's own stream (the receiver has one sender)."""
+    totals = recv.get("totals") if isinstance(recv.get("totals"), dict) else {}
+    st = stream or {}
+    s: dict[str, float | None] = {
+        "received_packets": _num(totals, "unique_packets"),
+        "duplicate_packets": _num(totals, "duplicate_packets"),
+        "late_packets": _num(totals, "late_packets"),
+        "lost_packets": _num(totals, "lost_packets"),
+        "loss_ratio": _num(totals, "loss_ratio"),
+        "reordered_packets": _num(totals, "reordered_packets"),
+        "received_pps": _num(totals, "received_pps"),
+        "received_bps": _num(totals, "received_bps"),
+        "throughput_bps": _num(totals, "received_bps"),
+        "received_l2_bps": _num(st, "received_l2_bps"),
+        "jitter_rfc3550_mean_ns": _num(st, "jitter_rfc3550_mean_ns"),
+        "ipdv_p99_ns": _num(st, "ipdv", "p99_ns"),
+        "pdv_p99_ns": _num(st, "pdv", "p99_ns"),
+        "owd_p50_ns": _num(st, "owd", "p50_ns"),  # sender and receiver share this machine's clock
+        "kernel_drops_packets": _num(recv, "kernel_drops_packets"),
+        "foreign_packets": _num(recv, "foreign_packets"),
+        "exact_loss": 1.0 if st.get("expected_source") == "fin" else 0.0,
+    }
+    s["receiver_cpu_ratio"] = _cpu_ratio(recv, _num(recv, "elapsed_ns"))
+    return s
+
+
+def trace_samples(recv: dict[str, Any], origin_ns: int | None) -> list[Sample]:
+    """The receiver's trace bins as throughput_bps and packets samples, t_ns from the first send."""
+    trace = recv.get("trace")
+    if not isinstance(trace, dict):
+        return []
+    bin_ns = int(_num(trace, "bin_ns") or 0)
+    t0 = _int(trace, "origin_realtime_ns") or 0
+    if bin_ns <= 0 or not t0:
+        return []
+    shift = t0 - origin_ns if origin_ns else 0
+    out: list[Sample] = []
+    nbytes, npackets = trace.get("bytes") or [], trace.get("packets") or []
+    for i, (b, p) in enumerate(zip(nbytes, npackets, strict=False)):
+        t = shift + i * bin_ns
+        out.append(Sample(t, "throughput_bps", b * 8 * NS / bin_ns))
+        out.append(Sample(t, "packets", float(p)))
+    return out
+
+
+def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> list[Event]:
+    events: list[Event] = []
+    if send and (_num(send, "missed_slots_packets") or 0) > 0:
+        events.append(
+            Event(
+                "sender_stall",
+                f"the sender skipped {int(_num(send, 'missed_slots_packets') or 0)} overdue slots after "
+                f"stalls (longest lateness {(_num(send, 'send_lateness', 'max_ns') or 0) / 1e6:.1f} ms): "
+                "the achieved rate is below the target",
+            )
+        )
+    if recv:
+        streams = [x for x in recv.get("streams") or [] if isinstance(x, dict)]
+        if streams and any(x.get("expected_source") != "fin" for x in streams):
+            events.append(
+                Event(
+                    "tool_anomaly",
+                    "no FIN arrived: loss is counted from the sequence range (loss at the end is unseen)",
+                )
+            )
+        if (_num(recv, "kernel_drops_packets") or 0) > 0:
+            events.append(
+                Event(
+                    "receiver_drops",
+                    f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)}"
+                    " datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
+                )
+            )
+        if len(streams) > 1:
+            events.append(
+                Event("tool_anomaly", f"the receiver saw {len(streams)} streams where one was sent")
+            )
+    return events
+
+
+# ---------------------------------------------------------------------------------------------- flows
+
+
+def flow_rate(m: Any, flow: FlowParams) -> tuple[int | None, float | None, int]:
+    """(pps, payload bit/s, size) of a flow: a sweep point, or the measurement's pps/rate and size."""
+    if "pps" in flow.params:
+        return int(flow.params["pps"]), None, int(flow.params["size"])
+    size = int(getattr(m, "size", 1472))
+    if getattr(m, "pps", None):
+        return int(m.pps), None, size
+    return None, float(m.rate), size
+
+
+def trace_bin_us(m: Any) -> int:
+    if m.kind == "trace":
+        return max(1, int(m.bin) // 1000)
+    if m.kind == "background":
+        return BACKGROUND_TRACE_BIN_US
+    return 0  # a pps step: the summary is what counts
+
+
+class ProbeFlowDriver:
+    tool = TOOL
+
+    def problems(self, m: Any) -> list[str]:
+        return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
+
+    def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
+        probe = probe_path()
+        target = f"{flow.dst_address}:{flow.port}"
+        server = [
+            probe, "recv", "--bind", target, "--expect-streams", "1",
+            "--duration", _seconds(flow.duration_ns + RECV_GRACE_NS), "--idle-timeout", RECV_IDLE_S,
+            "--trace-bin-us", str(trace_bin_us(m)), "--json",
+        ]  # fmt: skip
+        if getattr(m, "busy_poll", False):
+            server.append("--busy-poll")
+        pps, rate, size = flow_rate(m, flow)
+        client = [probe, "send", "--dst", target]
+        client += ["--pps", str(pps)] if pps else ["--rate", str(round(rate or 0))]
+        client += ["--size", str(size), "--duration", _seconds(flow.duration_ns), "--json"]
+        return Commands(client=client, server=server, server_proto="udp", port=flow.port)
+
+    def parse(self, client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
+        send, send_err = _load(client, "sender")
+        recv, recv_err = _load(server, "receiver")
+        parsed = Parsed(events=_flow_events(send, recv))
+        if send:
+            parsed.summary.update(sender_summary(send))
+            parsed.started_utc_ns = _int(send, "first_send_realtime_ns")
+        if recv:
+            streams = [x for x in recv.get("streams") or [] if isinstance(x, dict)]
+            parsed.summary.update(receiver_summary(recv, streams[0] if streams else None))
+            parsed.samples = trace_samples(recv, parsed.started_utc_ns)
+        parsed.error = send_err or recv_err
+        if parsed.error:
+            parsed.summary = {}
+        return parsed
+
+    def version_command(self) -> list[str]:
+        return [probe_path(), "--version"]
+
+    def parse_version(self, text: str) -> str:
+        return version(text)
+
+
+def version(text: str) -> str:
+    words = text.split()
+    return words[1] if len(words) >= 2 and words[0] == TOOL else (text.strip() or "unknown")
+
+
+# ---------------------------------------------------------------------------------------------- rtt
+
+
+class ProbeRttDriver:
+    tool = TOOL
+
+    def problems(self, m: Any) -> list[str]:
+        return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
+
+    def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
+        probe = probe_path()
+        target = f"{flow.dst_address}:{flow.port}"
+        lasts = int(m.count * m.interval + m.wait + ECHO_MARGIN_NS)
+        server = [probe, "echo", "--bind", target, "--duration", _seconds(lasts), "--json"]
+        client = [
+            probe, "rtt", "--dst", target, "--interval", _seconds(m.interval), "--count", str(m.count),
+            "--size", str(int(m.size)), "--wait", _seconds(m.wait), "--json",
+        ]  # fmt: skip
+        return Commands(client=client, server=server, server_proto="udp", port=flow.port)
+
+    def parse(self, client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
+        doc, err = _load(client, "rtt client")
+        if doc is None:
+            return Parsed(error=err)
+        records = [r for r in doc.get("records") or [] if isinstance(r, dict)]
+        rtts = [float(r["rtt_ns"]) for r in records if not r.get("lost") and _num(r, "rtt_ns") is not None]
+        sent = _num(doc, "sent_packets")
+        s: dict[str, float | None] = {
+            "sent_packets": sent,
+            "received_packets": _num(doc, "received_packets"),
+            "lost_packets": _num(doc, "lost_packets"),
+            "loss_ratio": _num(doc, "loss_ratio"),
+            "duplicate_replies": _num(doc, "duplicate_packets"),
+            "rtt_min_ns": min(rtts) if rtts else None,
+            "rtt_mean_ns": statistics.fmean(rtts) if rtts else None,
+            "rtt_median_ns": statistics.median(rtts) if rtts else None,
+            "rtt_p99_ns": _num(doc, "rtt", "p99_ns"),
+            "rtt_max_ns": max(rtts) if rtts else None,
+            "rtt_sd_ns": statistics.stdev(rtts) if len(rtts) >= 2 else None,
+            "server_processing_p50_ns": _num(doc, "server_processing", "p50_ns"),
+        }
+        _distribution(s, "send_lateness", doc.get("send_lateness"))
+        times = [t for r in records if (t := _int(r, "send_realtime_ns"))]
+        if len(times) >= 2 and times[-1] > times[0]:
+            s["achieved_pps"] = (len(times) - 1) * NS / (times[-1] - times[0])
+            s["target_pps"] = NS / float(_num(doc, "interval_ns") or 1)
+        s["sender_cpu_ratio"] = _cpu_ratio(doc, (times[-1] - times[0]) if len(times) >= 2 else None)
+        t0 = times[0] if times else 0
+        samples: list[Sample] = []
+        for r in records:
+            t = int(r.get("send_realtime_ns") or t0) - t0
+            seq = int(r.get("seq") or 0)
+            if r.get("lost"):
+                samples.append(Sample(t, "lost", 1.0, seq=seq))
+            elif _num(r, "rtt_ns") is not None:
+                samples.append(Sample(t, "rtt_ns", float(r["rtt_ns"]), seq=seq))
+        return Parsed(summary=s, samples=samples, started_utc_ns=t0 or None)
+
+    def version_command(self) -> list[str]:
+        return [probe_path(), "--version"]
+
+    def parse_version(self, text: str) -> str:
+        return version(text)
+
+
+# ---------------------------------------------------------------------------------------------- cpushare
+
+
+class CpushareDriver:
+    tool = TOOL
+
+    def problems(self, m: Any) -> list[str]:
+        return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
+
+    def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
+        client = [
+            probe_path(), "cpushare", "--duration", _seconds(m.duration),
+            "--threshold-us", str(max(1, int(m.threshold) // 1000)), "--max-gaps", str(MAX_GAPS), "--json",
+        ]  # fmt: skip
+        return Commands(client=client)
+
+    def parse(self, client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
+        doc, err = _load(client, "cpushare loop")
+        if doc is None:
+            return Parsed(error=err)
+        s: dict[str, float | None] = {
+            "cpu_share_ratio": _num(doc, "cpu_share_ratio"),
+            "rusage_cpu_ratio": _num(doc, "rusage_cpu_ratio"),
+            "steal_ratio": _num(doc, "steal", "steal_ratio"),
+            "gaps_count": _num(doc, "gaps_count"),
+            "gaps_sum_ns": _num(doc, "gaps_sum_ns"),
+            "gap_p50_ns": _num(doc, "gap", "p50_ns"),
+            "gap_p99_ns": _num(doc, "gap", "p99_ns"),
+            "gap_max_ns": _num(doc, "gap", "max_ns"),
+            "mean_iteration_ns": _num(doc, "mean_iteration_ns"),
+            "wall_ns": _num(doc, "wall_ns"),
+            "threshold_ns": _num(doc, "threshold_ns"),
+        }
+        samples = [
+            Sample(int(g["at_ns"]), "gap_ns", float(g["gap_ns"]))
+            for g in doc.get("gaps") or []
+            if isinstance(g, dict) and _num(g, "at_ns") is not None and _num(g, "gap_ns") is not None
+        ]
+        events = []
+        if doc.get("gaps_truncated"):
+            events.append(Event("tool_warning", f"more than {len(samples)} gaps: only the first are stored"))
+        start = _int(doc, "clock", "start_realtime_ns")
+        return Parsed(summary=s, samples=samples, events=events, started_utc_ns=start)
+
+    def version_command(self) -> list[str]:
+        return [probe_path(), "--version"]
+
+    def parse_version(self, text: str) -> str:
+        return version(text)

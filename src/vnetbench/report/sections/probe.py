@@ -1,0 +1,477 @@
+"""Report section for vnb-probe measurements: packet-rate sweeps, millisecond traces, CPU share, UDP RTT.
+
+- Sweeps (`pps`): received against offered packet rate per packet size, the saturation knee (the
+  highest offered rate received with < 1 % loss before the first that is not) and the theoretical
+  limit of the path's shaped link from the overhead model (an unshaped veth has none: said so).
+- Traces (`trace`, `background`): throughput per bin over time with quiet periods (bins that
+  received nothing) and bursts (bins above 1.5 × the offered rate) marked, as in the EC2 study.
+- `cpushare`: the share of time a node's loop held a CPU, per node.
+- `probe-rtt`: min/median/mean/max/SD over every probe of every repetition, per connection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from vnetbench.model import frame_bytes
+from vnetbench.report.figures import save
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.view import Figure, Section, TableView
+
+ORDER = 60
+KNEE_LOSS = 0.01  # a sweep point "passes" when it lost less than this
+KNEE_SENT = 0.95  # ... and the sender sent at least this share of the offered rate (stalls cost < 5 %)
+BURST_FACTOR = 1.5  # a trace bin above this × the offered rate is a burst
+MAX_TRACES = 4
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    frame = ctx.frame
+    if frame.empty or "kind" not in frame.columns:
+        return []
+    ok = frame[frame["status"] == "ok"]
+    out = [
+        _sweep_section(ok[ok["kind"] == "pps"], ctx.fig_dir),
+        _trace_section(ctx, ok[ok["kind"].isin(["trace", "background"])]),
+        _cpushare_section(ok[ok["kind"] == "cpushare"], ctx.fig_dir),
+        _rtt_section(ctx, ok[ok["kind"] == "probe-rtt"]),
+    ]
+    return [s for s in out if s is not None]
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _f(v: Any, digits: int = 3) -> str:
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return "–"
+    return f"{v:.{digits}g}"
+
+
+def _col(df: pd.DataFrame, name: str) -> pd.Series:
+    return df[name] if name in df.columns else pd.Series(np.nan, index=df.index)
+
+
+def _factors_label(value: Any) -> str:
+    if isinstance(value, dict) and value:
+        return ", ".join(f"{k}={v}" for k, v in sorted(value.items()))
+    return ""
+
+
+def _series_label(row: pd.Series) -> str:
+    parts = [f"{row['pattern']}: {row['measurement']} {row['src']}→{row['dst']}"]
+    factors = _factors_label(row.get("factors"))
+    if factors:
+        parts.append(factors)
+    return " · ".join(parts)
+
+
+def limit_pps(link_rate_bps: float | None, size: int) -> float | None:
+    """Most packets/s a tbf/htb-shaped link passes: they count the L2 frame without FCS (size + 42)."""
+    if link_rate_bps is None or not np.isfinite(link_rate_bps) or link_rate_bps <= 0:
+        return None
+    return link_rate_bps / ((frame_bytes(size, "l2")) * 8)
+
+
+def knee(points: pd.DataFrame) -> float | None:
+    """The highest offered rate that passed before the first that did not (None: none passed).
+
+    A point passes when the sender sent at least 95 % of the offered rate and less than 1 % was lost: a
+    sender that cannot keep up has saturated the path (on a veth its receive work runs on the sender's
+    CPU) as surely as a drop shows it. 95 %, not 99 %: on a loaded machine stalls over the sender's
+    5 ms threshold skip a few slots without the path being saturated.
+    """
+    best = None
+    for _, p in points.sort_values("offered_pps").iterrows():
+        sent_enough = "achieved_pps" not in p or p["achieved_pps"] >= KNEE_SENT * p["offered_pps"]
+        if p["loss"] < KNEE_LOSS and sent_enough:
+            best = p["offered_pps"]
+        else:
+            break
+    return best
+
+
+def sweep_points(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean over repetitions of every (series, size, offered rate)."""
+    df = pd.DataFrame(
+        {
+            "series": rows.apply(_series_label, axis=1) if not rows.empty else [],
+            "size": _col(rows, "payload_bytes"),
+            "offered_pps": _col(rows, "target_pps"),
+            "achieved_pps": _col(rows, "achieved_pps"),
+            "received_pps": _col(rows, "received_pps"),
+            "loss": _col(rows, "loss_ratio"),
+            "lateness_p99_ns": _col(rows, "send_lateness_p99_ns"),
+            "link_rate_bps": _col(rows, "link_rate_bps"),
+        }
+    )
+    df = df.dropna(subset=["size", "offered_pps"])
+    return df.groupby(["series", "size", "offered_pps"], as_index=False).agg(
+        achieved_pps=("achieved_pps", "mean"),
+        received_pps=("received_pps", "mean"),
+        received_min=("received_pps", "min"),
+        received_max=("received_pps", "max"),
+        loss=("loss", "mean"),
+        lateness_p99_ns=("lateness_p99_ns", "max"),
+        link_rate_bps=("link_rate_bps", "first"),
+        n=("received_pps", "size"),
+    )
+
+
+# ------------------------------------------------------------------------------------------ sweeps
+
+
+def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
+    if rows.empty:
+        return None
+    pts = sweep_points(rows)
+    if pts.empty:
+        return None
+    section = Section(
+        "Packet rate: received vs offered",
+        "probe-pps",
+        intro=(
+            "Constant-rate UDP from vnb-probe, one step per offered rate and packet size; received rate at "
+            "the receiver (distinct packets), mean over repetitions (bars: min–max). The dashed line of the "
+            "same colour is what the sender managed to send (below the offered rate: the sender, not the "
+            "path, was the limit — on a veth the receive path runs on the sender's CPU). The knee is the "
+            "highest offered rate sent at ≥ 95 % and received with < 1 % loss before the first that was "
+            "not. The black dashed line is the shaped link's limit from the overhead model (tbf/htb count "
+            "L2 frames: payload + 42 bytes); a physical 1 Gbit/s link passes 1 Gbit/s × 1500/1538 of "
+            "1500-byte packets."
+        ),
+    )
+    rows_out = []
+    for size, by_size in pts.groupby("size"):
+        fig, ax = plt.subplots(figsize=(7, 4))
+        top = float(by_size["offered_pps"].max())
+        limits = set()
+        for series, s in by_size.groupby("series", sort=False):
+            s = s.sort_values("offered_pps")
+            yerr = [s["received_pps"] - s["received_min"], s["received_max"] - s["received_pps"]]
+            line = ax.errorbar(s["offered_pps"], s["received_pps"], yerr=yerr, marker="o", ms=3, label=series)
+            ax.plot(s["offered_pps"], s["achieved_pps"], ls="--", lw=0.8, color=line[0].get_color())
+            k = knee(s)
+            if k is not None:
+                ax.axvline(k, color=line[0].get_color(), ls=":", lw=1)
+            lim = limit_pps(s["link_rate_bps"].iloc[0], int(size))
+            if lim is not None:
+                limits.add(lim)
+            rows_out.append(
+                [
+                    series,
+                    str(int(size)),
+                    str(int(frame_bytes(int(size)))),
+                    _f(k) if k is not None else "none passed",
+                    _f(s["received_pps"].max()),
+                    _f(lim) if lim is not None else "no link-rate limit (unshaped)",
+                    _f(s["loss"].max() * 100, 2),
+                    _f(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
+                    _f(s["lateness_p99_ns"].max() / 1e3),
+                ]
+            )
+        ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
+        for lim in sorted(limits):
+            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
+        if not limits:
+            ax.text(
+                0.02, 0.95, "unshaped path: no link-rate limit", transform=ax.transAxes, fontsize=8, va="top"
+            )
+        ax.set_xlabel("offered rate (packets/s)")
+        ax.set_ylabel("received rate (packets/s)")
+        ax.set_title(
+            f"{int(size)}-byte payloads ({frame_bytes(int(size))}-byte frames); dashed: sent, dotted: knee",
+            fontsize=10,
+        )
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        png = save(fig, fig_dir / f"probe_pps_{int(size)}")
+        section.figures.append(Figure(f"Received vs offered, {int(size)}-byte payloads", png))
+    section.tables.append(
+        TableView(
+            "Sweep summary",
+            [
+                "series",
+                "payload B",
+                "frame B",
+                "knee (pps)",
+                "max received (pps)",
+                "link limit (pps)",
+                "max loss %",
+                "max |achieved/target − 1| %",
+                "max lateness p99 µs",
+            ],
+            rows_out,
+            note="Every step stores the sender's achieved rate and its send lateness p50/p99/max.",
+        )
+    )
+    return section
+
+
+# ------------------------------------------------------------------------------------------ traces
+
+
+def trace_marks(
+    values_bps: np.ndarray, offered_bps: float | None, pps: float | None, bin_s: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(quiet, burst) masks. Quiet: runs of empty bins lasting at least 2 bins and 3 packet intervals
+    (an empty bin alone is normal when fewer than ~2 packets are due per bin). Burst: a bin above
+    BURST_FACTOR × the offered rate."""
+    empty = values_bps <= 0
+    min_bins = max(2, int(np.ceil(3 / (pps * bin_s)))) if pps and bin_s > 0 else 2
+    quiet = np.zeros_like(empty)
+    for start, length in _runs(empty):
+        if length >= min_bins:
+            quiet[start : start + length] = True
+    burst = values_bps > BURST_FACTOR * offered_bps if offered_bps else np.zeros_like(empty)
+    return quiet, burst
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """(start, length) of every run of True."""
+    out, start = [], None
+    for i, v in enumerate(mask):
+        if v and start is None:
+            start = i
+        elif not v and start is not None:
+            out.append((start, i - start))
+            start = None
+    if start is not None:
+        out.append((start, len(mask) - start))
+    return out
+
+
+def _zoom(t: np.ndarray, quiet: np.ndarray, burst: np.ndarray, bin_s: float) -> tuple[float, float]:
+    runs = _runs(quiet)
+    if runs:
+        start, length = max(runs, key=lambda r: r[1])
+    else:
+        hits = np.flatnonzero(burst)
+        start, length = (int(hits[0]), 1) if hits.size else (0, 1)
+    centre = t[start] + length * bin_s / 2
+    return centre - 0.1, centre + 0.1
+
+
+def _draw_trace(
+    ax: Any,
+    t: np.ndarray,
+    v: np.ndarray,
+    quiet: np.ndarray,
+    burst: np.ndarray,
+    bin_s: float,
+    offered: float | None,
+    window: tuple[float, float] | None,
+) -> None:
+    ax.step(t, v / 1e6, where="post", lw=0.6)
+    for start, length in _runs(quiet):
+        ax.axvspan(t[start], t[start] + length * bin_s, color="grey", alpha=0.45, lw=0)
+    for start, length in _runs(burst):
+        ax.axvspan(t[start], t[start] + length * bin_s, color="red", alpha=0.3, lw=0)
+    if offered:
+        ax.axhline(offered / 1e6, color="black", ls="--", lw=0.8, label="offered")
+        ax.legend(fontsize=7, loc="upper right")
+    if window:
+        ax.set_xlim(*window)
+    ax.set_xlabel("time since the first packet was sent (s)")
+    ax.set_ylabel(f"Mbit/s per {bin_s * 1e3:g} ms")
+    ax.grid(alpha=0.3)
+
+
+def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
+    if rows.empty:
+        return None
+    samples = ctx.store.samples_frame(ctx.campaign_id, ["throughput_bps"])
+    samples = samples[samples["measurement_id"].isin(rows["id"])]
+    if samples.empty:
+        return None
+    section = Section(
+        "Throughput traces",
+        "probe-trace",
+        intro="Received throughput per trace bin (vnb-probe recv's kernel receive stamps). Quiet periods "
+        "(empty bins lasting ≥ 2 bins and ≥ 3 packet intervals) are shaded grey, bursts (bins above "
+        f"{BURST_FACTOR} × the offered rate) red — the EC2 study's signs of a VM descheduled and then "
+        "draining its backlog.",
+    )
+    table = []
+    shown = rows[rows["kind"] == "trace"]
+    shown = shown if not shown.empty else rows
+    for _, row in shown.head(MAX_TRACES).iterrows():
+        s = samples[samples["measurement_id"] == row["id"]].sort_values("t_ns")
+        if s.empty:
+            continue
+        t = s["t_ns"].to_numpy() / 1e9
+        v = s["value"].to_numpy()
+        bin_s = float(np.median(np.diff(t))) if len(t) > 1 else 0.001
+        offered = row.get("offered_bps")
+        offered = float(offered) if offered is not None and np.isfinite(offered) else None
+        pps = row.get("target_pps")
+        pps = float(pps) if pps is not None and np.isfinite(pps) else None
+        quiet, burst = trace_marks(v, offered, pps, bin_s)
+        label = f"{row['measurement']} {row['src']}→{row['dst']} rep {row['repetition']}"
+        factors = _factors_label(row.get("factors"))
+        fig, axes = plt.subplots(2, 1, figsize=(8, 5.2))
+        for ax, window in zip(axes, (None, _zoom(t, quiet, burst, bin_s)), strict=True):
+            _draw_trace(ax, t, v, quiet, burst, bin_s, offered, window)
+        axes[0].set_title(label + (f" ({factors})" if factors else ""))
+        axes[1].set_title("zoom: 200 ms around the longest quiet period (or the first burst)", fontsize=9)
+        png = save(fig, ctx.fig_dir / f"probe_trace_{int(row['id'])}")
+        section.figures.append(Figure(f"Trace: {label}", png))
+        quiet_runs = _runs(quiet)
+        table.append(
+            [
+                label + (f" ({factors})" if factors else ""),
+                _f(bin_s * 1e3),
+                _f(np.median(v) / 1e6),
+                _f(v.max() / 1e6),
+                _f(offered / 1e6) if offered else "–",
+                str(int(quiet.sum())),
+                _f(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
+                str(int(burst.sum())),
+                _f(row.get("send_lateness_max_ns", np.nan) / 1e6),
+            ]
+        )
+    section.tables.append(
+        TableView(
+            "Quiet periods and bursts",
+            [
+                "trace",
+                "bin ms",
+                "median Mbit/s",
+                "max Mbit/s",
+                "offered Mbit/s",
+                "quiet bins",
+                "longest quiet ms",
+                "burst bins",
+                "sender lateness max ms",
+            ],
+            table,
+            note="A quiet period the sender did not cause (its lateness max is small) happened on the path "
+            "or at the receiver.",
+        )
+    )
+    return section
+
+
+# ------------------------------------------------------------------------------------------ cpushare
+
+
+def _cpushare_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
+    if rows.empty:
+        return None
+    section = Section(
+        "CPU share",
+        "probe-cpushare",
+        intro="vnb-probe cpushare: a loop reading the clock; every step above the threshold is time off the "
+        "CPU. Share = 1 − Σ gaps / wall. rusage is what the node's kernel accounted to the loop; steal is "
+        "/proc/stat's over the run.",
+    )
+    table = []
+    labels, values = [], []
+    for (node, mname), g in rows.groupby(["src", "measurement"], sort=False):
+        share = _col(g, "cpu_share_ratio")
+        labels.append(f"{node} ({mname})")
+        values.append(share.to_numpy())
+        table.append(
+            [
+                node,
+                mname,
+                str(len(g)),
+                _f(share.median()),
+                f"{_f(share.min())} – {_f(share.max())}",
+                _f(_col(g, "rusage_cpu_ratio").median()),
+                _f(_col(g, "steal_ratio").median()),
+                _f(_col(g, "gaps_count").median()),
+                _f(_col(g, "gap_p99_ns").median() / 1e6),
+                _f(_col(g, "gap_max_ns").max() / 1e6),
+            ]
+        )
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(labels)))
+    ax.boxplot(values, orientation="horizontal", tick_labels=labels)
+    ax.set_xlim(0, 1.05)
+    ax.set_xlabel("share of time on a CPU")
+    ax.grid(alpha=0.3)
+    section.figures.append(Figure("CPU share per node", save(fig, fig_dir / "probe_cpushare")))
+    section.tables.append(
+        TableView(
+            "CPU share per node",
+            [
+                "node",
+                "measurement",
+                "runs",
+                "share (median)",
+                "share min – max",
+                "rusage ratio",
+                "steal ratio",
+                "gaps",
+                "gap p99 ms",
+                "gap max ms",
+            ],
+            table,
+        )
+    )
+    return section
+
+
+# ------------------------------------------------------------------------------------------ rtt
+
+
+def _rtt_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
+    if rows.empty:
+        return None
+    samples = ctx.store.samples_frame(ctx.campaign_id, ["rtt_ns"])
+    samples = samples[samples["measurement_id"].isin(rows["id"])]
+    section = Section(
+        "UDP round-trip time (vnb-probe)",
+        "probe-rtt",
+        intro="Isochronous probes (vnb-probe rtt → echo) with the echo's processing time removed; every "
+        "probe of every repetition, per connection (the EC2 study's min/median/mean/max/SD).",
+    )
+    table, series = [], {}
+    for (src, dst, mname), g in rows.groupby(["src", "dst", "measurement"], sort=False):
+        v = samples[samples["measurement_id"].isin(g["id"])]["value"].to_numpy() / 1e6
+        if v.size == 0:
+            continue
+        label = f"{src}→{dst} ({mname})"
+        series[label] = np.sort(v)
+        sent = _col(g, "sent_packets").sum()
+        lost = _col(g, "lost_packets").sum()
+        table.append(
+            [
+                label,
+                str(v.size),
+                _f(v.min()),
+                _f(np.median(v)),
+                _f(v.mean()),
+                _f(v.max()),
+                _f(v.std(ddof=1) if v.size > 1 else np.nan),
+                _f(lost / sent * 100 if sent else np.nan, 2),
+                _f(_col(g, "send_lateness_p99_ns").max() / 1e3),
+            ]
+        )
+    if not table:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for label, v in series.items():
+        ax.step(v, np.arange(1, v.size + 1) / v.size, where="post", label=label)
+    ax.set_xscale("log")
+    ax.set_xlabel("RTT (ms)")
+    ax.set_ylabel("fraction of probes")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    section.figures.append(Figure("CDF of UDP RTT per connection", save(fig, ctx.fig_dir / "probe_rtt_cdf")))
+    section.tables.append(
+        TableView(
+            "UDP RTT per connection (ms)",
+            ["connection", "probes", "min", "median", "mean", "max", "SD", "loss %", "send lateness p99 µs"],
+            table,
+        )
+    )
+    return section
