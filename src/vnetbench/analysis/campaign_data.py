@@ -43,12 +43,58 @@ FLOW_RESPONSES = {
 
 # columns of the flow and group tables that a factor column must not take over
 RESERVED = frozenset(
-    "id campaign_id key attempt step_key seq build_id repetition factors pattern pattern_kind group_kind "
-    "group_size measurement kind src dst src_host dst_host placement link_rate_bps path_mtu "
-    "expected_max_bps offered_bps status reason tool tool_version command started_utc_ns duration_ns "
-    "start_skew_ns start_offset_ns build series n_flows throughput_bps total_throughput_bps jain_index "
-    "loss_ratio effective_throughput_bps rtt_mean_ns unreachable_events replications mean sd min max "
-    "ci_low ci_high".split()
+    [
+        "id",
+        "campaign_id",
+        "key",
+        "attempt",
+        "step_key",
+        "seq",
+        "build_id",
+        "repetition",
+        "factors",
+        "pattern",
+        "pattern_kind",
+        "group_kind",
+        "group_size",
+        "measurement",
+        "kind",
+        "src",
+        "dst",
+        "src_host",
+        "dst_host",
+        "placement",
+        "link_rate_bps",
+        "path_mtu",
+        "expected_max_bps",
+        "offered_bps",
+        "status",
+        "reason",
+        "tool",
+        "tool_version",
+        "command",
+        "started_utc_ns",
+        "duration_ns",
+        "start_skew_ns",
+        "start_offset_ns",
+        "build",
+        "series",
+        "n_flows",
+        "throughput_bps",
+        "total_throughput_bps",
+        "jain_index",
+        "loss_ratio",
+        "effective_throughput_bps",
+        "rtt_mean_ns",
+        "unreachable_events",
+        "replications",
+        "mean",
+        "sd",
+        "min",
+        "max",
+        "ci_low",
+        "ci_high",
+    ]
 )
 
 

@@ -29,7 +29,9 @@ def fairness_by_group(frame: pd.DataFrame, value: str, group: Sequence[str]) -> 
     data = frame.assign(**{value: numeric_column(frame, value)})
     if (data[value] < 0).any():
         raise DataError(f"column '{value}'", "has negative values", "fairness needs allocations ≥ 0")
-    out = data.groupby(list(group), sort=True, observed=True)[value].agg(n_flows="count", jain_index=jain_index)
+    out = data.groupby(list(group), sort=True, observed=True)[value].agg(
+        n_flows="count", jain_index=jain_index
+    )
     return out.reset_index()
 
 
