@@ -568,7 +568,7 @@ def _udp(flows: pd.DataFrame, factors: list[str]) -> tuple[Part | None, list[dic
         return None, []
     keys = ["series", *factors]
     rows = []
-    for k, g in udp.groupby(keys, sort=False, dropna=False):
+    for k, g in udp.groupby(keys, sort=True, dropna=False):
         k = k if isinstance(k, tuple) else (k,)
         rows.append(
             dict(zip(keys, k, strict=True))

@@ -318,7 +318,8 @@ class Store:
         )
         if not s.empty:
             wide = s.pivot_table(index="measurement_id", columns="metric", values="value", aggfunc="first")
-            m = m.merge(wide, left_on="id", right_index=True, how="left")
+            # a summary metric named like a column (offered_bps) keeps the column and gets a suffix
+            m = m.merge(wide, left_on="id", right_index=True, how="left", suffixes=("", "_summary"))
         return m.reset_index(drop=True)
 
     def samples_frame(self, campaign_id: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
