@@ -37,6 +37,8 @@ def build(ctx: ReportContext) -> list[Section]:
             section.figures = _model_figures(result.models, ctx)
         if part.anchor == "reproducibility":
             section.figures = _reproducibility_figures(result.reproducibility, ctx)
+        if part.anchor == "placement":
+            section.figures = _placement_figures(result.json["placement"], ctx)
         sections.append(section)
     has_analysis = any(s.anchor not in ("analysis-design", "analysis-outliers") for s in sections)
     return sections if designed or has_analysis else []
@@ -110,4 +112,17 @@ def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Fig
             continue
         path = ctx.fig_dir / f"design_repro_{i}_{_slug(r.metric)}"
         figures.append(Figure(f"{r.metric}: {r.verdict}", sf.reproducibility_chart(r, path)[0]))
+    return figures
+
+
+def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
+    from vnetbench.analysis.campaign_tables import UNITS
+    from vnetbench.report import stats_figures as sf
+
+    figures = []
+    for i, c in enumerate(comparisons):
+        scale, unit = UNITS.get(c["response"], (1.0, ""))
+        label = f"{c['measurement']}: {c['response']} per placement"
+        path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
+        figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
     return figures
