@@ -130,26 +130,20 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
                 [[e["model"], e["step_key"], num(e["value"]), e["reason"]] for e in excluded],
             )
         )
-    fair_part, fair_json = cp.fairness_part(flows, factors, s.confidence)
-    if fair_part:
-        parts.append(fair_part)
-    out["fairness"] = fair_json
-    udp_part, udp_json = cp.udp_part(flows, factors)
-    if udp_part:
-        parts.append(udp_part)
-    out["udp_effective_throughput"] = udp_json
-    repro_part, repro_json, repro = cp.reproducibility_part(flows, factors, out["design"], s.confidence)
-    if repro_part:
-        parts.append(repro_part)
-    out["reproducibility"] = repro_json
-    place_part, place_json = cp.placement_part(flows, s.confidence)
-    if place_part:
-        parts.append(place_part)
-    out["placement"] = place_json
-    per_part, per_json = cp.periodic_part(flows, s.confidence)
-    if per_part:
-        parts.append(per_part)
-    out["periodic"] = per_json
+    out |= {"fairness": {"groups": [], "spread": []}, "udp_effective_throughput": [], "reproducibility": []}
+    out |= {"placement": [], "periodic": []}
+    repro: list[Any] = []
+    if flows.empty:
+        notes.append("no measurement of this campaign is stored as ok: nothing to analyse")
+    else:
+        fair, out["fairness"] = cp.fairness_part(flows, factors, s.confidence)
+        udp, out["udp_effective_throughput"] = cp.udp_part(flows, factors)
+        rebuilt, out["reproducibility"], repro = cp.reproducibility_part(
+            flows, factors, out["design"], s.confidence
+        )
+        place, out["placement"] = cp.placement_part(flows, s.confidence)
+        periodic, out["periodic"] = cp.periodic_part(flows, s.confidence)
+        parts += [p for p in (fair, udp, rebuilt, place, periodic) if p is not None]
     out["notes"] = notes
     if notes:
         parts.append(Part("Analysis notes", "analysis-notes", items=notes))
