@@ -201,3 +201,54 @@ def test_outlier_policy_is_explicit() -> None:
     cut = analyze_campaign(_frames(spec, rows), Settings(response="loss_ratio", outliers="iqr")).json
     assert [e["step_key"] for e in cut["outliers"]["excluded"]] == ["2/6"]
     assert "iqr" in cut["outliers"]["excluded"][0]["reason"] and cut["models"][0]["anova"]["n"] == 11
+
+
+@pytest.mark.parametrize(
+    ("name", "design", "steps"),
+    [
+        ("onl-tcp-factorial", "2k-r", 2**3 * 3),
+        ("onl-udp-receivers", "one-factor", 8 * 3),
+        ("exogeni-exp5", None, 6 * 2 * 2 * 3),
+        ("geni-categories", None, 5 * 3 * 2),
+    ],
+)
+def test_the_design_scenarios_plan_as_documented(name: str, design: str | None, steps: int) -> None:
+    from vnetbench.plan import make_plan
+    from vnetbench.scenarios import get_scenario
+    from vnetbench.spec.loader import parse_spec
+
+    sc = get_scenario(name)
+    assert sc.study and sc.summary
+    loaded = parse_spec(sc.text, f"scenario:{name}")
+    plan = make_plan(loaded, "00000000", 1)
+    assert (loaded.campaign.design.kind if loaded.campaign.design else None) == design
+    assert len(plan.steps) == steps
+    if name == "exogeni-exp5":  # a rebuild before every repetition but the first
+        assert sum(s.rebuild_before for s in plan.steps) == 5
+
+
+def test_a_campaign_over_days_gets_hour_and_weekday_profiles() -> None:
+    hour = 3600 * NS
+    rows = [
+        _row(
+            i,
+            kind="rtt",
+            measurement="rtt",
+            pattern="p",
+            pattern_kind="pairs",
+            rtt_mean_ns=1e6 * (1 + (i % 24 >= 12)),
+            started_utc_ns=i * hour,
+            repetition=i + 1,
+        )
+        for i in range(72)
+    ]
+    result = analyze_campaign(_frames(PAIRS_SPEC, rows), Settings()).json
+    views = {v["period"]: v["rows"] for v in result["periodic"]}
+    assert set(views) == {"hour", "weekday"}
+    by_hour = {r["hour"]: r for r in views["hour"]}
+    assert by_hour[3]["mean"] == 1e6 and by_hour[15]["mean"] == 2e6 and by_hour[15]["n"] == 3
+    assert [r["day"] for r in views["weekday"]] == [
+        "Thursday",
+        "Friday",
+        "Saturday",
+    ]  # 1970-01-01 was a Thursday
