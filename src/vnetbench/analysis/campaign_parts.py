@@ -21,6 +21,9 @@ from vnetbench.analysis.reproducibility import ReproducibilityThresholds, reprod
 HOUR_NS = 3600 * 10**9
 PERIODIC_MIN_SPAN_NS = 3 * HOUR_NS  # a time-of-day view needs the campaign to cover several hours
 WEEKLY_MIN_SPAN_NS = 2 * 24 * HOUR_NS
+# Differences that never matter, whatever their ratio (relative criteria explode near zero):
+# 0.1 percentage point of loss, and 50 µs of RTT (what a busy host's scheduler adds anyway).
+ABS_TOLERANCE = {"loss_ratio": 0.001, "rtt_mean_ns": 50_000.0}
 
 
 # ------------------------------------------------------------------------------------ fairness, UDP
@@ -122,6 +125,7 @@ def reproducibility_part(
             if v is not None and np.isfinite(v):
                 long.append(
                     {
+                        "response": response,
                         "build": r["build"],
                         "metric": f"{r['measurement']} {r['src']}→{r['dst']}{levels} {response}",
                         "value": float(v),
@@ -129,14 +133,22 @@ def reproducibility_part(
                 )
     frame = pd.DataFrame(long)
     th = ReproducibilityThresholds(confidence=confidence)
-    results = reproducibility(frame, thresholds=th)
+    results = []
+    for response, g in frame.groupby("response", sort=True):
+        tol = ReproducibilityThresholds(
+            confidence=confidence, tolerance_abs=ABS_TOLERANCE.get(str(response), 0.0)
+        )
+        results += reproducibility(g, thresholds=tol)
+    results.sort(key=lambda m: m.metric)
     part = Part(
         "Reproducibility across rebuilds",
         "reproducibility",
         intro=f"The topology was built {flows['build'].nunique()} times from scratch. The first build's "
         f"values are the reference; each rebuild contributes its mean. Verdict thresholds: CV across "
         f"rebuilds ≤ {100 * th.cv_max_ratio:g} %, difference within ±{100 * th.tolerance_ratio:g} % of "
-        "the first build (the whole Welch interval).",
+        "the first build (the whole Welch interval); for metrics near zero, absolute tolerances: "
+        + ", ".join(f"{k} ±{v:g}" for k, v in ABS_TOLERANCE.items())
+        + " (their unit).",
     )
     part.tables.append(
         Tabular(
