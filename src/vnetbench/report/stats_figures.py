@@ -138,8 +138,12 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
         label=f"first build, {100 * result.thresholds.confidence:g} % CI",
     )
     ax.axhline(result.mean_first, color="C2", lw=1)
-    band = result.thresholds.tolerance_ratio * abs(result.mean_first)
-    tolerance = f"tolerance ±{100 * result.thresholds.tolerance_ratio:g} %"
+    th = result.thresholds
+    band = max(th.tolerance_ratio * abs(result.mean_first), th.tolerance_abs)
+    relative = band > th.tolerance_abs
+    tolerance = (
+        f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{band:g} (absolute)"
+    )
     for sign in (-1, 1):
         label = tolerance if sign > 0 else None
         ax.axhline(result.mean_first + sign * band, color="C3", ls="--", lw=0.8, label=label)

@@ -62,7 +62,7 @@ analysis: {omit: 0.5s, confidence: 0.90}
 UDP_SPEC = """
 name: it-analyze-udp
 topology:
-  hosts: [{name: snd}, {name: rcv, cpu: 0.05}]
+  hosts: [{name: snd}, {name: rcv, cpu: 0.03}]
   nodes: [{name: src, host: snd}, {name: r1, host: rcv}, {name: r2, host: rcv}, {name: r3, host: rcv}]
   switches: [{name: sw, host: rcv}]
   links:
@@ -71,7 +71,7 @@ topology:
     - {endpoints: [r2, sw]}
     - {endpoints: [r3, sw]}
 measurements:
-  - {name: udp, kind: udp, duration: 1s, rate: 20mbit}
+  - {name: udp, kind: udp, duration: 1s, rate: 40mbit}
 patterns:
   - {name: rx, kind: star, source: src, destinations: [r1, r2, r3], alone: false, measurements: [udp]}
 factors:
