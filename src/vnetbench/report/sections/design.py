@@ -17,10 +17,14 @@ MAX_REPRODUCIBILITY_FIGURES = 6
 def build(ctx: ReportContext) -> list[Section]:
     from vnetbench.analysis.campaign_analysis import analyze_campaign
     from vnetbench.analysis.campaign_data import load_campaign_frames
+    from vnetbench.analysis.inputs import DataError
 
     if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
         return []
-    result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
+    try:
+        result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
+    except DataError as exc:  # the data cannot be analysed as the spec asks: say why, keep the report
+        return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
     designed = bool(result.json["design"]["kind"])
     sections = []
     for part in result.parts:
