@@ -15,6 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from vnetbench.analysis.stats_cli import stats_command
+from vnetbench.analyze_cli import analyze_command
 from vnetbench.spec.loader import SpecInvalid, load_spec, parse_spec
 
 app = typer.Typer(
@@ -30,6 +32,8 @@ scenarios_app = typer.Typer(
     help="Built-in campaigns that repeat the published studies.", no_args_is_help=True
 )
 app.add_typer(scenarios_app, name="scenarios")
+app.command("stats")(stats_command)  # analysis of any CSV table (analysis/stats_cli.py)
+app.command("analyze")(analyze_command)  # designed-experiment analysis of a campaign (analyze_cli.py)
 
 out = Console()
 err = Console(stderr=True)

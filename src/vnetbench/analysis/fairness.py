@@ -24,12 +24,14 @@ def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
 
 def fairness_by_group(frame: pd.DataFrame, value: str, group: Sequence[str]) -> pd.DataFrame:
     """One row per group of simultaneous flows (e.g. group = configuration columns + replication):
-    the group's columns, `flows` and `jain_index`."""
+    the group's columns, `n_flows` and `jain_index` (a factor may well be called `flows`)."""
     require_columns(frame, [value, *group])
     data = frame.assign(**{value: numeric_column(frame, value)})
     if (data[value] < 0).any():
         raise DataError(f"column '{value}'", "has negative values", "fairness needs allocations ≥ 0")
-    out = data.groupby(list(group), sort=True, observed=True)[value].agg(flows="count", jain_index=jain_index)
+    out = data.groupby(list(group), sort=True, observed=True)[value].agg(
+        n_flows="count", jain_index=jain_index
+    )
     return out.reset_index()
 
 

@@ -18,6 +18,9 @@ Verdict (the thresholds are parameters):
   small to matter, measured precisely enough to say so);
 - "inconclusive" otherwise (the interval straddles the band's edge: more rebuilds would decide), or
   with fewer than `min_builds` rebuilds or fewer than 2 first-build values.
+A metric near zero (loss, a sub-millisecond RTT) makes every ratio huge: `tolerance_abs`, in the
+metric's own unit, widens the band to at least ±tolerance_abs, and a CV above cv_max_ratio does not
+count when the SD of the rebuild means is itself within tolerance_abs.
 Mann-Whitney does not change the verdict; when it disagrees with Welch the reasoning says so (the
 distributions may differ in shape while the means agree).
 """
@@ -43,13 +46,15 @@ class ReproducibilityThresholds:
     tolerance_ratio: float = 0.05  # largest difference from the first build that does not matter
     confidence: float = 0.95  # of the Welch interval; 1 − confidence is the tests' α
     min_builds: int = 2  # fewest rebuilds to judge
+    tolerance_abs: float = 0.0  # absolute difference (metric's unit) that never matters
 
     def __post_init__(self) -> None:
         check_confidence(self.confidence)
-        if self.cv_max_ratio <= 0 or self.tolerance_ratio <= 0 or self.min_builds < 2:
+        bad = self.cv_max_ratio <= 0 or self.tolerance_ratio <= 0 or self.tolerance_abs < 0
+        if bad or self.min_builds < 2:
             raise DataError(
                 "thresholds",
-                "cv_max_ratio and tolerance_ratio must be > 0 and min_builds ≥ 2",
+                "cv_max_ratio and tolerance_ratio must be > 0, tolerance_abs ≥ 0 and min_builds ≥ 2",
                 "fix the values",
             )
 
@@ -151,7 +156,7 @@ def _one(
     cv = sdr / abs(mr) if rebuilds.size > 1 and mr != 0 else float("nan")
     diff = mr - m1
     diff_ratio = diff / abs(m1) if m1 != 0 else float("nan")
-    band = th.tolerance_ratio * abs(m1)
+    band = max(th.tolerance_ratio * abs(m1), th.tolerance_abs)
     alpha = 1 - th.confidence
     pct = f"{100 * th.confidence:g} %"
 
@@ -180,16 +185,22 @@ def _one(
     if not enough:
         verdict = "inconclusive"
         why.append(f"Too few values to judge: need ≥ 2 in the first build and ≥ {th.min_builds} rebuilds.")
-    elif np.isfinite(cv) and cv > th.cv_max_ratio:
+    elif np.isfinite(cv) and cv > th.cv_max_ratio and not sdr <= th.tolerance_abs:
         verdict = "not reproducible"
         why.append(
             f"The rebuilds disagree with each other: CV {_pct(cv)} > the allowed {_pct(th.cv_max_ratio)}."
         )
     else:
+        if np.isfinite(cv) and cv > th.cv_max_ratio:
+            why.append(
+                f"The CV {_pct(cv)} exceeds {_pct(th.cv_max_ratio)} only because the mean is near zero: "
+                f"the rebuild means' SD {sdr:.4g} is within the absolute tolerance {th.tolerance_abs:g}."
+            )
         lo, hi = welch_ci
-        where = (
-            f"the {pct} Welch interval of the difference ({lo:.4g}, {hi:.4g}) "
+        where = f"the {pct} Welch interval of the difference ({lo:.4g}, {hi:.4g}) " + (
             f"against the tolerance ±{_pct(th.tolerance_ratio)} of the first build's mean (±{band:.4g})"
+            if band > th.tolerance_abs
+            else f"against the absolute tolerance ±{band:.4g}"
         )
         if -band <= lo and hi <= band:
             verdict = "reproducible"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -137,8 +138,12 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
         label=f"first build, {100 * result.thresholds.confidence:g} % CI",
     )
     ax.axhline(result.mean_first, color="C2", lw=1)
-    band = result.thresholds.tolerance_ratio * abs(result.mean_first)
-    tolerance = f"tolerance ±{100 * result.thresholds.tolerance_ratio:g} %"
+    th = result.thresholds
+    band = max(th.tolerance_ratio * abs(result.mean_first), th.tolerance_abs)
+    relative = band > th.tolerance_abs
+    tolerance = (
+        f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{band:g} (absolute)"
+    )
     for sign in (-1, 1):
         label = tolerance if sign > 0 else None
         ax.axhline(result.mean_first + sign * band, color="C3", ls="--", lw=0.8, label=label)
@@ -149,4 +154,27 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
     ax.set_ylabel(result.metric)
     ax.set_title(title or f"{result.metric}: {result.verdict}")
     ax.legend(fontsize="small")
+    return _save(fig, path)
+
+
+def placement_chart(
+    comparison: dict[str, Any], path: Path, scale: float = 1.0, unit: str = "", title: str = ""
+) -> tuple[Path, Path]:
+    """Mean per placement category with its interval (GENI Table 1 as a figure). `comparison` is a
+    `PlacementComparison.to_dict()`."""
+    cats = comparison["categories"]
+    names = [c["category"] for c in cats]
+    mean = np.array([c["mean"] for c in cats], dtype=float) / scale
+    lo = np.array([c["ci_low"] if c["ci_low"] is not None else c["mean"] for c in cats], dtype=float) / scale
+    hi = (
+        np.array([c["ci_high"] if c["ci_high"] is not None else c["mean"] for c in cats], dtype=float) / scale
+    )
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    x = np.arange(len(names))
+    ax.bar(x, mean, color="C0", alpha=0.6)
+    ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", capsize=4)
+    ax.set_xticks(x, names)
+    value = comparison["value"]
+    ax.set_ylabel(f"{value} ({unit})" if unit else value)
+    ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
     return _save(fig, path)

@@ -311,6 +311,9 @@ class Analysis(Strict):
     confidence: float = Field(0.95, gt=0.5, lt=1)
     loss_threshold: Ratio = Field(0.01, description="capacity recommendation threshold")
     response: str | None = Field(None, description="metric analysed against the factors, e.g. loss_ratio")
+    outliers: Literal["none", "iqr", "mad"] = Field(
+        "none", description="outlier policy: none excluded unless iqr (Tukey) or mad (modified z) is asked"
+    )
 
 
 class Campaign(Strict):

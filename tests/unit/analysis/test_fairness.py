@@ -46,8 +46,8 @@ def flows() -> pd.DataFrame:
 
 def test_fairness_by_group(flows: pd.DataFrame) -> None:
     g = fairness_by_group(flows, "throughput_bps", ["cc", "replication"])
-    assert g.columns.tolist() == ["cc", "replication", "flows", "jain_index"]
-    assert g["flows"].tolist() == [3, 3, 2, 2, 2]
+    assert g.columns.tolist() == ["cc", "replication", "n_flows", "jain_index"]
+    assert g["n_flows"].tolist() == [3, 3, 2, 2, 2]
     assert g["jain_index"].tolist() == pytest.approx([1, 6 / 7, 1, 0.8, 1])
 
 

@@ -108,3 +108,23 @@ def test_a_rebuild_is_the_unit_of_replication() -> None:
     assert r.per_build["mean"].tolist() == [100, 101, 99, 100]
     assert r.per_build["is_first"].tolist() == [True, False, False, False]
     assert results[0].verdict == r.verdict == "reproducible"
+
+
+def test_an_absolute_tolerance_judges_metrics_near_zero() -> None:
+    """Loss of 0.0001 in the first build and 0.0002–0.0006 in the rebuilds: relative to 0.0001 that is
+    a CV of 41 % and a +300 % difference, so by ratios alone it is not reproducible; with differences
+    under 0.001 (0.1 point) declared unimportant, the band is ±0.001 and the verdict follows Welch."""
+    first = [0.0001, 0.00012, 0.00008]
+    rebuilds = [0.0002, 0.0004, 0.0006, 0.0004, 0.0004]
+    rows = [{"build": 0, "metric": "loss_ratio", "value": v} for v in first]
+    rows += [{"build": b, "metric": "loss_ratio", "value": v} for b, v in enumerate(rebuilds, start=1)]
+    frame = pd.DataFrame(rows)
+    (by_ratio,) = reproducibility(frame)
+    assert by_ratio.verdict == "not reproducible"
+    assert by_ratio.cv_rebuilds_ratio == pytest.approx(np.std(rebuilds, ddof=1) / 0.0004)
+    (absolute,) = reproducibility(frame, thresholds=ReproducibilityThresholds(tolerance_abs=0.001))
+    lo, hi = absolute.welch_ci
+    assert lo >= -0.001 and hi <= 0.001 and absolute.verdict == "reproducible"
+    assert "near zero" in absolute.text and "absolute tolerance ±0.001" in absolute.text
+    with pytest.raises(ValueError, match="tolerance_abs"):
+        ReproducibilityThresholds(tolerance_abs=-1)

@@ -1,0 +1,238 @@
+"""A stored campaign as analysis tables: one row per flow, one row per group of simultaneous flows.
+
+Pure functions over the store's frames (no store access here, see `load_campaign_frames`):
+
+- `flow_table`: every ok measurement with its factor levels as columns, the build's ordinal, and its
+  responses recomputed after transient removal (the first `omit_ns` of every flow are dropped from
+  its time series before the mean is taken);
+- `group_table`: one row per step (the flows started together in one replication of one treatment)
+  with the group's responses: mean throughput per flow, total throughput, Jain's fairness index,
+  mean loss ratio, mean UDP effective throughput, mean RTT.
+
+A *series* is what one model is fitted to: a pattern and a measurement (for star and fan-in patterns
+every flow count belongs to the same series) plus, for pairs and mesh patterns, the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from vnetbench.analysis.fairness import jain_index
+from vnetbench.analysis.transient import drop_transient
+from vnetbench.analysis.udp import effective_throughput_bps
+
+SAMPLE_METRICS = ("throughput_bps", "lost_packets", "packets", "rtt_ns")
+GROUPED = ("star", "fan-in")  # patterns whose flow count may be a factor: one series for all counts
+# The responses a model is fitted to, per measurement kind (in this order).
+RESPONSES = {
+    "tcp": ("throughput_bps", "jain_index"),
+    "udp": ("loss_ratio", "effective_throughput_bps"),
+    "rtt": ("rtt_mean_ns",),
+}
+FLOW_RESPONSES = {
+    "tcp": ("throughput_bps",),
+    "udp": ("loss_ratio", "throughput_bps"),
+    "rtt": ("rtt_mean_ns",),
+}
+
+
+# columns of the flow and group tables that a factor column must not take over
+RESERVED = frozenset(
+    [
+        "id",
+        "campaign_id",
+        "key",
+        "attempt",
+        "step_key",
+        "seq",
+        "build_id",
+        "repetition",
+        "factors",
+        "pattern",
+        "pattern_kind",
+        "group_kind",
+        "group_size",
+        "measurement",
+        "kind",
+        "src",
+        "dst",
+        "src_host",
+        "dst_host",
+        "placement",
+        "link_rate_bps",
+        "path_mtu",
+        "expected_max_bps",
+        "offered_bps",
+        "status",
+        "reason",
+        "tool",
+        "tool_version",
+        "command",
+        "started_utc_ns",
+        "duration_ns",
+        "start_skew_ns",
+        "start_offset_ns",
+        "build",
+        "series",
+        "n_flows",
+        "throughput_bps",
+        "total_throughput_bps",
+        "jain_index",
+        "loss_ratio",
+        "effective_throughput_bps",
+        "rtt_mean_ns",
+        "unreachable_events",
+        "replications",
+        "mean",
+        "sd",
+        "min",
+        "max",
+        "ci_low",
+        "ci_high",
+    ]
+)
+
+
+@dataclass(frozen=True)
+class CampaignFrames:
+    campaign: dict[str, Any]
+    measurements: pd.DataFrame
+    samples: pd.DataFrame
+    events: pd.DataFrame
+    builds: pd.DataFrame
+
+
+def load_campaign_frames(store: Any, campaign_id: str) -> CampaignFrames:
+    """Everything the analysis reads, from a `Store`."""
+    return CampaignFrames(
+        campaign=store.campaign(campaign_id),
+        measurements=store.measurements_frame(campaign_id),
+        samples=store.samples_frame(campaign_id, list(SAMPLE_METRICS)),
+        events=store.events_frame(campaign_id),
+        builds=store.builds_frame(campaign_id),
+    )
+
+
+def factor_columns(factors: Sequence[str]) -> dict[str, str]:
+    """Factor name → its column in the flow and group tables: the name itself, unless a column of
+    ours already has it (a factor called `src` or `kind` becomes `src_factor`)."""
+    return {f: f"{f}_factor" if f in RESERVED else f for f in factors}
+
+
+def series_label(row: pd.Series | dict[str, Any]) -> str:
+    if row["pattern_kind"] in GROUPED or row["group_kind"] == "parallel":
+        return f"{row['pattern']} · {row['measurement']}"
+    return f"{row['pattern']} · {row['measurement']} · {row['src']}→{row['dst']}"
+
+
+def flow_table(
+    measurements: pd.DataFrame,
+    samples: pd.DataFrame,
+    builds: pd.DataFrame,
+    factors: Sequence[str],
+    omit_ns: int = 0,
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Ok flows with factor columns, `build` (ordinal), `series` and transient-free responses.
+
+    Returns the table and a record of the transient removal (samples dropped, flows recomputed)."""
+    ok = measurements[measurements["status"] == "ok"].copy() if not measurements.empty else measurements
+    record: dict[str, Any] = {"omit_ns": int(omit_ns), "samples_dropped": 0, "flows_recomputed": 0}
+    if ok.empty:
+        return ok, record
+    for f, col in factor_columns(factors).items():
+        ok[col] = [levels.get(f) if isinstance(levels, dict) else None for levels in ok["factors"]]
+    ordinal = dict(zip(builds["id"], builds["ordinal"], strict=True)) if not builds.empty else {}
+    ok["build"] = ok["build_id"].map(ordinal)
+    ok["series"] = [series_label(r) for r in ok.to_dict("records")]
+    for col in ("throughput_bps", "loss_ratio", "rtt_mean_ns", "offered_bps", "unreachable_events"):
+        if col not in ok:
+            ok[col] = np.nan
+    if omit_ns > 0 and not samples.empty:
+        _recompute_after_omit(ok, samples, int(omit_ns), record)
+    udp = ok["kind"] == "udp"
+    ok["effective_throughput_bps"] = np.nan
+    valid = udp & ok["loss_ratio"].between(0, 1) & ok["offered_bps"].notna()
+    if valid.any():
+        ok.loc[valid, "effective_throughput_bps"] = effective_throughput_bps(
+            ok.loc[valid, "offered_bps"].astype(float), ok.loc[valid, "loss_ratio"].astype(float)
+        )
+    return ok.reset_index(drop=True), record
+
+
+def _recompute_after_omit(
+    ok: pd.DataFrame, samples: pd.DataFrame, omit_ns: int, record: dict[str, Any]
+) -> None:
+    """Responses from the samples at t ≥ omit: mean interval throughput, Σlost/(Σlost+Σreceived), mean
+    RTT. Only the sum rows (stream NaN) of multi-stream tools are used."""
+    mine = samples[samples["measurement_id"].isin(ok["id"])]
+    if "stream" in mine:
+        mine = mine[mine["stream"].isna()]
+    filtered = drop_transient(mine, omit_ns)
+    record["samples_dropped"] = len(filtered.excluded)
+    kept = filtered.kept
+    wide = kept.groupby(["measurement_id", "metric"])["value"].agg(["mean", "sum", "count"])
+    recomputed = set()
+
+    def metric(mid: int, name: str, how: str) -> float | None:
+        key = (mid, name)
+        return float(wide.loc[key, how]) if key in wide.index and wide.loc[key, "count"] > 0 else None
+
+    for idx, row in ok.iterrows():
+        mid = int(row["id"])
+        if row["kind"] in ("tcp", "udp"):
+            tput = metric(mid, "throughput_bps", "mean")
+            if tput is not None:
+                ok.at[idx, "throughput_bps"] = tput
+                recomputed.add(mid)
+        if row["kind"] == "udp":
+            lost, got = metric(mid, "lost_packets", "sum"), metric(mid, "packets", "sum")
+            if lost is not None and got is not None and lost + got > 0:
+                ok.at[idx, "loss_ratio"] = lost / (lost + got)
+        if row["kind"] == "rtt":
+            rtt = metric(mid, "rtt_ns", "mean")
+            if rtt is not None:
+                ok.at[idx, "rtt_mean_ns"] = rtt
+                recomputed.add(mid)
+    record["flows_recomputed"] = len(recomputed)
+
+
+def group_table(flows: pd.DataFrame, factors: Sequence[str]) -> pd.DataFrame:
+    """One row per group of flows started together (alone-steps of star/fan-in patterns excluded: they
+    are the baseline of the competition verdict, not a treatment)."""
+    if flows.empty:
+        return pd.DataFrame()
+    rows = []
+    used = flows[flows["group_kind"] != "alone"]
+    for step_key, g in used.groupby("step_key", sort=False):
+        first = g.iloc[0]
+        tput = g["throughput_bps"].dropna().to_numpy(dtype=float)
+        row: dict[str, Any] = {
+            "step_key": step_key,
+            "series": first["series"],
+            "pattern": first["pattern"],
+            "measurement": first["measurement"],
+            "kind": first["kind"],
+            "repetition": int(first["repetition"]),
+            "build": first["build"],
+            "started_utc_ns": g["started_utc_ns"].min(),
+            "n_flows": len(g),
+            "throughput_bps": float(tput.mean()) if tput.size else np.nan,
+            "total_throughput_bps": float(tput.sum()) if tput.size else np.nan,
+            "jain_index": jain_index(tput) if tput.size and (tput >= 0).all() and tput.sum() > 0 else np.nan,
+            "loss_ratio": _mean(g["loss_ratio"]),
+            "effective_throughput_bps": _mean(g["effective_throughput_bps"]),
+            "rtt_mean_ns": _mean(g["rtt_mean_ns"]),
+        }
+        row |= {col: first[col] for col in factor_columns(factors).values()}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _mean(values: pd.Series) -> float:
+    v = values.dropna()
+    return float(v.mean()) if len(v) else np.nan

@@ -1,0 +1,132 @@
+"""Report sections of the designed-experiment analysis: the tables of `vnetbench analyze` and the
+figures that go with them (residuals against predicted response, normal QQ plots, level means with
+the capacity threshold, effects and contrast intervals, rebuilds against the first build)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.view import Figure, Section, TableView
+
+ORDER = 70
+MAX_REPRODUCIBILITY_FIGURES = 6
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    from vnetbench.analysis.campaign_analysis import analyze_campaign
+    from vnetbench.analysis.campaign_data import load_campaign_frames
+    from vnetbench.analysis.inputs import DataError
+
+    if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
+        return []
+    try:
+        result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
+    except DataError as exc:  # the data cannot be analysed as the spec asks: say why, keep the report
+        return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
+    designed = bool(result.json["design"]["kind"])
+    sections = []
+    for part in result.parts:
+        if part.anchor in ("design", "outliers") and not designed:
+            continue  # without factors the overview and the policy say nothing new
+        section = Section(
+            part.title,
+            f"analysis-{part.anchor}",
+            intro=part.intro,
+            tables=[TableView(t.title, t.columns, t.rows, t.note) for t in part.tables],
+            items=list(part.items),
+        )
+        if part.anchor == "effects":
+            section.figures = _model_figures(result.models, ctx)
+        if part.anchor == "reproducibility":
+            section.figures = _reproducibility_figures(result.reproducibility, ctx)
+        if part.anchor == "placement":
+            section.figures = _placement_figures(result.json["placement"], ctx)
+        sections.append(section)
+    has_analysis = any(s.anchor not in ("analysis-design", "analysis-outliers") for s in sections)
+    return sections if designed or has_analysis else []
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:80]
+
+
+def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
+    from vnetbench.report import stats_figures as sf
+
+    figures = []
+    for i, m in enumerate(models):
+        base = ctx.fig_dir / f"design_{i}_{_slug(m.label)}"
+        figures.append(
+            Figure(
+                f"{m.label}: residuals vs predicted",
+                sf.residuals_vs_predicted(m.result, base.with_name(base.name + "_resid"), m.label)[0],
+                "a trend or a funnel means the errors' spread depends on the response",
+            )
+        )
+        figures.append(
+            Figure(
+                f"{m.label}: normal QQ plot of residuals",
+                sf.normal_qq(m.result, base.with_name(base.name + "_qq"), m.label)[0],
+                "points on the line: normally distributed errors",
+            )
+        )
+        if m.kind == "one-factor":
+            threshold = m.capacity.threshold if m.capacity is not None else None
+            figures.append(
+                Figure(
+                    f"{m.label}: mean per level",
+                    sf.level_means(m.result, base.with_name(base.name + "_means"), threshold, m.label)[0],
+                )
+            )
+            if m.contrasts:
+                figures.append(
+                    Figure(
+                        f"{m.label}: successive differences",
+                        sf.contrast_intervals(m.contrasts, base.with_name(base.name + "_steps"), m.label)[0],
+                        "an interval that excludes 0 is a significant step",
+                    )
+                )
+            if m.truncated is not None:
+                label = f"{m.label} (truncated model, levels {list(m.truncated.levels)})"
+                figures.append(
+                    Figure(
+                        f"{label}: normal QQ plot",
+                        sf.normal_qq(m.truncated, base.with_name(base.name + "_trunc_qq"), label)[0],
+                    )
+                )
+        elif m.kind == "2k-r":
+            figures.append(
+                Figure(
+                    f"{m.label}: effects",
+                    sf.effects_chart(m.result, base.with_name(base.name + "_effects"), m.label)[0],
+                    "grey: the interval includes 0 (not significant)",
+                )
+            )
+    return figures
+
+
+def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Figure]:
+    from vnetbench.report import stats_figures as sf
+
+    figures = []
+    for i, r in enumerate(results[:MAX_REPRODUCIBILITY_FIGURES]):
+        if r.n_rebuilds < 1:
+            continue
+        path = ctx.fig_dir / f"design_repro_{i}_{_slug(r.metric)}"
+        figures.append(Figure(f"{r.metric}: {r.verdict}", sf.reproducibility_chart(r, path)[0]))
+    return figures
+
+
+def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
+    from vnetbench.analysis.campaign_tables import UNITS
+    from vnetbench.report import stats_figures as sf
+
+    figures = []
+    for i, c in enumerate(comparisons):
+        scale, unit = UNITS.get(c["response"], (1.0, ""))
+        label = f"{c['measurement']}: {c['response']} per placement"
+        path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
+        figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
+    return figures

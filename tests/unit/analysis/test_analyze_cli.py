@@ -1,0 +1,56 @@
+"""`vnetbench stats` and `vnetbench analyze` as registered in the real CLI (no root): the commands
+exist, give their numbers, and refuse bad input with one line and exit code 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from vnetbench.cli import app
+from vnetbench.store.db import Store
+
+from .stats_app import ONL
+from .test_campaign_analysis import ONL_SPEC
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(app, list(args))
+
+
+def test_stats_is_registered_in_the_cli() -> None:
+    res = _invoke("stats", str(ONL), "--response", "loss", "--factor", "receivers", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["anova"]["f"] == pytest.approx(1367.886, rel=1e-3)
+
+
+def _store_with_campaign(tmp_path: Path) -> Path:
+    db = tmp_path / "s.db"
+    Store(db).create_campaign(
+        id="cafe0001", name="onl-synthetic", status="finished", provider="local", spec_text=ONL_SPEC,
+        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    return db
+
+
+def test_analyze_of_an_unknown_campaign_is_a_usage_error(tmp_path: Path) -> None:
+    db = _store_with_campaign(tmp_path)
+    res = _invoke("analyze", "nosuch", "--db", str(db))
+    assert res.exit_code == 2
+    assert "no campaign 'nosuch'" in res.output and "cafe0001" in res.output
+
+
+def test_analyze_refuses_an_unknown_outlier_policy(tmp_path: Path) -> None:
+    db = _store_with_campaign(tmp_path)
+    res = _invoke("analyze", "cafe0001", "--db", str(db), "--outliers", "zscore")
+    assert res.exit_code == 2 and "use none, iqr or mad" in res.output
+
+
+def test_analyze_of_a_campaign_without_measurements_says_so(tmp_path: Path) -> None:
+    db = _store_with_campaign(tmp_path)
+    res = _invoke("analyze", "cafe0001", "--db", str(db), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["flows"] == 0 and out["models"] == [] and out["design"]["kind"] == "one-factor"

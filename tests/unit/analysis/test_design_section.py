@@ -1,0 +1,88 @@
+"""The report's designed-experiment sections (report/sections/design.py) on ONL's Table 3 as a
+campaign: the tables of `vnetbench analyze` and the residual, QQ, level-mean and contrast figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.analysis import campaign_data as cd
+from vnetbench.report.sections import ReportContext, builders
+from vnetbench.report.sections.design import ORDER, build
+
+from .stats_app import ONL
+from .test_campaign_analysis import ONL_SPEC, _frames, _row
+
+
+class FrameStore:
+    """The read side of `Store` that the analysis uses, over fixed frames."""
+
+    def __init__(self, frames: cd.CampaignFrames) -> None:
+        self.frames = frames
+
+    def campaign(self, _ident: str | None = None) -> dict[str, Any]:
+        return self.frames.campaign
+
+    def measurements_frame(self, _cid: str) -> pd.DataFrame:
+        return self.frames.measurements
+
+    def samples_frame(self, _cid: str, _metrics: Any = None) -> pd.DataFrame:
+        return self.frames.samples
+
+    def events_frame(self, _cid: str) -> pd.DataFrame:
+        return self.frames.events
+
+    def builds_frame(self, _cid: str) -> pd.DataFrame:
+        return self.frames.builds
+
+
+def _onl_frames() -> cd.CampaignFrames:
+    rows, i = [], 0
+    for rec in pd.read_csv(ONL).to_dict("records"):
+        n, rep = int(rec["receivers"]), int(rec["replication"])
+        for j in range(n):
+            i += 1
+            rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
+                             group_kind="together" if n > 1 else "single", dst=f"v{j + 1}",
+                             loss_ratio=rec["loss"] / 100))  # fmt: skip
+    return _frames(ONL_SPEC, rows)
+
+
+def test_the_section_is_discovered_after_the_built_in_ones() -> None:
+    assert ORDER == 70
+    assert (ORDER, build) in builders()
+
+
+def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path) -> None:
+    frames = _onl_frames()
+    ctx = ReportContext(FrameStore(frames), frames.campaign, frames.measurements, tmp_path)  # type: ignore[arg-type]
+    sections = {s.anchor: s for s in build(ctx)}
+    assert list(sections) == [
+        "analysis-design", "analysis-outliers", "analysis-effects", "analysis-udp-effective",
+    ]  # fmt: skip
+    effects = sections["analysis-effects"]
+    titles = [t.title for t in effects.tables]
+    assert titles[0] == "rx · udp · loss_ratio: one-factor ANOVA by receivers (a = 10, N = 50)"
+    anova = effects.tables[0]
+    row = {r[0]: r for r in anova.rows}["receivers"]
+    assert row[2] == "99.68%" and row[3] == "9" and float(row[5]) == pytest_approx(1367.9, 0.1)
+    assert any("successive differences" in t for t in titles)
+    assert any("Recommended maximum: receivers = 5" in item for item in effects.items)
+    figures = [f.title for f in effects.figures]
+    assert figures == [
+        "rx · udp · loss_ratio: residuals vs predicted",
+        "rx · udp · loss_ratio: normal QQ plot of residuals",
+        "rx · udp · loss_ratio: mean per level",
+        "rx · udp · loss_ratio: successive differences",
+        "rx · udp · loss_ratio (truncated model, levels [6, 7, 8, 9, 10]): normal QQ plot",
+    ]
+    for f in effects.figures:
+        assert f.png.exists() and f.png.with_suffix(".svg").exists() and f.png.stat().st_size > 5000
+
+
+def pytest_approx(value: float, abs_tol: float) -> Any:
+    import pytest
+
+    return pytest.approx(value, abs=abs_tol)
