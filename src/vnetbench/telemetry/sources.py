@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import time
 from typing import Any
 
 from pyroute2 import IPRoute
@@ -163,7 +164,8 @@ class ProcessSource:
         for scope, pid in self.pids.items():
             try:
                 with open(f"/proc/{pid}/stat") as f:
-                    self.last[scope] = procfs.process_cpu(f.read())
+                    # wall_ns: time covered by readings of a live process (the CPU ratio's denominator)
+                    self.last[scope] = {**procfs.process_cpu(f.read()), "wall_ns": time.monotonic_ns()}
             except (OSError, ValueError, IndexError):
                 pass
             if scope in self.last:
