@@ -1,0 +1,143 @@
+"""Report section: where the packets of every UDP / packet-rate measurement went (telemetry, issue 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyBboxPatch
+
+from vnetbench.report.figures import save
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.view import Figure, Section, TableView
+from vnetbench.telemetry.loss import Localization, campaign_losses
+
+ORDER = 60
+MAX_ROWS = 60
+MAX_DETAILS = 4
+
+
+def _pct(n: float, d: float) -> str:
+    return f"{n / d:.2%}" if d else "-"
+
+
+def _n(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def path_diagram(loc: Localization, title: str, path: Path) -> Path:
+    """Boxes for every counting point along the path; the hop that lost most is red, with its counter."""
+    stages = [s for s in loc.stages if s.count is not None]
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.25 * len(stages)), 2.6))
+    worst = max(stages, key=lambda s: s.lost or 0.0) if loc.app_lost > 0 else None
+    for i, stage in enumerate(stages):
+        red = stage is worst
+        ax.add_patch(
+            FancyBboxPatch(
+                (i + 0.06, 0.35), 0.88, 0.5, boxstyle="round,pad=0.02",
+                facecolor="#f4c7c3" if red else "#dde7f3", edgecolor="#b3261e" if red else "#4a6fa5",
+            )
+        )  # fmt: skip
+        label = stage.label.replace(" by the ", "\n").replace(" by ", "\n").replace("'s ", "'s\n")
+        label = label.replace(" (kernel count)", "\n(kernel)")
+        ax.text(i + 0.5, 0.72, label, ha="center", va="center", fontsize=6.5, wrap=True)
+        ax.text(i + 0.5, 0.45, _n(stage.count), ha="center", va="center", fontsize=8, weight="bold")
+        if i:
+            ax.annotate(
+                "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": "#555"}
+            )
+        if stage.lost and stage.lost > 0.5:
+            ax.text(i + 0.5, 0.25, f"−{stage.lost:,.0f}", ha="center", va="center", fontsize=7.5,
+                    color="#b3261e" if red else "#555")  # fmt: skip
+        if red and stage.explainers:
+            top = max(stage.explainers, key=lambda e: e.packets)
+            ax.text(i + 0.5, 0.1, f"{top.counter}: {top.packets:,.0f}", ha="center", va="center", fontsize=7,
+                    color="#b3261e")  # fmt: skip
+    ax.set_xlim(0, len(stages))
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    ax.set_title(title, fontsize=9)
+    return save(fig, path)
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    locs = campaign_losses(ctx.store, ctx.campaign_id, ctx.frame)
+    if not locs:
+        return []
+    by_id = ctx.frame.set_index("id")
+    rows = []
+    for loc in locs[:MAX_ROWS]:
+        m = by_id.loc[loc.measurement_id]
+        why = loc.cause or ""
+        if loc.counter:
+            why += f" — {loc.counter}: {loc.counter_packets:,.0f}"
+        rows.append(
+            [
+                str(m["measurement"]),
+                f"{loc.src}→{loc.dst}",
+                str(m["repetition"]),
+                _n(loc.sent),
+                f"{_n(loc.app_lost)} ({_pct(loc.app_lost, loc.sent)})",
+                loc.hop or "no loss",
+                why,
+                _pct(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
+            ]
+        )
+    note = (
+        "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets, "
+        "divided by the fragments per datagram. 'explained' = share of the application's loss that a "
+        "kernel counter "
+        "accounts for."
+    )
+    if len(locs) > MAX_ROWS:
+        note += f" First {MAX_ROWS} of {len(locs)} measurements; all of them: vnetbench loss --json."
+    section = Section(
+        "Where the packets went",
+        "loss",
+        intro="For every UDP measurement, the packets counted at each point of the path (application, "
+        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
+        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
+        "reassembly failure).",
+        tables=[
+            TableView(
+                "Loss localization",
+                ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"],
+                rows,
+                note,
+            )
+        ],
+    )
+    # Details for the worst measurement of each (measurement, flow).
+    worst: dict[tuple[str, str, str], Localization] = {}
+    for loc in locs:
+        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
+        if loc.app_lost > 0 and (key not in worst or loc.app_lost > worst[key].app_lost):
+            worst[key] = loc
+    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
+        section.tables.append(
+            TableView(
+                f"{name} {src}→{dst}, measurement {loc.measurement_id}: count at each point",
+                ["point", "where", "datagrams", "lost here", "counters"],
+                [
+                    [
+                        s.label,
+                        s.where,
+                        _n(s.count),
+                        _n(s.lost),
+                        "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
+                    ]
+                    for s in loc.stages
+                ],
+                loc.note,
+            )
+        )
+        png = path_diagram(
+            loc,
+            f"{name} {src}→{dst}: {_n(loc.app_lost)} of {_n(loc.sent)} lost, most at {loc.hop}",
+            ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+        )
+        section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))
+    return [section]
