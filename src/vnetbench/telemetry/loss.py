@@ -75,6 +75,7 @@ class Localization:
     fragments_per_datagram: int
     stages: list[Stage]
     hop: str | None  # the stage where most packets were lost (None: no loss)
+    hop_key: str | None  # its key: sender-udp, tx:host:h1/p1x0, socket ...
     hop_where: str | None
     hop_lost: float
     cause: str | None
@@ -273,6 +274,7 @@ def localize(
         k,
         stages,
         worst.label if worst else None,
+        worst.key if worst else None,
         worst.where if worst else None,
         worst.lost or 0.0 if worst else 0.0,
         top.cause if top else ("unexplained: no kernel counter saw it" if worst else None),

@@ -86,7 +86,7 @@ def test_tiny_socket_buffer_puts_the_loss_at_the_socket(tmp_path: Path) -> None:
     data = analysis(store, cid)
     (loc,) = data["loss_localization"]
     assert loc["app_lost"] > 0.05 * loc["sent"], "the tiny buffer should drop datagrams"
-    assert loc["hop"] == "accepted by the receiver's socket"
+    assert loc["hop"] == "accepted by the receiver's socket" and loc["hop_key"] == "socket"
     assert loc["cause"] == "socket buffer full"
     assert loc["counter"] == "Udp.RcvbufErrors on node:b"
     stages = {s["key"]: s for s in loc["stages"]}
