@@ -41,6 +41,9 @@ APP_COUNTS: dict[str, tuple[str, str]] = {
     "pps": ("packets_sent", "packets_received"),
 }
 Totals = dict[str, dict[str, float]]  # scope -> metric -> total delta
+# A drop of a few packets between two counting points is within what the counters cannot separate
+# (the tool's control connection, a neighbour solicitation): no verdict below it.
+NOISE_PACKETS = 3.0
 
 
 @dataclass
@@ -261,7 +264,7 @@ def localize(
 
     app_lost = sent - received
     lossy = [s for s in stages if s.lost is not None and s.lost > 0]
-    worst = max(lossy, key=lambda s: s.lost or 0.0) if app_lost > 0 and lossy else None
+    worst = max(lossy, key=lambda s: s.lost or 0.0) if app_lost > NOISE_PACKETS and lossy else None
     top = max(worst.explainers, key=lambda e: e.packets) if worst and worst.explainers else None
     explained = sum(min(max(s.lost or 0.0, 0.0), s.explained) for s in stages)
     return Localization(
