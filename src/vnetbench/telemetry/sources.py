@@ -3,7 +3,7 @@
 A namespace's /proc/net files are opened by a short-lived thread that has entered the namespace
 (setns on the provider's namespace fd): a /proc/thread-self/net file stays bound to the namespace it
 was opened in, so later reads from any thread see that namespace's counters. Qdisc statistics come
-from a pyroute2 netlink socket created inside the namespace the same way. Everything opened here is
+from a netlink socket created inside the namespace the same way (nldump.py). Everything opened here is
 closed by close(): an open /proc/net file keeps its namespace alive.
 """
 
@@ -15,10 +15,8 @@ import socket
 import time
 from typing import Any
 
-from pyroute2 import IPRoute
-
 from vnetbench.providers.local import kernel
-from vnetbench.telemetry import procfs
+from vnetbench.telemetry import nldump, procfs
 
 Counters = dict[str, dict[str, int]]  # scope -> metric -> value
 NET_FILES = ("snmp", "netstat", "dev")
@@ -42,7 +40,6 @@ class NamespaceSource:
         self.name = name
         self.interfaces = interfaces
         self.fds: dict[str, int] = {}
-        self.ipr: Any = None
         self.nl: socket.socket | None = None
 
         def open_inside() -> tuple[dict[str, int], Any]:
@@ -51,8 +48,7 @@ class NamespaceSource:
             try:
                 for f in NET_FILES:
                     fds[f] = os.open(f"/proc/thread-self/net/{f}", os.O_RDONLY | os.O_CLOEXEC)
-                # pyroute2 0.9 opens its own socket lazily, in another thread (the root namespace):
-                # hand it one created here instead.
+                # the netlink socket must be created here, in the namespace (see nldump.py)
                 nl = (
                     socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, socket.NETLINK_ROUTE)
                     if qdiscs
@@ -77,10 +73,9 @@ class NamespaceSource:
             if ifname in self.interfaces:
                 out[f"if:{self.name}/{ifname}"] = counters
         if self.nl is not None:
-            if self.ipr is None:  # pyroute2 wants to be used from the thread that made it: the sampler's
-                self.ipr = IPRoute(use_socket=self.nl)
-                self.ifnames = {link["index"]: link.get_attr("IFLA_IFNAME") for link in self.ipr.get_links()}
-            for msg in self.ipr.get_qdiscs():
+            if not self.ifnames:
+                self.ifnames = nldump.links(self.nl)
+            for msg in nldump.qdiscs(self.nl):
                 ifname = self.ifnames.get(msg["index"])
                 if ifname in self.interfaces:
                     stats = qdisc_stats(msg)
@@ -94,10 +89,6 @@ class NamespaceSource:
             with contextlib.suppress(OSError):
                 os.close(fd)
         self.fds = {}
-        if self.ipr is not None:
-            with contextlib.suppress(Exception):
-                self.ipr.close()
-            self.ipr = None
         if self.nl is not None:
             with contextlib.suppress(OSError):
                 self.nl.close()
