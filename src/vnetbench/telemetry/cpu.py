@@ -52,16 +52,16 @@ def cpu_frame(store: Store, campaign_id: str, frame: pd.DataFrame | None = None)
         command = m.get("command") or {}
         reverse = isinstance(command, dict) and "-R" in (command.get("client") or [])
         client, server = _proc_ratio(tot.get("proc:client")), _proc_ratio(tot.get("proc:server"))
-        rate = m.get("link_rate_bps")
-        if rate is None or pd.isna(rate):
-            rate = m.get("offered_bps")
+        # the link's rate, else the offered rate (a column and a summary metric: merged as _x / _y)
+        rates = (m.get(c) for c in ("link_rate_bps", "offered_bps", "offered_bps_x", "offered_bps_y"))
+        rate = next((r for r in rates if r is not None and not pd.isna(r)), None)
         rows.append(
             {
                 "measurement_id": int(m["id"]),
                 "kind": m["kind"],
                 "src": m["src"],
                 "dst": m["dst"],
-                "rate_bps": None if rate is None or pd.isna(rate) else float(rate),
+                "rate_bps": None if rate is None else float(rate),
                 "loss_ratio": _num(m.get("loss_ratio")),
                 "host_busy_ratio": _ratio(busy, all_ns),
                 "host_softirq_ratio": _ratio(cpu.get("softirq_ns"), all_ns),
