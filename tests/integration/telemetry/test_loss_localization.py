@@ -143,3 +143,37 @@ def test_tbf_bottleneck_puts_the_loss_at_that_qdisc(tmp_path: Path) -> None:
     assert pcap.exists() and pcap.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4")
     assert 24 + 200 * 16 < pcap.stat().st_size <= 24 + 200 * (16 + 64)  # header + 200 capped records
     store.close()
+
+
+def test_exogeni_report_has_the_tool_cpu_table(tmp_path: Path) -> None:
+    """ExoGENI Tables 18–19 in the report of an exogeni-exp* scenario (exp3, shortened: 1 repetition, 2 s)."""
+    from vnetbench.report.html import write_report
+    from vnetbench.scenarios import get_scenario
+
+    overrides = {
+        "schedule.repetitions": 1,
+        "measurements.tcp.duration": "2s",
+        "measurements.tcp.omit": "0s",
+        "measurements.udp.duration": "2s",
+        "measurements.rtt.count": 3,
+        "patterns.intra-rack.pairs": [["vma", "vmb"]],
+    }
+    store = Store(tmp_path / "t.db")
+    spec = parse_spec(get_scenario("exogeni-exp3").text, "exogeni-exp3.yaml", overrides=overrides)
+    started = create_campaign(spec, store)
+    cid = started.campaign_id
+    summary = run_campaign(
+        store, cid, LocalProvider(cid, store.location, tools=("iperf3", "ping")), plan=started.plan
+    )
+    assert summary.flows_failed == 0, summary.failures
+    assert not _children()
+    rows = {(r["rate_bps"], r["kind"]): r for r in analysis(store, cid)["tool_cpu"]}
+    assert set(rows) == {(100e6, "tcp"), (100e6, "udp")}
+    for row in rows.values():  # sampled from /proc/PID/stat, and close to iperf3's own report
+        assert 0 < row["sender_cpu_percent"] < 100
+        assert row["sender_cpu_percent"] == pytest.approx(row["tool_sender_cpu_percent"], abs=3)
+    assert rows[(100e6, "udp")]["exogeni_sender_cpu_percent"] == 17.0  # the study's Table 19 beside ours
+    html = write_report(store, cid, tmp_path / "report").read_text()
+    assert "Tool CPU load (%), sender and receiver, per rate (ExoGENI Tables 18–19)" in html
+    assert "100 Mbit/s" in html and "Where the packets went" in html
+    store.close()

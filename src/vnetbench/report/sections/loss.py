@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import matplotlib
@@ -25,7 +26,9 @@ def _pct(n: float, d: float) -> str:
 
 
 def _n(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.0f}"
+    if v is None:
+        return "-"
+    return "0" if abs(v) < 0.5 else f"{v:,.0f}"  # frames ÷ fragments leave fractions: no "-0"
 
 
 def path_diagram(loc: Localization, title: str, path: Path) -> Path:
@@ -60,7 +63,9 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
     ax.set_ylim(0, 1)
     ax.axis("off")
     ax.set_title(title, fontsize=9)
-    return save(fig, path)
+    with warnings.catch_warnings():  # the boxes fill the axes on purpose; tight_layout has nothing to fit
+        warnings.simplefilter("ignore", UserWarning)
+        return save(fig, path)
 
 
 def build(ctx: ReportContext) -> list[Section]:
