@@ -35,9 +35,8 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
     """Boxes for every counting point along the path; the hop that lost most is red, with its counter."""
     stages = [s for s in loc.stages if s.count is not None]
     fig, ax = plt.subplots(figsize=(max(8.0, 1.25 * len(stages)), 2.6))
-    worst = max(stages, key=lambda s: s.lost or 0.0) if loc.app_lost > 0 else None
     for i, stage in enumerate(stages):
-        red = stage is worst
+        red = stage.key == loc.hop_key
         ax.add_patch(
             FancyBboxPatch(
                 (i + 0.06, 0.35), 0.88, 0.5, boxstyle="round,pad=0.02",
@@ -119,7 +118,7 @@ def build(ctx: ReportContext) -> list[Section]:
     worst: dict[tuple[str, str, str], Localization] = {}
     for loc in locs:
         key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
-        if loc.app_lost > 0 and (key not in worst or loc.app_lost > worst[key].app_lost):
+        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
             worst[key] = loc
     for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
         section.tables.append(
