@@ -110,11 +110,44 @@ def sample_once(
     }
 
 
+def plot(results: dict) -> Path:
+    """Median share of a core per case and interval, with the min-max range of the repeats."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = results["summary"]
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    labels = [f"{s['case']}\n{s['interval_s']:g} s" for s in summary]
+    med = [s["median_core_percent"] for s in summary]
+    err = [
+        [m - s["min_core_percent"] for m, s in zip(med, summary, strict=True)],
+        [s["max_core_percent"] - m for m, s in zip(med, summary, strict=True)],
+    ]
+    ax.bar(range(len(summary)), med, yerr=err, capsize=4, color="#4a6fa5")
+    ax.axhline(2.0, color="#b3261e", linestyle="--", label="budget: 2 % of a core at 1 s")
+    ax.set_xticks(range(len(summary)), labels, fontsize=8)
+    ax.set_ylabel("sampler CPU (% of one core)")
+    ax.set_title(
+        f"Sampler cost: median, min-max of {results['repeats']} runs of {results['duration_s']:g} s"
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = HERE / "sampler_cost.png"
+    fig.savefig(out, dpi=110)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--duration", type=float, default=10.0)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--plot-only", action="store_true", help="redraw the figure from results.json")
     args = ap.parse_args()
+    if args.plot_only:
+        print(plot(json.loads((HERE / "results.json").read_text())))
+        return
     built = {}
     runs: list[dict] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -161,6 +194,7 @@ def main() -> None:
         "runs": runs,
     }
     (HERE / "results.json").write_text(json.dumps(out, indent=1))
+    plot(out)
     print("\ncase                interval  ns  ifs  median %core  [min, max]   µs/reading")
     for s in summary:
         print(f"{s['case']:18s} {s['interval_s']:6.1f} s {s['namespaces']:3d} {s['interfaces']:4d}  "
