@@ -30,7 +30,7 @@ from vnetbench.providers.base import Provider, ToolProcess
 from vnetbench.spec.models import Campaign, Telemetry
 from vnetbench.store import schema as t
 from vnetbench.store.db import Event, MeasurementRecord
-from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram
+from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram, mark_shared
 from vnetbench.telemetry.sampler import Result, Sampler
 from vnetbench.telemetry.sources import HostSource, NamespaceSource, ProcessSource
 
@@ -124,6 +124,7 @@ class TelemetryHook:
                 interfaces[hop.ns].add(hop.name)
                 if hop.shaper:
                     shaped.add(hop.ns)
+        mark_shared([f.path for f in planned])
         closers: list[Any] = []
         sources: list[Any] = [HostSource(), ProcessSource(pids)]
         closers.append(sources[0])

@@ -44,6 +44,7 @@ Totals = dict[str, dict[str, float]]  # scope -> metric -> total delta
 # A drop of a few packets between two counting points is within what the counters cannot separate
 # (the tool's control connection, a neighbour solicitation): no verdict below it.
 NOISE_PACKETS = 3.0
+RECEIVER_STAGES = ("receiver-ip", "socket", "socket-read")
 
 
 @dataclass
@@ -114,7 +115,7 @@ def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str])
     return out
 
 
-def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float) -> Stage:
+def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float, shared: bool) -> Stage:
     """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP)."""
     scope = f"if:{hop.ns}/{hop.name}"
     metric = "tx_packets" if hop.direction == "tx" else "rx_packets"
@@ -124,8 +125,10 @@ def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float)
         f"{hop.direction}:{hop.label}",
         f"{verb} {hop.label}" + (f" ({hop.shaper})" if hop.shaper else ""),
         hop.label,
-        None if frames is None else (frames - other) / k,
+        None if frames is None or shared else (frames - other) / k,
     )
+    if shared:
+        stage.label += " (shared with the step's other flows: not counted)"
     ex = stage.explainers
     if hop.direction == "tx":
         for qscope, metrics in totals.items():
@@ -196,7 +199,7 @@ def localize(
     prev: Hop | None = None
     for hop in path.hops:
         if hop.direction != "fwd":
-            stages.append(_hop_stage(hop, prev, totals, k, other or 0.0))
+            stages.append(_hop_stage(hop, prev, totals, k, other or 0.0, hop.key in path.shared))
         prev = hop
     delivered = g(totals, d_snmp, "Ip.InDelivers")
     other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
@@ -249,6 +252,11 @@ def localize(
         )
     )
     stages.append(Stage("app-received", "read by the application", dst, received))
+    for stage in stages:  # a namespace's SNMP counters are per namespace, not per flow
+        end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
+        if end and end in path.shared:
+            stage.count = None
+            stage.label += " (namespace shared with the step's other flows: not counted)"
 
     last: float | None = None
     for stage in stages:

@@ -34,6 +34,10 @@ class Hop:
     def label(self) -> str:
         return f"{self.where}/{self.name}"
 
+    @property
+    def key(self) -> str:
+        return f"{self.ns}/{self.name}/{self.direction}"
+
 
 @dataclass
 class FlowPath:
@@ -43,6 +47,9 @@ class FlowPath:
     dst_ns: str
     mtu: int
     hops: list[Hop] = field(default_factory=list)
+    # Set when flows run together: counters another flow of the step also moves cannot be split
+    # between them (hop keys "NS/NAME/DIRECTION"; "src"/"dst" for a namespace's SNMP counters).
+    shared: list[str] = field(default_factory=list)
 
     @property
     def namespaces(self) -> list[str]:
@@ -56,12 +63,31 @@ class FlowPath:
             "dst_ns": self.dst_ns,
             "mtu": self.mtu,
             "hops": [asdict(h) for h in self.hops],
+            "shared": list(self.shared),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> FlowPath:
         hops = [Hop(**h) for h in data.get("hops", [])]
-        return cls(data["src"], data["dst"], data["src_ns"], data["dst_ns"], int(data["mtu"]), hops)
+        return cls(
+            data["src"],
+            data["dst"],
+            data["src_ns"],
+            data["dst_ns"],
+            int(data["mtu"]),
+            hops,
+            data.get("shared", []),
+        )
+
+
+def mark_shared(paths: list[FlowPath]) -> None:
+    """Flows started together: mark the hops and end namespaces each one shares with another."""
+    for path in paths:
+        others = [p for p in paths if p is not path]
+        keys = {h.key for p in others for h in p.hops}
+        path.shared = [h.key for h in path.hops if h.key in keys]
+        ends = {p.src_ns for p in others} | {p.dst_ns for p in others}
+        path.shared += [end for end, ns in (("src", path.src_ns), ("dst", path.dst_ns)) if ns in ends]
 
 
 def fragments_per_datagram(payload_bytes: int, mtu: int) -> int:

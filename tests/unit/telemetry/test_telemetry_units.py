@@ -14,7 +14,7 @@ from vnetbench.spec import parse_spec
 from vnetbench.telemetry import procfs
 from vnetbench.telemetry.cpu import correlation, tool_cpu_table
 from vnetbench.telemetry.loss import localize
-from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram
+from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram, mark_shared
 from vnetbench.telemetry.sampler import Sampler
 
 SNMP = """Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams InUnknownProtos InDiscards InDelivers OutRequests OutDiscards OutNoRoutes ReasmTimeout ReasmReqds ReasmOKs ReasmFails FragOKs FragFails FragCreates
@@ -177,3 +177,16 @@ def test_tool_cpu_table_and_correlation() -> None:
     assert table[(10e6, "udp")]["tool_receiver_cpu_percent"] is None
     corr = correlation(df)
     assert corr["n"] == 4 and corr["r"] == pytest.approx(1.0)  # exactly linear
+
+
+def test_flows_started_together_do_not_count_what_they_share() -> None:
+    layout = build_layout(parse_spec(SPEC).campaign, "c0ffee00")
+    to_n2, to_n3 = flow_path(layout, "n1", "n2"), flow_path(layout, "n1", "n3")
+    mark_shared([to_n2, to_n3])  # a star from n1: n1's interface and stack carry both flows
+    assert "src" in to_n2.shared and "dst" not in to_n2.shared
+    assert "vnbc0ffee00-n-n1/eth0/tx" in to_n2.shared and "vnbc0ffee00-h-h1/p1x0/tx" not in to_n2.shared
+    loc = localize(to_n2, _totals(to_n2, 10_000, 3_000, 0), 10_000, 7_000)
+    counted = {s.key: s.count for s in loc.stages}
+    assert counted["sender-udp"] is None and counted["tx:node:n1/eth0"] is None
+    assert counted["tx:host:h1/p1x0"] == 7_000  # its own port still counts, and still gets the verdict
+    assert loc.hop_key == "tx:host:h1/p1x0" and loc.cause == "qdisc drop"
