@@ -136,7 +136,7 @@ class TelemetryHook:
                 src = NamespaceSource(ns, fd, names, qdiscs=ns in shaped)
                 closers.append(src)
                 sources.append(src)
-            captures = self._start_captures(config, planned) if config.capture else []
+            captures = self._captures_or_event(config, layout, planned) if config.capture else []
         except BaseException:
             for c in closers:
                 c.close()
@@ -166,6 +166,23 @@ class TelemetryHook:
         base = Path(loc).expanduser().resolve().parent if loc and "://" not in loc else Path.cwd()
         return base / "captures" / (self.campaign_id or "campaign")
 
+    def _captures_or_event(self, config: Telemetry, layout: Layout, flows: list[_Flow]) -> list[_Capture]:
+        """Start the captures; one that cannot start (no tcpdump, unknown node) is an event, not an error."""
+        assert config.capture is not None
+        problems = [
+            f"capture: no node '{item.partition(':')[0]}' in the topology (telemetry.capture.interfaces)"
+            for item in config.capture.interfaces
+            if item.partition(":")[0] not in layout.node_ns
+        ]
+        captures: list[_Capture] = []
+        try:
+            captures = self._start_captures(config, flows)
+        except Exception as err:
+            problems.append(f"capture not started: {err}")
+        for flow in flows:
+            flow.record.events.extend(Event("telemetry_error", p) for p in problems)
+        return captures
+
     def _start_captures(self, config: Telemetry, flows: list[_Flow]) -> list[_Capture]:
         assert config.capture is not None
         layout_ifs: dict[str, list[str]] = {}
@@ -192,7 +209,11 @@ class TelemetryHook:
             )
             argv = ["tcpdump", "-i", ifname, "-s", str(cap.snaplen), "-c", str(cap.packets)]
             argv += ["-w", str(cap.file), "-U", "-n", "-Z", "root"]
-            cap.proc = self.provider.spawn(node, argv)
+            try:
+                cap.proc = self.provider.spawn(node, argv)
+            except BaseException:
+                self._stop_captures(out)
+                raise
             out.append(cap)
             for flow in flows:
                 if node in (flow.record.src, flow.record.dst):
