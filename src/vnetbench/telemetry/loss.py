@@ -52,6 +52,8 @@ class Explainer:
     counter: str  # e.g. "Udp.RcvbufErrors on node:b", "tbf drops on host:h/p1x0"
     packets: float  # in datagrams
     cause: str  # socket buffer full | qdisc drop | bridge/OVS drop | reassembly failure | ...
+    scope: str | None = None  # where its time series is stored (telemetry.scope / metric)
+    metric: str | None = None
 
 
 @dataclass
@@ -85,6 +87,8 @@ class Localization:
     cause: str | None
     counter: str | None
     counter_packets: float
+    counter_scope: str | None  # the counter's time series: telemetry rows with this scope and metric
+    counter_metric: str | None
     explained_packets: float  # lost packets that a kernel counter accounts for, over all stages
     note: str = ""
 
@@ -111,7 +115,7 @@ def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str])
     for counter, cause in names.items():
         v = _get(totals, f"snmp:{ns}", counter)
         if v:
-            out.append(Explainer(f"{counter} on {where}", v, cause))
+            out.append(Explainer(f"{counter} on {where}", v, cause, f"snmp:{ns}", counter))
     return out
 
 
@@ -134,21 +138,30 @@ def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float,
         for qscope, metrics in totals.items():
             if qscope.startswith(f"qdisc:{hop.ns}/{hop.name}/") and metrics.get("drops"):
                 kind = qscope.rsplit("/", 1)[1].split(":")[0]
-                ex.append(Explainer(f"{kind} drops on {hop.label}", metrics["drops"] / k, "qdisc drop"))
+                ex.append(
+                    Explainer(
+                        f"{kind} drops on {hop.label}", metrics["drops"] / k, "qdisc drop", qscope, "drops"
+                    )
+                )
         dropped = _get(totals, scope, "tx_dropped")
         if dropped:
             cause = "backlog full at the peer (netdev_max_backlog)" if hop.kind == "veth" else "device drop"
-            ex.append(Explainer(f"tx_dropped on {hop.label}", dropped / k, cause))
+            ex.append(Explainer(f"tx_dropped on {hop.label}", dropped / k, cause, scope, "tx_dropped"))
         if prev is not None and prev.direction == "fwd":
             for metric in ("rx_dropped", "tx_dropped"):
                 v = _get(totals, f"if:{prev.ns}/{prev.name}", metric)
                 if v:
-                    ex.append(Explainer(f"{metric} on bridge {prev.label}", v / k, "bridge/OVS drop"))
+                    bridge = f"if:{prev.ns}/{prev.name}"
+                    ex.append(
+                        Explainer(
+                            f"{metric} on bridge {prev.label}", v / k, "bridge/OVS drop", bridge, metric
+                        )
+                    )
     else:
         for metric in ("rx_dropped", "rx_errors"):
             v = _get(totals, scope, metric)
             if v:
-                ex.append(Explainer(f"{metric} on {hop.label}", v / k, "receive drop"))
+                ex.append(Explainer(f"{metric} on {hop.label}", v / k, "receive drop", scope, metric))
     return stage
 
 
@@ -291,6 +304,8 @@ def localize(
         top.cause if top else ("unexplained: no kernel counter saw it" if worst else None),
         top.counter if top else None,
         top.packets if top else 0.0,
+        top.scope if top else None,
+        top.metric if top else None,
         explained,
         note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
     )
@@ -348,3 +363,30 @@ def campaign_losses(store: Store, campaign_id: str, frame: pd.DataFrame | None =
         frags = 1 if frags is None or pd.isna(frags) else int(frags)
         out.append(localize(path, totals.get(mid, {}), sent, received, frags, mid))
     return out
+
+
+def series(store: Store, measurement_id: int, scope: str, metric: str) -> pd.DataFrame:
+    """One counter's per-reading deltas (t_ns, value) during a measurement."""
+    tt = t.telemetry
+    return store._frame(
+        select(tt.c.t_ns, tt.c.value)
+        .where(tt.c.measurement_id == measurement_id, tt.c.scope == scope, tt.c.metric == metric)
+        .order_by(tt.c.t_ns)
+    )
+
+
+def cpu_busy_series(store: Store, measurement_id: int) -> pd.DataFrame:
+    """Host CPU busy share per reading (t_ns, busy_ratio)."""
+    tt = t.telemetry
+    rows = store._frame(
+        select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
+            tt.c.measurement_id == measurement_id, tt.c.scope == "cpu"
+        )
+    )
+    if rows.empty:
+        return pd.DataFrame(columns=["t_ns", "busy_ratio"])
+    wide = rows.pivot_table(index="t_ns", columns="metric", values="value", aggfunc="sum").fillna(0.0)
+    total = wide.sum(axis=1)
+    idle = wide.get("idle_ns", 0.0) + wide.get("iowait_ns", 0.0)
+    busy = (1 - idle / total.where(total > 0)).rename("busy_ratio")
+    return busy.reset_index()

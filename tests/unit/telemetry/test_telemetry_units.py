@@ -190,3 +190,23 @@ def test_flows_started_together_do_not_count_what_they_share() -> None:
     assert counted["sender-udp"] is None and counted["tx:node:n1/eth0"] is None
     assert counted["tx:host:h1/p1x0"] == 7_000  # its own port still counts, and still gets the verdict
     assert loc.hop_key == "tx:host:h1/p1x0" and loc.cause == "qdisc drop"
+
+
+def test_onl_loss_hunt_scenario_plans_the_study_s_cases() -> None:
+    from pathlib import Path
+
+    from vnetbench.plan import make_plan
+    from vnetbench.scenarios import get_scenario
+
+    scenario = get_scenario("onl-loss-hunt")
+    assert scenario.study.startswith("ONL") and "18-byte" in scenario.summary
+    spec = parse_spec(scenario.text, "onl-loss-hunt.yaml")
+    lengths = {m.name: int(m.length) for m in spec.campaign.measurements}
+    assert lengths == {"frag8k": 8192, "p1400": 1400, "p18": 18, "p1400-bridge": 1400, "p18-bridge": 18}
+    layout = build_layout(spec.campaign, "c0ffee00")
+    assert fragments_per_datagram(lengths["frag8k"], layout.path_mtu("snd", "slow")) == 6  # as in the study
+    assert layout.cpu_quota == {"node:slow": 0.05}  # the CPU-limited receiver
+    bridge = flow_path(layout, "snd", "far")
+    assert [h.label for h in bridge.hops if h.shaper] == ["host:hv/p2x0"]  # the saturated bridge egress
+    assert len(make_plan(spec, "c0ffee00", 1).steps) == 15
+    assert (Path(__file__).parents[3] / "docs" / "scenarios" / "onl-loss-hunt.md").exists()

@@ -14,7 +14,8 @@ from matplotlib.patches import FancyBboxPatch
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
-from vnetbench.telemetry.loss import Localization, campaign_losses
+from vnetbench.store.db import Store
+from vnetbench.telemetry.loss import Localization, campaign_losses, cpu_busy_series, series
 
 ORDER = 60
 MAX_ROWS = 60
@@ -65,6 +66,35 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
     with warnings.catch_warnings():  # the boxes fill the axes on purpose; tight_layout has nothing to fit
         warnings.simplefilter("ignore", UserWarning)
         return save(fig, path)
+
+
+def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -> Path | None:
+    """The explaining counter per reading (bars) and the host's CPU busy share (line) during the run."""
+    if loc.measurement_id is None or not loc.counter_scope or not loc.counter_metric:
+        return None
+    drops = series(store, loc.measurement_id, loc.counter_scope, loc.counter_metric)
+    cpu = cpu_busy_series(store, loc.measurement_id)
+    if drops.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3))
+    t = drops["t_ns"] / 1e9
+    width = max(0.05, float(t.diff().median()) * 0.8) if len(t) > 1 else 0.5
+    ax.bar(t, drops["value"] / max(1, loc.fragments_per_datagram), width=-width, align="edge", color="#d9776f",
+           label=loc.counter)  # fmt: skip
+    ax.set_xlabel("seconds after the baseline reading (end of each interval)")
+    ax.set_ylabel("datagrams per interval")
+    if not cpu.empty:
+        ax2 = ax.twinx()
+        ax2.plot(
+            cpu["t_ns"] / 1e9, cpu["busy_ratio"] * 100, color="#4a6fa5", marker="o", label="host CPU busy"
+        )
+        ax2.set_ylabel("host CPU busy (%)")
+        ax2.set_ylim(0, 105)
+        ax2.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    return save(fig, path)
 
 
 def build(ctx: ReportContext) -> list[Section]:
@@ -144,4 +174,16 @@ def build(ctx: ReportContext) -> list[Section]:
             ctx.fig_dir / f"loss-path-{loc.measurement_id}",
         )
         section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))
+        over_time = counter_over_time(
+            ctx.store,
+            loc,
+            f"{name} {src}→{dst}: {loc.counter} per interval",
+            ctx.fig_dir / f"loss-series-{loc.measurement_id}",
+        )
+        if over_time is not None:
+            section.figures.append(
+                Figure(
+                    f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU"
+                )
+            )
     return [section]
