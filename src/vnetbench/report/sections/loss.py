@@ -79,8 +79,9 @@ def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -
     fig, ax = plt.subplots(figsize=(7, 3))
     t = drops["t_ns"] / 1e9
     width = max(0.05, float(t.diff().median()) * 0.8) if len(t) > 1 else 0.5
-    ax.bar(t, drops["value"] / max(1, loc.fragments_per_datagram), width=-width, align="edge", color="#d9776f",
-           label=loc.counter)  # fmt: skip
+    per_interval = drops["value"] / max(1, loc.fragments_per_datagram)
+    # each reading closes the interval before it: bars end at t
+    ax.bar(t, per_interval, width=-width, align="edge", color="#d9776f", label=loc.counter)
     ax.set_xlabel("seconds after the baseline reading (end of each interval)")
     ax.set_ylabel("datagrams per interval")
     if not cpu.empty:
