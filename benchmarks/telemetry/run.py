@@ -129,9 +129,7 @@ def plot(results: dict) -> Path:
     ax.axhline(2.0, color="#b3261e", linestyle="--", label="budget: 2 % of a core at 1 s")
     ax.set_xticks(range(len(summary)), labels, fontsize=8)
     ax.set_ylabel("sampler CPU (% of one core)")
-    ax.set_title(
-        f"Sampler cost: median, min-max of {results['repeats']} runs of {results['duration_s']:g} s"
-    )
+    ax.set_title(f"Sampler cost: median, min-max of {results['repeats']} runs of {results['duration_s']:g} s")
     ax.legend(fontsize=8)
     fig.tight_layout()
     out = HERE / "sampler_cost.png"
