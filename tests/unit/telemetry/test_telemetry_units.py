@@ -210,3 +210,18 @@ def test_onl_loss_hunt_scenario_plans_the_study_s_cases() -> None:
     assert [h.label for h in bridge.hops if h.shaper] == ["host:hv/p2x0"]  # the saturated bridge egress
     assert len(make_plan(spec, "c0ffee00", 1).steps) == 15
     assert (Path(__file__).parents[3] / "docs" / "scenarios" / "onl-loss-hunt.md").exists()
+
+
+def test_udp_window_reaches_iperf3() -> None:
+    from vnetbench.drivers import iperf3
+    from vnetbench.drivers.base import FlowParams
+    from vnetbench.spec.models import UdpMeasurement
+
+    m = UdpMeasurement.model_validate({"name": "u", "kind": "udp", "window": "4k", "length": 1400})
+    client = iperf3.commands(m, FlowParams("a", "b", "198.18.0.2", 5201, m.duration), 1e8).client
+    assert client[client.index("-w") + 1] == "4096"  # iperf3 hands it to the server's socket too
+    plain = UdpMeasurement.model_validate({"name": "u", "kind": "udp"})
+    assert (
+        "-w"
+        not in iperf3.commands(plain, FlowParams("a", "b", "198.18.0.2", 5201, plain.duration), 1e8).client
+    )
