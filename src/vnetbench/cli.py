@@ -365,6 +365,11 @@ def _scenario(name: str, getter: Any) -> Any:
         raise _fail(str(exc.args[0])) from None
 
 
+from vnetbench.telemetry.cli import loss_command  # noqa: E402
+
+app.command("loss")(loss_command)
+
+
 def main() -> None:
     app()
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vnetbench.store.db import Store
 
-TABLES = ("samples", "events", "builds", "objects", "raw_outputs")
+TABLES = ("samples", "events", "builds", "objects", "raw_outputs", "telemetry_runs", "telemetry", "captures")
 
 
 def export_campaign(store: Store, campaign_id: str, out_dir: Path, fmt: str = "csv") -> list[Path]:

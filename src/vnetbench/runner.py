@@ -33,6 +33,7 @@ from vnetbench.plan import Flow, Plan, Step, offered_bps
 from vnetbench.providers.base import Finished, Provider, ProviderError, ToolProcess
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Event, MeasurementRecord, Store, now_utc_ns
+from vnetbench.telemetry.hook import TelemetryHook
 
 SERVER_START_TIMEOUT_S = 10.0
 DEFAULT_GRACE_S = 30.0
@@ -80,6 +81,7 @@ class Runner:
         self.on_step = on_step
         self.active: _Active | None = None
         self._port = PORT_RANGE[0]
+        self.telemetry = TelemetryHook(provider, store.location, campaign_id)
 
     # ------------------------------------------------------------------ the campaign loop
 
@@ -124,7 +126,7 @@ class Runner:
         return summary
 
     def _commit(self, step: Step, records: list[MeasurementRecord], summary: RunSummary) -> None:
-        self.store.save_measurements(records)
+        self.store.save_measurements(records, after=self.telemetry.save)
         summary.steps_run += 1
         for rec in records:
             if rec.status == "ok":
@@ -218,6 +220,7 @@ class Runner:
 
         servers: dict[int, ToolProcess] = {}
         clients: dict[int, ToolProcess] = {}
+        sampling = None
         try:
             for i, (rec, cmds) in enumerate(plans):
                 if cmds.server is None:
@@ -241,6 +244,9 @@ class Runner:
                 for i in runnable:
                     rec, cmds = plans[i]
                     clients[i] = self.provider.spawn(rec.src, cmds.client, gate=gate)
+                sampling = self.telemetry.start(
+                    variant, layout, m, [(plans[i][0], clients[i], servers.get(i)) for i in clients]
+                )
                 released = gate.release()
             finally:
                 gate.close()
@@ -263,6 +269,7 @@ class Runner:
                 if rec.status == "ok" and not rec.summary:
                     _fail(rec, str(err))
         finally:
+            self.telemetry.stop(sampling)
             for proc in [*clients.values(), *servers.values()]:
                 proc.kill()
         _mark_incomplete_groups(step, records)

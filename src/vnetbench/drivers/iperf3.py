@@ -139,6 +139,8 @@ def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Com
         # per second, 20 Mbit/s of payload. So -b is the offered payload rate divided by the streams.
         per_stream = max(1, round(offered_bps / m.streams))  # never 0: -b 0 means unlimited
         client += ["-u", "-b", str(per_stream), "-l", str(int(m.length)), "--udp-counters-64bit"]
+        if m.window is not None:  # iperf3 hands -w to the server too: both sockets get this buffer
+            client += ["-w", str(int(m.window))]
     return Commands(client=client, server=server_command(flow.port, m.interval), server_proto="tcp")
 
 

@@ -130,6 +130,9 @@ class UdpMeasurement(_Measurement):
     length: SizeBytes = Field(1470, description="UDP payload bytes per datagram (iperf3 -l)")
     streams: int = Field(1, ge=1, le=128)
     interval: DurationNs = 10**9
+    window: SizeBytes | None = Field(
+        None, description="socket buffer size on both ends (iperf3 -w); small values provoke socket drops"
+    )
 
 
 class RttMeasurement(_Measurement):
@@ -316,6 +319,24 @@ class Analysis(Strict):
     )
 
 
+class Capture(Strict):
+    """Packet capture (tcpdump) during every measurement, on chosen node interfaces."""
+
+    interfaces: list[str] = Field(
+        min_length=1, description="node names (every interface of the node) or NODE:IFNAME, e.g. vm1:eth0"
+    )
+    snaplen: SizeBytes = Field(96, description="bytes kept of each packet (tcpdump -s)")
+    packets: int = Field(10_000, ge=1, le=10_000_000, description="stop after this many packets (tcpdump -c)")
+
+
+class Telemetry(Strict):
+    """Host and kernel counters sampled on every namespace a measurement involves."""
+
+    enabled: bool = True
+    interval: DurationNs = Field(10**9, description="sampling interval (≥ 50 ms)", ge=50 * 10**6)
+    capture: Capture | None = None
+
+
 class Campaign(Strict):
     name: Name
     description: str = ""
@@ -326,6 +347,7 @@ class Campaign(Strict):
     factors: list[Factor] = Field(default_factory=list)
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
+    telemetry: Telemetry = Field(default_factory=Telemetry)
 
     def measurement(self, name: str) -> Any:
         return next(m for m in self.measurements if m.name == name)

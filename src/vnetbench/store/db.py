@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -225,8 +225,15 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
-    def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
-        """Store flows started together in one transaction: a step is in the store whole or not at all."""
+    def save_measurements(
+        self,
+        records: Sequence[MeasurementRecord],
+        after: Callable[[Connection, Sequence[MeasurementRecord], list[int]], None] | None = None,
+    ) -> list[int]:
+        """Store flows started together in one transaction: a step is in the store whole or not at all.
+
+        `after(conn, records, ids)` writes rows that belong to them (telemetry) in the same transaction.
+        """
         ids = []
         with self.engine.begin() as conn:
             for rec in records:
@@ -236,6 +243,8 @@ class Store:
                 mid = int(conn.execute(insert(t.measurements).values(**values)).inserted_primary_key[0])
                 self._children(conn, mid, rec)
                 ids.append(mid)
+            if after is not None:
+                after(conn, records, ids)
         return ids
 
     @staticmethod

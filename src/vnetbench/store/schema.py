@@ -162,3 +162,46 @@ meta = Table(
     Column("key", String(64), primary_key=True),
     Column("value", Text, nullable=False),
 )
+
+# Telemetry (issue 5): host and kernel counters sampled during a measurement, and the flow's path.
+telemetry_runs = Table(
+    "telemetry_runs",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), primary_key=True),
+    Column("started_utc_ns", BigInteger, nullable=False),  # the baseline reading (t_ns = 0)
+    Column("interval_ns", BigInteger, nullable=False),
+    Column("duration_ns", BigInteger),
+    Column("readings", Integer, nullable=False),
+    Column("sampler_cpu_ns", BigInteger),  # the sampler thread's own CPU time
+    Column("path", JSON),  # telemetry.path.FlowPath.to_json(): every hop, in order
+    Column("fragments_per_datagram", Integer),  # IPv4 fragments per UDP datagram on this path
+    Column("errors", JSON),  # sources that could not be read
+)
+
+# Counter deltas since the previous reading (zero deltas left out), or gauges as read (backlog_bytes,
+# qlen_packets). scope: cpu | cpuN | softnet | proc:client | proc:server | snmp:NS | if:NS/IF |
+# qdisc:NS/IF/KIND:HANDLE.
+telemetry = Table(
+    "telemetry",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), nullable=False),
+    Column("t_ns", BigInteger, nullable=False),  # after the baseline reading
+    Column("scope", String(160), nullable=False),
+    Column("metric", String(64), nullable=False),
+    Column("value", Float, nullable=False),
+)
+Index("ix_telemetry_measurement", telemetry.c.measurement_id, telemetry.c.scope)
+
+# Packet captures taken during a measurement (telemetry.capture in the spec).
+captures = Table(
+    "captures",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), nullable=False),
+    Column("node", String(64), nullable=False),
+    Column("interface", String(32), nullable=False),
+    Column("file", Text, nullable=False),  # pcap path
+    Column("snaplen_bytes", Integer, nullable=False),
+    Column("packet_cap", Integer, nullable=False),
+    Column("size_bytes", BigInteger),
+)

@@ -207,6 +207,11 @@ class LocalProvider(Provider):
             ports = [i.name for i in layout.interfaces() if i.ns == br.ns and i.master == br.name]
             instance.add_bridge(br.name, ports)
 
+    def namespace_fd(self, name: str) -> int | None:
+        """The open fd of one of our namespaces (telemetry reads its counters through it)."""
+        ns = self.namespaces.get(name)
+        return None if ns is None or ns.closed else ns.fd
+
     # ------------------------------------------------------------------ processes
 
     def gate(self) -> Gate:

@@ -1,0 +1,106 @@
+"""Report section: CPU during the measurements — the tool's own CPU in the form of the ExoGENI study's
+Tables 18–19, and loss against CPU (telemetry, issue 5)."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from vnetbench.report.figures import save
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.view import Figure, Section, TableView
+from vnetbench.telemetry.cpu import correlation, cpu_frame, tool_cpu_table
+
+ORDER = 65
+NOTE = (
+    "Medians over the measurements. Rate: the link's shaping rate (or the offered rate when unshaped). "
+    "ExoGENI: XOSmall VMs (1 core) on physical 10/100 Mbit/s paths; this machine's cores are shared."
+)
+
+
+def _p(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1f}"
+
+
+def _rate(bps: float | None) -> str:
+    if not bps:
+        return "unshaped"
+    return f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s"
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    df = cpu_frame(ctx.store, ctx.campaign_id, ctx.frame)
+    if df.empty:
+        return []
+    section = Section(
+        "CPU during the measurements",
+        "cpu",
+        intro="The measuring tool's own CPU (user + system time from /proc/PID/stat over the time it ran, "
+        "as a share of one core), beside iperf3's own report and the ExoGENI study's Tables 18–19; and "
+        "packet loss against the host's CPU load, sampled during every measurement.",
+    )
+    table = tool_cpu_table(df)
+    if table:
+        section.tables.append(
+            TableView(
+                "Tool CPU load (%), sender and receiver, per rate (ExoGENI Tables 18–19)",
+                [
+                    "rate",
+                    "traffic",
+                    "n",
+                    "sender CPU (%)",
+                    "receiver CPU (%)",
+                    "iperf3 sender (%)",
+                    "iperf3 receiver (%)",
+                    "ExoGENI sender (%)",
+                    "ExoGENI receiver (%)",
+                ],
+                [
+                    [
+                        _rate(r["rate_bps"]),
+                        r["kind"].upper(),
+                        str(r["n"]),
+                        _p(r["sender_cpu_percent"]),
+                        _p(r["receiver_cpu_percent"]),
+                        _p(r["tool_sender_cpu_percent"]),
+                        _p(r["tool_receiver_cpu_percent"]),
+                        _p(r["exogeni_sender_cpu_percent"]),
+                        _p(r["exogeni_receiver_cpu_percent"]),
+                    ]
+                    for r in table
+                ],
+                NOTE,
+            )
+        )
+    udp = df[df["kind"].isin(["udp", "pps"])].dropna(subset=["loss_ratio", "host_busy_ratio"])
+    if len(udp):
+        corr = correlation(df, "host_busy_ratio")
+        rcv = correlation(df, "receiver_cpu_ratio")
+        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+        for ax, col, c, label in (
+            (axes[0], "host_busy_ratio", corr, "host CPU busy (share of all cores)"),
+            (axes[1], "receiver_cpu_ratio", rcv, "receiver tool CPU (share of a core)"),
+        ):
+            d = udp.dropna(subset=[col])
+            ax.scatter(d[col] * 100, d["loss_ratio"] * 100, s=14, alpha=0.7)
+            r = "n/a" if c["r"] is None else f"{c['r']:.2f}"
+            ax.set_title(f"loss vs {col.replace('_ratio', '')}: r = {r} (n={c['n']})", fontsize=9)
+            ax.set_xlabel(f"{label} (%)")
+            ax.set_ylabel("UDP loss (%)")
+            ax.grid(alpha=0.3)
+        png = save(fig, ctx.fig_dir / "loss-vs-cpu")
+        section.figures.append(
+            Figure(
+                "Loss against CPU", png, "one point per UDP measurement; r: Pearson's correlation coefficient"
+            )
+        )
+        section.items.append(
+            f"Loss vs host CPU: r = {_p(corr['r'])} (p = {_p(corr['p'])}, n = {corr['n']}); "
+            f"loss vs receiver tool CPU: r = {_p(rcv['r'])} (n = {rcv['n']}). A correlation is not a cause: "
+            "the loss localization above says where the packets went."
+            if corr["r"] is not None
+            else f"Loss vs CPU: too few distinct points for a coefficient (n = {corr['n']})."
+        )
+    return [section]

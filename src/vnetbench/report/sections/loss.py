@@ -1,0 +1,190 @@
+"""Report section: where the packets of every UDP / packet-rate measurement went (telemetry, issue 5)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyBboxPatch
+
+from vnetbench.report.figures import save
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.view import Figure, Section, TableView
+from vnetbench.store.db import Store
+from vnetbench.telemetry.loss import Localization, campaign_losses, cpu_busy_series, series
+
+ORDER = 60
+MAX_ROWS = 60
+MAX_DETAILS = 4
+
+
+def _pct(n: float, d: float) -> str:
+    return f"{n / d:.2%}" if d else "-"
+
+
+def _n(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return "0" if abs(v) < 0.5 else f"{v:,.0f}"  # frames ÷ fragments leave fractions: no "-0"
+
+
+def path_diagram(loc: Localization, title: str, path: Path) -> Path:
+    """Boxes for every counting point along the path; the hop that lost most is red, with its counter."""
+    stages = [s for s in loc.stages if s.count is not None]
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.25 * len(stages)), 2.6))
+    for i, stage in enumerate(stages):
+        red = stage.key == loc.hop_key
+        ax.add_patch(
+            FancyBboxPatch(
+                (i + 0.06, 0.35), 0.88, 0.5, boxstyle="round,pad=0.02",
+                facecolor="#f4c7c3" if red else "#dde7f3", edgecolor="#b3261e" if red else "#4a6fa5",
+            )
+        )  # fmt: skip
+        label = stage.label.replace(" by the ", "\n").replace(" by ", "\n").replace("'s ", "'s\n")
+        label = label.replace(" (kernel count)", "\n(kernel)")
+        ax.text(i + 0.5, 0.72, label, ha="center", va="center", fontsize=6.5, wrap=True)
+        ax.text(i + 0.5, 0.45, _n(stage.count), ha="center", va="center", fontsize=8, weight="bold")
+        if i:
+            ax.annotate(
+                "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": "#555"}
+            )
+        if stage.lost and stage.lost > 0.5:
+            ax.text(i + 0.5, 0.25, f"−{stage.lost:,.0f}", ha="center", va="center", fontsize=7.5,
+                    color="#b3261e" if red else "#555")  # fmt: skip
+        if red and stage.explainers:
+            top = max(stage.explainers, key=lambda e: e.packets)
+            ax.text(i + 0.5, 0.1, f"{top.counter}: {top.packets:,.0f}", ha="center", va="center", fontsize=7,
+                    color="#b3261e")  # fmt: skip
+    ax.set_xlim(0, len(stages))
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    ax.set_title(title, fontsize=9)
+    with warnings.catch_warnings():  # the boxes fill the axes on purpose; tight_layout has nothing to fit
+        warnings.simplefilter("ignore", UserWarning)
+        return save(fig, path)
+
+
+def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -> Path | None:
+    """The explaining counter per reading (bars) and the host's CPU busy share (line) during the run."""
+    if loc.measurement_id is None or not loc.counter_scope or not loc.counter_metric:
+        return None
+    drops = series(store, loc.measurement_id, loc.counter_scope, loc.counter_metric)
+    cpu = cpu_busy_series(store, loc.measurement_id)
+    if drops.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3))
+    t = drops["t_ns"] / 1e9
+    width = max(0.05, float(t.diff().median()) * 0.8) if len(t) > 1 else 0.5
+    per_interval = drops["value"] / max(1, loc.fragments_per_datagram)
+    # each reading closes the interval before it: bars end at t
+    ax.bar(t, per_interval, width=-width, align="edge", color="#d9776f", label=loc.counter)
+    ax.set_xlabel("seconds after the baseline reading (end of each interval)")
+    ax.set_ylabel("datagrams per interval")
+    if not cpu.empty:
+        ax2 = ax.twinx()
+        ax2.plot(
+            cpu["t_ns"] / 1e9, cpu["busy_ratio"] * 100, color="#4a6fa5", marker="o", label="host CPU busy"
+        )
+        ax2.set_ylabel("host CPU busy (%)")
+        ax2.set_ylim(0, 105)
+        ax2.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=7, loc="upper left")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    return save(fig, path)
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    locs = campaign_losses(ctx.store, ctx.campaign_id, ctx.frame)
+    if not locs:
+        return []
+    by_id = ctx.frame.set_index("id")
+    rows = []
+    for loc in locs[:MAX_ROWS]:
+        m = by_id.loc[loc.measurement_id]
+        why = loc.cause or ""
+        if loc.counter:
+            why += f" — {loc.counter}: {loc.counter_packets:,.0f}"
+        rows.append(
+            [
+                str(m["measurement"]),
+                f"{loc.src}→{loc.dst}",
+                str(m["repetition"]),
+                _n(loc.sent),
+                f"{_n(loc.app_lost)} ({_pct(loc.app_lost, loc.sent)})",
+                loc.hop or "no loss",
+                why,
+                _pct(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
+            ]
+        )
+    note = (
+        "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets, "
+        "divided by the fragments per datagram. 'explained' = share of the application's loss that a "
+        "kernel counter "
+        "accounts for."
+    )
+    if len(locs) > MAX_ROWS:
+        note += f" First {MAX_ROWS} of {len(locs)} measurements; all of them: vnetbench loss --json."
+    section = Section(
+        "Where the packets went",
+        "loss",
+        intro="For every UDP measurement, the packets counted at each point of the path (application, "
+        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
+        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
+        "reassembly failure).",
+        tables=[
+            TableView(
+                "Loss localization",
+                ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"],
+                rows,
+                note,
+            )
+        ],
+    )
+    # Details for the worst measurement of each (measurement, flow).
+    worst: dict[tuple[str, str, str], Localization] = {}
+    for loc in locs:
+        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
+        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
+            worst[key] = loc
+    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
+        section.tables.append(
+            TableView(
+                f"{name} {src}→{dst}, measurement {loc.measurement_id}: count at each point",
+                ["point", "where", "datagrams", "lost here", "counters"],
+                [
+                    [
+                        s.label,
+                        s.where,
+                        _n(s.count),
+                        _n(s.lost),
+                        "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
+                    ]
+                    for s in loc.stages
+                ],
+                loc.note,
+            )
+        )
+        png = path_diagram(
+            loc,
+            f"{name} {src}→{dst}: {_n(loc.app_lost)} of {_n(loc.sent)} lost, most at {loc.hop}",
+            ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+        )
+        section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))
+        over_time = counter_over_time(
+            ctx.store,
+            loc,
+            f"{name} {src}→{dst}: {loc.counter} per interval",
+            ctx.fig_dir / f"loss-series-{loc.measurement_id}",
+        )
+        if over_time is not None:
+            section.figures.append(
+                Figure(
+                    f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU"
+                )
+            )
+    return [section]

@@ -1,0 +1,392 @@
+"""Where did the packets go? Hop-by-hop loss localization of a UDP or packet-rate measurement.
+
+Input: the flow's path (telemetry_runs.path), the counter totals over the measurement (sum of the
+stored deltas per scope and metric), and what the application says it sent and received. Any
+measurement kind plugs in by giving those two counts (iperf3 UDP: packets_sent / packets_received;
+a packet-rate probe: the same summary metrics, see APP_COUNTS).
+
+The chain of counts, in datagrams (interface counters count frames: divided by the fragments per
+datagram on the path):
+
+    sent by the application
+    -> accepted by the sender's UDP stack      Udp.OutDatagrams           explains: Udp.SndbufErrors
+    -> left the sender's IP layer              Ip.OutRequests - TCP - ICMP   Ip.OutDiscards, FragFails
+    -> each interface on the path, tx / rx     tx_packets / rx_packets    qdisc drops, tx/rx_dropped,
+                                                                           bridge drops, backlog drops
+    -> delivered by the receiver's IP layer    Ip.InDelivers - TCP - ICMP Ip.ReasmFails, InDiscards
+    -> accepted by the socket                  (above) - Udp.InErrors - NoPorts   Udp.RcvbufErrors
+    -> read from the socket (kernel)           Udp.InDatagrams            unread when the receiver closed
+    -> read by the application                 the tool's received count
+
+The hop where the count drops most is the verdict, with the counter that explains it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import func, select
+
+from vnetbench.store import schema as t
+from vnetbench.store.db import Store
+from vnetbench.telemetry.path import FlowPath, Hop
+from vnetbench.telemetry.sources import GAUGES
+
+# measurement kind -> (sent metric, received metric) in the summaries table
+APP_COUNTS: dict[str, tuple[str, str]] = {
+    "udp": ("packets_sent", "packets_received"),
+    "pps": ("packets_sent", "packets_received"),
+}
+Totals = dict[str, dict[str, float]]  # scope -> metric -> total delta
+# A drop of a few packets between two counting points is within what the counters cannot separate
+# (the tool's control connection, a neighbour solicitation): no verdict below it.
+NOISE_PACKETS = 3.0
+RECEIVER_STAGES = ("receiver-ip", "socket", "socket-read")
+
+
+@dataclass
+class Explainer:
+    counter: str  # e.g. "Udp.RcvbufErrors on node:b", "tbf drops on host:h/p1x0"
+    packets: float  # in datagrams
+    cause: str  # socket buffer full | qdisc drop | bridge/OVS drop | reassembly failure | ...
+    scope: str | None = None  # where its time series is stored (telemetry.scope / metric)
+    metric: str | None = None
+
+
+@dataclass
+class Stage:
+    key: str
+    label: str
+    where: str
+    count: float | None  # datagrams at this point (None: counter missing)
+    lost: float | None = None  # since the previous stage with a count
+    explainers: list[Explainer] = field(default_factory=list)
+
+    @property
+    def explained(self) -> float:
+        return sum(e.packets for e in self.explainers)
+
+
+@dataclass
+class Localization:
+    measurement_id: int | None
+    src: str
+    dst: str
+    sent: float
+    received: float
+    app_lost: float
+    fragments_per_datagram: int
+    stages: list[Stage]
+    hop: str | None  # the stage where most packets were lost (None: no loss)
+    hop_key: str | None  # its key: sender-udp, tx:host:h1/p1x0, socket ...
+    hop_where: str | None
+    hop_lost: float
+    cause: str | None
+    counter: str | None
+    counter_packets: float
+    counter_scope: str | None  # the counter's time series: telemetry rows with this scope and metric
+    counter_metric: str | None
+    explained_packets: float  # lost packets that a kernel counter accounts for, over all stages
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        for stage, data in zip(self.stages, out["stages"], strict=True):
+            data["explained"] = stage.explained
+        return out
+
+
+def _get(totals: Totals, scope: str, metric: str) -> float | None:
+    values = totals.get(scope)
+    if values is None:
+        return None
+    return float(values.get(metric, 0.0))
+
+
+def _sum(*values: float | None) -> float | None:
+    return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+
+
+def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str]) -> list[Explainer]:
+    out = []
+    for counter, cause in names.items():
+        v = _get(totals, f"snmp:{ns}", counter)
+        if v:
+            out.append(Explainer(f"{counter} on {where}", v, cause, f"snmp:{ns}", counter))
+    return out
+
+
+def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float, shared: bool) -> Stage:
+    """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP)."""
+    scope = f"if:{hop.ns}/{hop.name}"
+    metric = "tx_packets" if hop.direction == "tx" else "rx_packets"
+    frames = _get(totals, scope, metric)
+    verb = "sent by" if hop.direction == "tx" else "received by"
+    stage = Stage(
+        f"{hop.direction}:{hop.label}",
+        f"{verb} {hop.label}" + (f" ({hop.shaper})" if hop.shaper else ""),
+        hop.label,
+        None if frames is None or shared else (frames - other) / k,
+    )
+    if shared:
+        stage.label += " (shared with the step's other flows: not counted)"
+    ex = stage.explainers
+    if hop.direction == "tx":
+        for qscope, metrics in totals.items():
+            if qscope.startswith(f"qdisc:{hop.ns}/{hop.name}/") and metrics.get("drops"):
+                kind = qscope.rsplit("/", 1)[1].split(":")[0]
+                ex.append(
+                    Explainer(
+                        f"{kind} drops on {hop.label}", metrics["drops"] / k, "qdisc drop", qscope, "drops"
+                    )
+                )
+        dropped = _get(totals, scope, "tx_dropped")
+        if dropped:
+            cause = "backlog full at the peer (netdev_max_backlog)" if hop.kind == "veth" else "device drop"
+            ex.append(Explainer(f"tx_dropped on {hop.label}", dropped / k, cause, scope, "tx_dropped"))
+        if prev is not None and prev.direction == "fwd":
+            for metric in ("rx_dropped", "tx_dropped"):
+                v = _get(totals, f"if:{prev.ns}/{prev.name}", metric)
+                if v:
+                    bridge = f"if:{prev.ns}/{prev.name}"
+                    ex.append(
+                        Explainer(
+                            f"{metric} on bridge {prev.label}", v / k, "bridge/OVS drop", bridge, metric
+                        )
+                    )
+    else:
+        for metric in ("rx_dropped", "rx_errors"):
+            v = _get(totals, scope, metric)
+            if v:
+                ex.append(Explainer(f"{metric} on {hop.label}", v / k, "receive drop", scope, metric))
+    return stage
+
+
+def localize(
+    path: FlowPath,
+    totals: Totals,
+    sent: float,
+    received: float,
+    fragments: int = 1,
+    measurement_id: int | None = None,
+) -> Localization:
+    k = max(1, fragments)
+    src, dst = f"node:{path.src}", f"node:{path.dst}"
+    s_snmp, d_snmp = f"snmp:{path.src_ns}", f"snmp:{path.dst_ns}"
+    g = _get
+    stages: list[Stage] = [Stage("app-sent", "sent by the application", src, sent)]
+    stages.append(
+        Stage(
+            "sender-udp",
+            "accepted by the sender's UDP stack",
+            src,
+            g(totals, s_snmp, "Udp.OutDatagrams"),
+            explainers=_snmp_explainers(
+                totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}
+            ),
+        )
+    )
+    ip_out = _sum(g(totals, s_snmp, "Ip.OutRequests"))
+    other = _sum(g(totals, s_snmp, "Tcp.OutSegs"), g(totals, s_snmp, "Icmp.OutMsgs"))
+    stages.append(
+        Stage(
+            "sender-ip",
+            "left the sender's IP layer",
+            src,
+            None if ip_out is None or other is None else ip_out - other,
+            explainers=_snmp_explainers(
+                totals,
+                path.src_ns,
+                src,
+                {
+                    "Ip.OutDiscards": "IP output discard",
+                    "Ip.OutNoRoutes": "no route",
+                    "Ip.FragFails": "fragmentation failure",
+                },
+            ),
+        )
+    )
+    prev: Hop | None = None
+    for hop in path.hops:
+        if hop.direction != "fwd":
+            stages.append(_hop_stage(hop, prev, totals, k, other or 0.0, hop.key in path.shared))
+        prev = hop
+    delivered = g(totals, d_snmp, "Ip.InDelivers")
+    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
+    ip_stage = Stage(
+        "receiver-ip",
+        "delivered by the receiver's IP layer" + (" (reassembled)" if k > 1 else ""),
+        dst,
+        None if delivered is None or other_in is None else delivered - other_in,
+        explainers=_snmp_explainers(
+            totals,
+            path.dst_ns,
+            dst,
+            {
+                "Ip.ReasmFails": "reassembly failure",
+                "Ip.ReasmTimeout": "reassembly timeout",
+                "Ip.InDiscards": "IP input discard",
+                "Ip.InHdrErrors": "IP header error",
+                "Ip.InAddrErrors": "IP address error",
+                "IpExt.InTruncatedPkts": "truncated packet",
+            },
+        ),
+    )
+    stages.append(ip_stage)
+    udp_err = _sum(g(totals, d_snmp, "Udp.InErrors"), g(totals, d_snmp, "Udp.NoPorts"))
+    stages.append(
+        Stage(
+            "socket",
+            "accepted by the receiver's socket",
+            dst,
+            None if ip_stage.count is None or udp_err is None else ip_stage.count - udp_err,
+            explainers=_snmp_explainers(
+                totals,
+                path.dst_ns,
+                dst,
+                {
+                    "Udp.RcvbufErrors": "socket buffer full",
+                    "Udp.MemErrors": "socket memory limit",
+                    "Udp.InCsumErrors": "checksum error",
+                    "Udp.NoPorts": "no socket on the port",
+                },
+            ),
+        )
+    )
+    stages.append(
+        Stage(
+            "socket-read",
+            "read from the socket (kernel count)",
+            dst,
+            g(totals, d_snmp, "Udp.InDatagrams"),
+        )
+    )
+    stages.append(Stage("app-received", "read by the application", dst, received))
+    for stage in stages:  # a namespace's SNMP counters are per namespace, not per flow
+        end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
+        if end and end in path.shared:
+            stage.count = None
+            stage.label += " (namespace shared with the step's other flows: not counted)"
+
+    last: float | None = None
+    for stage in stages:
+        if stage.count is not None:
+            stage.lost = None if last is None else last - stage.count
+            last = stage.count
+    if stages[-2].lost and stages[-2].lost > 0:
+        stages[-2].explainers.append(
+            Explainer(
+                "no counter: left in the socket buffer when the receiver stopped", stages[-2].lost, "unread"
+            )
+        )
+
+    app_lost = sent - received
+    lossy = [s for s in stages if s.lost is not None and s.lost > 0]
+    worst = max(lossy, key=lambda s: s.lost or 0.0) if app_lost > NOISE_PACKETS and lossy else None
+    top = max(worst.explainers, key=lambda e: e.packets) if worst and worst.explainers else None
+    explained = sum(min(max(s.lost or 0.0, 0.0), s.explained) for s in stages)
+    return Localization(
+        measurement_id,
+        path.src,
+        path.dst,
+        sent,
+        received,
+        app_lost,
+        k,
+        stages,
+        worst.label if worst else None,
+        worst.key if worst else None,
+        worst.where if worst else None,
+        worst.lost or 0.0 if worst else 0.0,
+        top.cause if top else ("unexplained: no kernel counter saw it" if worst else None),
+        top.counter if top else None,
+        top.packets if top else 0.0,
+        top.scope if top else None,
+        top.metric if top else None,
+        explained,
+        note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
+    )
+
+
+# ---------------------------------------------------------------------- reading the store
+
+
+def totals_by_measurement(store: Store, measurement_ids: list[int]) -> dict[int, Totals]:
+    """Sum of the stored deltas per measurement, scope and metric (gauges left out)."""
+    if not measurement_ids:
+        return {}
+    tt = t.telemetry
+    query = (
+        select(tt.c.measurement_id, tt.c.scope, tt.c.metric, func.sum(tt.c.value))
+        .where(tt.c.measurement_id.in_(measurement_ids), tt.c.metric.not_in(sorted(GAUGES)))
+        .group_by(tt.c.measurement_id, tt.c.scope, tt.c.metric)
+    )
+    out: dict[int, Totals] = defaultdict(lambda: defaultdict(dict))
+    with store.engine.connect() as conn:
+        for mid, scope, metric, value in conn.execute(query):
+            out[int(mid)][scope][metric] = float(value)
+    return out
+
+
+def runs_frame(store: Store, campaign_id: str) -> pd.DataFrame:
+    tr = t.telemetry_runs
+    return store._frame(select(tr).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id))
+
+
+def campaign_losses(store: Store, campaign_id: str, frame: pd.DataFrame | None = None) -> list[Localization]:
+    """Loss localization of every measurement of a campaign that has app counts and telemetry."""
+    frame = store.measurements_frame(campaign_id) if frame is None else frame
+    if frame.empty:
+        return []
+    runs = runs_frame(store, campaign_id)
+    if runs.empty:
+        return []
+    runs = runs.set_index("measurement_id")
+    rows = []
+    for _, m in frame.iterrows():
+        counts = APP_COUNTS.get(str(m["kind"]))
+        if counts is None or m["status"] != "ok" or int(m["id"]) not in runs.index:
+            continue
+        sent, received = m.get(counts[0]), m.get(counts[1])
+        if sent is None or received is None or pd.isna(sent) or pd.isna(received):
+            continue
+        rows.append((int(m["id"]), float(sent), float(received)))
+    totals = totals_by_measurement(store, [r[0] for r in rows])
+    out = []
+    for mid, sent, received in rows:
+        run = runs.loc[mid]
+        path = FlowPath.from_json(run["path"])
+        frags = run["fragments_per_datagram"]
+        frags = 1 if frags is None or pd.isna(frags) else int(frags)
+        out.append(localize(path, totals.get(mid, {}), sent, received, frags, mid))
+    return out
+
+
+def series(store: Store, measurement_id: int, scope: str, metric: str) -> pd.DataFrame:
+    """One counter's per-reading deltas (t_ns, value) during a measurement."""
+    tt = t.telemetry
+    return store._frame(
+        select(tt.c.t_ns, tt.c.value)
+        .where(tt.c.measurement_id == measurement_id, tt.c.scope == scope, tt.c.metric == metric)
+        .order_by(tt.c.t_ns)
+    )
+
+
+def cpu_busy_series(store: Store, measurement_id: int) -> pd.DataFrame:
+    """Host CPU busy share per reading (t_ns, busy_ratio)."""
+    tt = t.telemetry
+    rows = store._frame(
+        select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
+            tt.c.measurement_id == measurement_id, tt.c.scope == "cpu"
+        )
+    )
+    if rows.empty:
+        return pd.DataFrame(columns=["t_ns", "busy_ratio"])
+    wide = rows.pivot_table(index="t_ns", columns="metric", values="value", aggfunc="sum").fillna(0.0)
+    total = wide.sum(axis=1)
+    idle = wide.get("idle_ns", 0.0) + wide.get("iowait_ns", 0.0)
+    busy = (1 - idle / total.where(total > 0)).rename("busy_ratio")
+    return busy.reset_index()

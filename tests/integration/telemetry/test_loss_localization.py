@@ -1,0 +1,179 @@
+"""Telemetry and loss localization on real namespaces with real iperf3 (root).
+
+A receiver with a tiny socket buffer must lose its datagrams at the socket (Udp.RcvbufErrors), a
+tbf bottleneck at that qdisc on that interface; the per-hop counts must add up to the
+application's loss. Each test runs a whole campaign through the runner and checks that nothing of
+it is left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from vnetbench.campaign import create_campaign, run_campaign
+from vnetbench.providers.local import LocalProvider, features
+from vnetbench.providers.local.netns import NETNS_DIR
+from vnetbench.spec.loader import parse_spec
+from vnetbench.store.db import Store
+from vnetbench.telemetry.cli import analysis
+
+
+def _skip_reason() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root: network namespaces, veth and tc"
+    found = features.probe()
+    if not found.netns:
+        return f"network namespaces unavailable (CONFIG_NET_NS): {found.error}"
+    for kind in ("veth", "bridge", "tbf"):
+        if not found.has(kind):
+            return f"the kernel lacks {kind}"
+    if shutil.which("iperf3") is None:
+        return "iperf3 is not installed (apt-get install iperf3)"
+    return None
+
+
+SKIP = _skip_reason()
+pytestmark = [pytest.mark.root, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
+
+
+def _children() -> list[str]:
+    me, found = str(os.getpid()), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[1] == me and fields[0] != "Z":
+            found.append(stat[: stat.rindex(")") + 1])
+    return found
+
+
+def run_spec(tmp_path: Path, text: str) -> tuple[Store, str]:
+    store = Store(tmp_path / "t.db")
+    started = create_campaign(parse_spec(text, "test.yaml"), store)
+    cid = started.campaign_id
+    summary = run_campaign(
+        store, cid, LocalProvider(cid, store.location, tools=("iperf3", "tcpdump")), plan=started.plan
+    )
+    left = [n for n in os.listdir(NETNS_DIR) if n.startswith(f"vnb{cid}")] if os.path.isdir(NETNS_DIR) else []
+    assert not left, f"namespaces left behind: {left}"
+    assert not _children(), f"processes left behind: {_children()}"
+    assert summary.flows_failed == 0, summary.failures
+    return store, cid
+
+
+SOCKET_SPEC = """
+name: tiny-socket
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b]}]
+measurements:
+  - {name: udp, kind: udp, duration: 3s, rate: 150mbit, length: 1400, window: 4k}
+patterns:
+  - {kind: pairs, pairs: [[a, b]], measurements: [udp]}
+telemetry: {interval: 500ms}
+"""
+
+
+def test_tiny_socket_buffer_puts_the_loss_at_the_socket(tmp_path: Path) -> None:
+    store, cid = run_spec(tmp_path, SOCKET_SPEC)
+    data = analysis(store, cid)
+    (loc,) = data["loss_localization"]
+    assert loc["app_lost"] > 0.05 * loc["sent"], "the tiny buffer should drop datagrams"
+    assert loc["hop"] == "accepted by the receiver's socket" and loc["hop_key"] == "socket"
+    assert loc["cause"] == "socket buffer full"
+    assert loc["counter"] == "Udp.RcvbufErrors on node:b"
+    stages = {s["key"]: s for s in loc["stages"]}
+    # Every interface on the path saw what the application sent (no loss before the receiver's stack) ...
+    for key, stage in stages.items():
+        if key.startswith(("tx:", "rx:")):
+            assert stage["count"] == pytest.approx(loc["sent"], rel=0.01), key
+    # ... and the per-hop losses add up to the application's loss within 1 %.
+    hop_losses = sum(max(s["lost"] or 0.0, 0.0) for s in loc["stages"])
+    assert hop_losses == pytest.approx(loc["app_lost"], rel=0.01)
+    assert stages["socket"]["lost"] == pytest.approx(loc["app_lost"], rel=0.01)
+    assert stages["socket"]["explainers"][0]["packets"] == pytest.approx(loc["app_lost"], rel=0.01)
+    # The sampler ran: readings every 500 ms, host and tool CPU stored, cost recorded.
+    runs = store.table_frame("telemetry_runs", cid)
+    assert int(runs["readings"].iloc[0]) >= 6
+    cpu = data["cpu_per_measurement"][0]
+    assert 0 < cpu["host_busy_ratio"] <= 1
+    assert cpu["sender_cpu_ratio"] is not None and 0 < cpu["sender_cpu_ratio"] < 1.5
+    store.close()
+
+
+TBF_SPEC = """
+name: tbf-bottleneck
+topology:
+  nodes: [{name: a}, {name: b}]
+  switches: [{name: sw}]
+  links:
+    - {endpoints: [a, sw]}
+    - {endpoints: [sw, b], rate: 20mbit}
+measurements:
+  - {name: udp, kind: udp, duration: 3s, rate: 60mbit, length: 1400}
+patterns:
+  - {kind: pairs, pairs: [[a, b]], measurements: [udp]}
+telemetry:
+  capture: {interfaces: ["b:eth0"], snaplen: 64, packets: 200}
+"""
+
+
+def test_tbf_bottleneck_puts_the_loss_at_that_qdisc(tmp_path: Path) -> None:
+    store, cid = run_spec(tmp_path, TBF_SPEC)
+    data = analysis(store, cid)
+    (loc,) = data["loss_localization"]
+    assert loc["app_lost"] > 0.5 * loc["sent"], "offering 3x the link rate should lose ~2/3"
+    assert loc["hop_where"] == "host:host/p1x0"  # the switch port towards b, where tbf shapes sw→b
+    assert loc["hop"] == "sent by host:host/p1x0 (tbf)"
+    assert loc["cause"] == "qdisc drop"
+    assert loc["counter"] == "tbf drops on host:host/p1x0"
+    assert loc["counter_packets"] == pytest.approx(loc["app_lost"], rel=0.02)
+    assert loc["explained_packets"] == pytest.approx(loc["app_lost"], rel=0.02)
+    # The capture: tcpdump on b:eth0 stopped at its packet cap, its pcap referenced from the store.
+    caps = store.table_frame("captures", cid).to_dict("records")
+    assert len(caps) == 1 and caps[0]["node"] == "b" and caps[0]["interface"] == "eth0"
+    pcap = Path(caps[0]["file"])
+    assert pcap.exists() and pcap.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4")
+    assert 24 + 200 * 16 < pcap.stat().st_size <= 24 + 200 * (16 + 64)  # header + 200 capped records
+    store.close()
+
+
+def test_exogeni_report_has_the_tool_cpu_table(tmp_path: Path) -> None:
+    """ExoGENI Tables 18–19 in the report of an exogeni-exp* scenario (exp3, shortened: 1 repetition, 2 s)."""
+    from vnetbench.report.html import write_report
+    from vnetbench.scenarios import get_scenario
+
+    overrides = {
+        "schedule.repetitions": 1,
+        "measurements.tcp.duration": "2s",
+        "measurements.tcp.omit": "0s",
+        "measurements.udp.duration": "2s",
+        "measurements.rtt.count": 3,
+        "patterns.intra-rack.pairs": [["vma", "vmb"]],
+    }
+    store = Store(tmp_path / "t.db")
+    spec = parse_spec(get_scenario("exogeni-exp3").text, "exogeni-exp3.yaml", overrides=overrides)
+    started = create_campaign(spec, store)
+    cid = started.campaign_id
+    summary = run_campaign(
+        store, cid, LocalProvider(cid, store.location, tools=("iperf3", "ping")), plan=started.plan
+    )
+    assert summary.flows_failed == 0, summary.failures
+    assert not _children()
+    rows = {(r["rate_bps"], r["kind"]): r for r in analysis(store, cid)["tool_cpu"]}
+    assert set(rows) == {(100e6, "tcp"), (100e6, "udp")}
+    for row in rows.values():  # sampled from /proc/PID/stat, and close to iperf3's own report
+        assert 0 < row["sender_cpu_percent"] < 100
+        assert row["sender_cpu_percent"] == pytest.approx(row["tool_sender_cpu_percent"], abs=3)
+    assert rows[(100e6, "udp")]["exogeni_sender_cpu_percent"] == 17.0  # the study's Table 19 beside ours
+    html = write_report(store, cid, tmp_path / "report").read_text()
+    assert "Tool CPU load (%), sender and receiver, per rate (ExoGENI Tables 18–19)" in html
+    assert "100 Mbit/s" in html and "Where the packets went" in html
+    store.close()
