@@ -585,6 +585,9 @@ pub fn packet_socket(ifname: &str, rx: bool) -> io::Result<OwnedFd> {
     };
     if rx {
         setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+    } else {
+        // best effort: hand frames straight to the driver, past the (empty) qdisc layer
+        let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
     }
     // SAFETY: an all-zero sockaddr_ll is valid; we fill family, protocol and ifindex.
     let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
@@ -606,6 +609,7 @@ pub fn packet_socket(ifname: &str, rx: bool) -> io::Result<OwnedFd> {
 }
 
 const PACKET_IGNORE_OUTGOING: i32 = 23; // linux/if_packet.h, since 4.20
+const PACKET_QDISC_BYPASS: i32 = 20; // since 3.14
 
 /// Ask for socket buffers on any socket (SO_*BUFFORCE when root); returns what was granted.
 pub fn set_fd_bufs(sock: &impl AsRawFd, rcv: usize, snd: usize) -> io::Result<(usize, usize)> {

@@ -324,7 +324,11 @@ fn forward(
         // 3. nothing to do now: sleep until a frame arrives or shortly before the next release
         let now = sys::mono_ns();
         let mut wake = match queue.next_release() {
-            Some(t) if t <= now + margin.ns => continue, // spin
+            Some(t) if t <= now + margin.ns => {
+                // spin, but yield: on a shared core the other direction and the endpoints run
+                std::thread::yield_now();
+                continue;
+            }
             Some(t) => t - margin.ns,
             None => now + 100_000_000, // re-check the stop flag 10 times a second
         };
