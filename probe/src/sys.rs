@@ -557,6 +557,20 @@ impl SendBatch {
     }
 }
 
+/// Run the calling thread under SCHED_FIFO at `priority` (1..=99; needs root or CAP_SYS_NICE):
+/// it then preempts ordinary tasks as soon as it wakes up.
+pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param that lives across the call; pid 0 = this thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// An AF_PACKET raw socket bound to one interface (the delay node's port to one side).
 ///
 /// `rx`: it receives every frame arriving on the interface (ETH_P_ALL), but not the frames this

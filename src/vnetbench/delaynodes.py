@@ -65,7 +65,10 @@ def _duration(ns: int) -> str:
     return f"{ns}ns"
 
 
-def command(node: DelayNode, binary: str) -> list[str]:
+RT_PRIORITY = 10  # SCHED_FIFO: the node wakes on time even on a busy machine (p99 error ~50 µs, not ~2 ms)
+
+
+def command(node: DelayNode, binary: str, rt_priority: int = RT_PRIORITY) -> list[str]:
     """The `vnb-probe delay` command line of one delay node."""
     netem = node.a_to_b or node.b_to_a
     assert netem is not None
@@ -93,6 +96,8 @@ def command(node: DelayNode, binary: str) -> list[str]:
         repr(float(netem.loss_burst)),
         "--max-frame",
         str(node.mtu + 14 + 4),
+        "--rt-priority",
+        str(rt_priority),
         "--json",
     ]
     if netem.reorder:

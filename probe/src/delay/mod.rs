@@ -62,6 +62,8 @@ pub struct NodeOpts {
     pub max_spin_ns: u64,
     /// Receive buffer per side, bytes.
     pub rcvbuf: usize,
+    /// SCHED_FIFO priority of the forwarding threads (0: ordinary scheduling).
+    pub rt_priority: i32,
 }
 
 /// Report of one direction.
@@ -224,6 +226,10 @@ fn forward(
     deadline: Option<u64>,
     o: &NodeOpts,
 ) -> Result<DirReport, String> {
+    if o.rt_priority > 0 {
+        sys::set_fifo_priority(o.rt_priority)
+            .map_err(|e| format!("SCHED_FIFO {}: {e}", o.rt_priority))?;
+    }
     let mut rep = DirReport {
         from: from.into(),
         to: to.into(),
