@@ -98,8 +98,8 @@ def probe_rtt(
 def accuracy(rep: int) -> dict[str, Any]:
     links = [
         "{name: fixed, endpoints: [a, b], delay: 50ms, emulator: delay-node}",
-        "{name: jit, endpoints: [c, d], delay: 50ms, jitter: 10ms, jitter_distribution: normal, reorder: true, "
-        "emulator: delay-node}",
+        "{name: jit, endpoints: [c, d], delay: 50ms, jitter: 10ms, jitter_distribution: normal, "
+        "reorder: true, emulator: delay-node}",
         "{name: lossy, endpoints: [e, f], loss: 0.01, emulator: delay-node}",
     ]
     out: dict[str, Any] = {"rep": rep}
@@ -111,7 +111,7 @@ def accuracy(rep: int) -> dict[str, Any]:
         text = run(p, "a", ["ping", "-c", "300", "-i", "0.01", ip])
         pings = [float(t.split("=")[1]) for t in text.split() if t.startswith("time=")]
         out["rtt_ms"] = {
-            "n": int(len(rtt)),
+            "n": len(rtt),
             "median": float(np.median(rtt)),
             "p99": float(np.percentile(rtt, 99)),
             "min": float(rtt.min()),
@@ -127,7 +127,7 @@ def accuracy(rep: int) -> dict[str, Any]:
         owd = np.array([r["owd_up_ns"] for r in rec if r["owd_up_ns"] is not None], dtype=float)
         ks = stats.kstest((owd - 50e6) / 10e6, "norm")
         out["jitter"] = {
-            "n": int(len(owd)),
+            "n": len(owd),
             "mean_ms": float(owd.mean() / 1e6),
             "sd_ms": float(owd.std() / 1e6),
             "ks_d": float(ks.statistic),

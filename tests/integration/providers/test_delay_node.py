@@ -106,7 +106,10 @@ def test_normal_jitter_matches_its_distribution(linked: Built) -> None:
     assert len(owd) >= 4950
     # configured: 50 ms + N(0, 10 ms); the path itself adds tens of µs (0.01 sd: invisible to KS)
     result = stats.kstest((owd - 50e6) / 10e6, "norm")
-    assert result.pvalue > 0.05, f"KS D={result.statistic:.4f} p={result.pvalue:.3g}"
+    # The criterion is the 5 % level, which rejects a perfect node in 1 run of 20 by
+    # construction; benchmarks/delay reports it at 5 % over repeated runs. Here 1 % keeps CI
+    # from flaking while D > 0.023 (a 0.6 ms shift or a 6 % wrong sd) still fails.
+    assert result.pvalue > 0.01, f"KS D={result.statistic:.4f} p={result.pvalue:.3g}"
     assert abs(np.mean(owd) - 50e6) < 1e6 and abs(np.std(owd) - 10e6) < 0.5e6
 
 
