@@ -75,7 +75,8 @@ def problems(
                 f"set `emulator: auto` or `delay-node` on link {link.label} (a userspace delay node), "
                 f"or run where netem exists (`modprobe sch_netem` works there)"
             )
-        if asked and emulator == "delay-node" and link.overlay == "vxlan":
+        vxlan_ends = [vx for vx in layout.vxlans if vx.iface.netem and vx.iface.netem.link == link.label]
+        if asked and emulator == "delay-node" and vxlan_ends:
             out.append(
                 f"link {link.label}: a delay node cannot sit inside a VXLAN overlay link between "
                 f"switches. Fix: put {', '.join(asked)} on a node's link, or use `emulator: netem` "

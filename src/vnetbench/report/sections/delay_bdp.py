@@ -67,8 +67,9 @@ def build(ctx: ReportContext) -> list[Section]:
         if limited:
             items.append(
                 f"{src} → {dst}: the window ({window / 1000:.0f} KB) is below the bandwidth-delay product "
-                f"{_kb(bdp)} KB = {_mbit(rate)} Mbit/s × {rtt_s * 1e3:.0f} ms, so TCP can carry at most "
-                f"window / RTT = {_mbit(window_bound)} Mbit/s; measured {_mbit(goodput)} Mbit/s (median)."
+                f"{_kb(bdp)} KB = {_mbit(rate)} Mbit/s × {rtt_s * 1e3:.0f} ms, so TCP carries about "
+                f"window / RTT = {_mbit(window_bound)} Mbit/s, less than the link; measured "
+                f"{_mbit(goodput)} Mbit/s (median)."
             )
     if not rows:
         return []
@@ -78,7 +79,10 @@ def build(ctx: ReportContext) -> list[Section]:
         "(BDP = rate × RTT). Over a long path the same window therefore carries less: the ExoGENI "
         "study's long-distance pairs (RTT ≈ 238 ms) reached 8.2 Mbit/s on 10 Mbit/s links where the "
         "short ones (RTT ≈ 50 ms) reached 9.3 Mbit/s (its Table 12). RTT here is twice the configured "
-        "one-way delay of the path (docs/delay-nodes.md); 'auto' means Linux's autotuned buffers."
+        "one-way delay of the path (docs/delay-nodes.md); 'auto' means Linux's autotuned buffers. "
+        "`window` sets the socket buffers (iperf3 -w); Linux derives the advertised window from them "
+        "(it doubles the request and keeps a share for overhead), so the effective window is near W, "
+        "not exactly W, and queueing adds to the RTT: the bound is approximate."
     )
     table = TableView(
         "TCP over delayed paths",
