@@ -38,6 +38,8 @@ pub enum Cmd {
     /// Timestamp loop: gaps reveal time off the CPU; estimated CPU share vs /proc/stat steal.
     #[command(after_long_help = help(fields::CPUSHARE))]
     Cpushare(CpuArgs),
+    /// Delay node: forward frames between two interfaces with delay, jitter, loss, rate.
+    Delay(crate::delay::args::DelayArgs),
 }
 
 /// Parse seconds (decimal) into ns; must be > 0.

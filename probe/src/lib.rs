@@ -6,6 +6,7 @@
 pub mod accounting;
 pub mod cli;
 pub mod cpushare;
+pub mod delay;
 pub mod fields;
 pub mod output;
 pub mod pacing;

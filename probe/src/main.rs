@@ -5,7 +5,7 @@
 use clap::{CommandFactory, Parser};
 use vnb_probe::cli::{auto_spin_ns, Cli, Cmd};
 use vnb_probe::output::{emit, ClockInfo};
-use vnb_probe::{cpushare, receiver, rtt, sender};
+use vnb_probe::{cpushare, delay, receiver, rtt, sender};
 
 fn usage_error(msg: String) -> ! {
     Cli::command()
@@ -111,6 +111,11 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             let r = cpushare::run(&o)?;
             emit(a.json, "cpushare", &clock, &r);
+        }
+        Cmd::Delay(a) => {
+            let o = a.opts().unwrap_or_else(|e| usage_error(e));
+            let r = delay::run(&o)?;
+            emit(a.json, "delay", &clock, &r);
         }
     }
     Ok(())

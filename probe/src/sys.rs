@@ -1,6 +1,7 @@
 //! The only module with `unsafe`: thin wrappers over the Linux system calls the probe needs
 //! (clocks, absolute sleeps, timer slack, rusage, signals, socket options, recvmmsg/sendmmsg with
-//! per-packet kernel timestamps and the SO_RXQ_OVFL drop counter, CPU affinity, adjtimex).
+//! per-packet kernel timestamps and the SO_RXQ_OVFL drop counter, CPU affinity, adjtimex,
+//! AF_PACKET sockets bound to one interface and ppoll, for the delay node).
 //!
 //! Audit rule: every `unsafe` block has a SAFETY comment; every pointer handed to the kernel
 //! points into memory owned by the struct that makes the call and outlives the call.
@@ -8,7 +9,7 @@
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Which clock to read.
@@ -243,7 +244,7 @@ pub fn set_sndbuf(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
 
 /// Ask for a kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME) and, if `ovfl`, the
 /// socket's cumulative drop counter (SO_RXQ_OVFL) on every received datagram.
-pub fn enable_rx_metadata(sock: &UdpSocket, ovfl: bool) -> io::Result<()> {
+pub fn enable_rx_metadata(sock: &impl AsRawFd, ovfl: bool) -> io::Result<()> {
     let fd = sock.as_raw_fd();
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)?;
     if ovfl {
@@ -360,17 +361,17 @@ impl RecvBatch {
     /// Receive up to the batch size. Blocks until at least one datagram arrives
     /// (MSG_WAITFORONE), the socket's read timeout passes (returns Ok(0)) or a signal arrives
     /// (Ok(0)).
-    pub fn recv(&mut self, sock: &UdpSocket) -> io::Result<usize> {
+    pub fn recv(&mut self, sock: &impl AsRawFd) -> io::Result<usize> {
         self.recv_flags(sock, libc::MSG_WAITFORONE)
     }
 
     /// Like `recv` but never blocks (MSG_DONTWAIT): Ok(0) when nothing is queued. A receiver
     /// that polls this way never sleeps, so the sender's CPU does not pay for waking it up.
-    pub fn recv_nowait(&mut self, sock: &UdpSocket) -> io::Result<usize> {
+    pub fn recv_nowait(&mut self, sock: &impl AsRawFd) -> io::Result<usize> {
         self.recv_flags(sock, libc::MSG_DONTWAIT)
     }
 
-    fn recv_flags(&mut self, sock: &UdpSocket, flags: i32) -> io::Result<usize> {
+    fn recv_flags(&mut self, sock: &impl AsRawFd, flags: i32) -> io::Result<usize> {
         let n = self.hdrs.len();
         self.iovs.clear();
         for i in 0..n {
@@ -508,7 +509,7 @@ impl SendBatch {
     }
 
     /// Send slots `0..n`. Returns how many the kernel took (it may take fewer).
-    pub fn send(&mut self, sock: &UdpSocket, n: usize) -> io::Result<usize> {
+    pub fn send(&mut self, sock: &impl AsRawFd, n: usize) -> io::Result<usize> {
         let n = n.min(self.hdrs.len());
         if n == 0 {
             return Ok(0);
@@ -554,6 +555,135 @@ impl SendBatch {
         }
         Ok(r as usize)
     }
+}
+
+/// Run the calling thread under SCHED_FIFO at `priority` (1..=99; needs root or CAP_SYS_NICE):
+/// it then preempts ordinary tasks as soon as it wakes up.
+pub fn set_fifo_priority(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param that lives across the call; pid 0 = this thread.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// An AF_PACKET raw socket bound to one interface (the delay node's port to one side).
+///
+/// `rx`: it receives every frame arriving on the interface (ETH_P_ALL), but not the frames this
+/// process sends out of it (PACKET_IGNORE_OUTGOING). Without `rx` (protocol 0) it only sends:
+/// sendmmsg without an address transmits on the bound interface.
+pub fn packet_socket(ifname: &str, rx: bool) -> io::Result<OwnedFd> {
+    let name = std::ffi::CString::new(ifname)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name has a NUL"))?;
+    // SAFETY: `name` is a valid NUL-terminated string that outlives the call.
+    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if index == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // Protocol 0 at creation: the socket receives nothing until bound to its interface.
+    // SAFETY: plain socket(2) call; the result is checked and owned at once.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let proto = if rx {
+        (libc::ETH_P_ALL as u16).to_be()
+    } else {
+        0
+    };
+    if rx {
+        setsockopt_int(fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+    } else {
+        // best effort: hand frames straight to the driver, past the (empty) qdisc layer
+        let _ = setsockopt_int(fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, 1);
+    }
+    // SAFETY: an all-zero sockaddr_ll is valid; we fill family, protocol and ifindex.
+    let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto;
+    sll.sll_ifindex = index as i32;
+    // SAFETY: we pass a pointer to a live sockaddr_ll and its exact size.
+    let r = unsafe {
+        libc::bind(
+            fd,
+            &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+            size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sock)
+}
+
+const PACKET_IGNORE_OUTGOING: i32 = 23; // linux/if_packet.h, since 4.20
+const PACKET_QDISC_BYPASS: i32 = 20; // since 3.14
+
+/// Ask for socket buffers on any socket (SO_*BUFFORCE when root); returns what was granted.
+pub fn set_fd_bufs(sock: &impl AsRawFd, rcv: usize, snd: usize) -> io::Result<(usize, usize)> {
+    let fd = sock.as_raw_fd();
+    for (force, plain, bytes) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF, rcv),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF, snd),
+    ] {
+        let v = bytes.min(i32::MAX as usize / 2) as i32;
+        if setsockopt_int(fd, libc::SOL_SOCKET, force, v).is_err() {
+            setsockopt_int(fd, libc::SOL_SOCKET, plain, v)?;
+        }
+    }
+    Ok((
+        getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF)? as usize,
+        getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)? as usize,
+    ))
+}
+
+/// PACKET_STATISTICS of an AF_PACKET socket: (frames received, frames dropped because the
+/// receive buffer was full) since the last call (the kernel resets the counters on read).
+pub fn packet_stats(sock: &impl AsRawFd) -> io::Result<(u64, u64)> {
+    let mut st = [0u32; 2]; // struct tpacket_stats { tp_packets, tp_drops }
+    let mut len = size_of::<[u32; 2]>() as libc::socklen_t;
+    // SAFETY: `st` and `len` are live and writable; len says how many bytes `st` holds.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            st.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st[0] as u64, st[1] as u64))
+}
+
+/// Wait until `sock` is readable or `timeout_ns` passed (ppoll, ns resolution). Returns true if
+/// readable; false on timeout or a signal (EINTR), so callers re-check their stop flag.
+pub fn wait_readable(sock: &impl AsRawFd, timeout_ns: u64) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd: sock.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ts = ns_to_ts(timeout_ns);
+    // SAFETY: one valid pollfd and a valid timespec live across the call; null sigmask.
+    let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted {
+            Ok(false)
+        } else {
+            Err(e)
+        };
+    }
+    Ok(r > 0)
 }
 
 #[cfg(test)]

@@ -40,9 +40,17 @@ class Shaper:
 
 @dataclass(frozen=True)
 class Netem:
+    """Delay, jitter and loss of the frames leaving one interface (netem, or a delay node)."""
+
     delay_ns: int | None
     jitter_ns: int | None
     loss_ratio: float | None
+    jitter_distribution: str = "uniform"
+    reorder: bool = False
+    loss_model: str = "random"
+    loss_burst: float = 4.0
+    emulator: str = "auto"  # auto | netem | delay-node (see delaynodes.py)
+    link: str = ""
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,19 @@ class Interface:
     shaper: Shaper | None = None
     netem: Netem | None = None
     tx_offload_off: bool = False  # needed on veths that talk to a userspace OVS datapath
+
+
+@dataclass(frozen=True)
+class DelayNode:
+    """A namespace between the two halves of a link, where `vnb-probe delay` forwards frames a <-> b."""
+
+    ns: str
+    a: str  # interface towards the link's first half
+    b: str
+    mtu: int
+    a_to_b: Netem | None  # what frames crossing from a to b get (None: passed at once)
+    b_to_a: Netem | None
+    link: str
 
 
 @dataclass(frozen=True)
@@ -107,6 +128,7 @@ class Layout:
     host_site: dict[str, str]
     cpu_quota: dict[str, float]  # cgroup key ("host:h1" / "node:vm1") -> fraction of a core
     links: list[Link]
+    delay_nodes: list[DelayNode] = field(default_factory=list)  # filled by delaynodes.realise()
 
     def interfaces(self) -> list[Interface]:
         out = [iface for pair in self.veths for iface in (pair.a, pair.b)]
@@ -214,7 +236,17 @@ def _shaper(link: Link) -> Shaper | None:
 def _netem(link: Link) -> Netem | None:
     if link.delay is None and link.jitter is None and link.loss is None:
         return None
-    return Netem(link.delay, link.jitter, link.loss)
+    return Netem(
+        link.delay,
+        link.jitter,
+        link.loss,
+        link.jitter_distribution,
+        link.reorder,
+        link.loss_model,
+        link.loss_burst,
+        link.emulator,
+        link.label,
+    )
 
 
 def build_layout(campaign: Campaign, campaign_id: str) -> Layout:

@@ -68,9 +68,18 @@ class Link(Strict):
     mtu: int = Field(1500, ge=576, le=9000)
     queue: SizeBytes | None = Field(None, description="shaper queue limit in bytes (default: 50 ms at rate)")
     shaper: Literal["tbf", "htb"] = "tbf"
-    delay: DurationNs | None = Field(None, description="one-way delay per direction (needs netem)")
-    jitter: DurationNs | None = Field(None, description="delay variation (needs netem)")
-    loss: Ratio | None = Field(None, description="random loss per direction (needs netem)")
+    delay: DurationNs | None = Field(None, description="one-way delay per direction (netem or a delay node)")
+    jitter: DurationNs | None = Field(
+        None, description="delay variation: uniform half-width or normal standard deviation"
+    )
+    jitter_distribution: Literal["uniform", "normal"] = "uniform"
+    reorder: bool = Field(False, description="jitter may reorder frames (else a delay node keeps order)")
+    loss: Ratio | None = Field(None, description="loss ratio per direction")
+    loss_model: Literal["random", "gilbert-elliott"] = "random"
+    loss_burst: float = Field(4.0, ge=1, le=1000, description="mean loss burst, frames (gilbert-elliott)")
+    emulator: Literal["auto", "netem", "delay-node"] = Field(
+        "auto", description="delay/jitter/loss by netem or a delay node (auto: netem if the kernel has it)"
+    )
     overlay: Literal["vxlan"] | None = Field(
         None, description="carry a link between hosts in a VXLAN tunnel (the studies' stitched VLANs / GRE)"
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.providers.conftest import load_layout, make_store, need, new_campaign_id
+from tests.integration.providers.conftest import FIXTURES, load_layout, make_store, need, new_campaign_id
 from vnetbench.cleanup import active_campaigns, clean
 from vnetbench.providers.base import ProviderError
 from vnetbench.providers.local import LocalProvider, cgroups, features, netns, procs, runtime
@@ -172,13 +172,21 @@ def test_netem_is_refused_with_the_fix_when_the_kernel_lacks_it(tmp_path: Path) 
         finally:
             provider.teardown()
         return
-    problems = provider.preflight(layout)
+    # `emulator: auto` (the default) takes a delay node here (tests/.../test_delay_node.py);
+    # insisting on netem is refused with the fix
+    assert provider.preflight(layout) == []
+    from vnetbench.layout import build_layout
+    from vnetbench.spec import parse_spec
+
+    text = (FIXTURES / "delay.yaml").read_text().replace("loss: 0.01}", "loss: 0.01, emulator: netem}")
+    forced = build_layout(parse_spec(text, FIXTURES / "delay.yaml").campaign, cid)
+    problems = provider.preflight(forced)
     assert len(problems) == 1
     message = problems[0]
     assert "link slow" in message and "sch_netem" in message
-    assert "delay/loss" in message and "remove delay, loss from link slow" in message
+    assert "delay/loss" in message and "set `emulator: auto` or `delay-node` on link slow" in message
     with pytest.raises(ProviderError) as err:
-        provider.build(layout, 1, lambda items: list(range(len(items))))
+        provider.build(forced, 1, lambda items: list(range(len(items))))
     assert str(err.value) == message
     assert not any(os.path.exists(netns.path_of(ns)) for ns in layout.namespaces)
 

@@ -36,11 +36,16 @@ def kernel_without_netem(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_preflight_names_the_link_the_missing_netem_and_the_fix(kernel_without_netem) -> None:
-    problems = preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=())
+    # only when netem is insisted on (emulator: netem); auto and delay-node use a delay node
+    problems = preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=(), emulation={"slow": "netem"})
     assert len(problems) == 1
     message = problems[0]
-    assert message.startswith("link slow: delay/loss need the kernel's netem qdisc (sch_netem")
-    assert "Fix: remove delay, loss from link slow, or run where netem exists" in message
+    assert message.startswith("link slow: delay/loss with `emulator: netem` need the kernel's netem qdisc")
+    assert "Fix: set `emulator: auto` or `delay-node` on link slow" in message
+    assert (
+        preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=(), emulation={"slow": "delay-node"})
+        == []
+    )
 
 
 def test_preflight_names_missing_tools_and_their_packages(kernel_without_netem, monkeypatch) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from vnetbench.layout import Layout
 from vnetbench.providers.local import cgroups, features, netns, ovs
@@ -30,7 +30,10 @@ def missing_tools(tools: Sequence[str]) -> list[str]:
     ]
 
 
-def problems(layout: Layout, tools: Sequence[str] = ("iperf3", "ping")) -> list[str]:
+def problems(
+    layout: Layout, tools: Sequence[str] = ("iperf3", "ping"), emulation: Mapping[str, str] | None = None
+) -> list[str]:
+    """emulation: link -> "netem" | "delay-node" (vnetbench.delaynodes); links not in it use netem."""
     if os.geteuid() != 0:
         return [
             "the local provider needs root (network namespaces, tc, cgroups): "
@@ -64,12 +67,20 @@ def problems(layout: Layout, tools: Sequence[str] = ("iperf3", "ping")) -> list[
         need("bfifo", "the htb shaper's queue", "run where the fifo qdiscs exist")
     for link in layout.links:
         asked = [f for f in NETEM_FIELDS if getattr(link, f) is not None]
-        if asked and not found.has("netem"):
+        emulator = (emulation or {}).get(link.label, "netem")
+        if asked and emulator == "netem" and not found.has("netem"):
             out.append(
-                f"link {link.label}: {'/'.join(asked)} need the kernel's netem qdisc (sch_netem, "
-                f"CONFIG_NET_SCH_NETEM), which this kernel ({release}) lacks. Fix: remove "
-                f"{', '.join(asked)} from link {link.label}, or run where netem exists "
-                f"(`modprobe sch_netem` works there)"
+                f"link {link.label}: {'/'.join(asked)} with `emulator: netem` need the kernel's netem "
+                f"qdisc (sch_netem, CONFIG_NET_SCH_NETEM), which this kernel ({release}) lacks. Fix: "
+                f"set `emulator: auto` or `delay-node` on link {link.label} (a userspace delay node), "
+                f"or run where netem exists (`modprobe sch_netem` works there)"
+            )
+        vxlan_ends = [vx for vx in layout.vxlans if vx.iface.netem and vx.iface.netem.link == link.label]
+        if asked and emulator == "delay-node" and vxlan_ends:
+            out.append(
+                f"link {link.label}: a delay node cannot sit inside a VXLAN overlay link between "
+                f"switches. Fix: put {', '.join(asked)} on a node's link, or use `emulator: netem` "
+                f"where the kernel has netem"
             )
         if link.rate and link.shaper == "tbf" and link.rate > TBF_MAX_RATE_BPS:
             out.append(
@@ -78,6 +89,11 @@ def problems(layout: Layout, tools: Sequence[str] = ("iperf3", "ping")) -> list[
             )
 
     out += missing_tools(tools)
+    if layout.delay_nodes:
+        from vnetbench.providers.local.delaynode import binary
+
+        if binary() is None:
+            out.append("delay nodes need vnb-probe, which is not installed: `pip install .` builds it")
     if any(br.kind == "ovs" for br in layout.bridges):
         out += [m + " (userspace Open vSwitch)" for m in missing_tools(ovs.TOOLS)]
         if ovs.schema_path() is None:

@@ -28,9 +28,20 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from vnetbench import delaynodes
 from vnetbench.layout import Layout
 from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, ToolProcess
-from vnetbench.providers.local import cgroups, features, links, netns, offload, procs, runtime, signals
+from vnetbench.providers.local import (
+    cgroups,
+    delaynode,
+    features,
+    links,
+    netns,
+    offload,
+    procs,
+    runtime,
+    signals,
+)
 from vnetbench.providers.local.netlink import Batch
 from vnetbench.providers.local.ovs import OvsInstance
 from vnetbench.providers.local.preflight import problems as preflight_problems
@@ -56,6 +67,8 @@ class LocalProvider(Provider):
         # time: a return value lost to an interrupt is returned again by the next call (marking a
         # row removed twice is harmless). The next build() starts a new list.
         self._removed: list[int] = []
+        self.link_emulation: dict[str, str] = {}  # link -> "netem" | "delay-node" (provenance)
+        self.delay_reports: dict[str, Any] = {}  # link -> the delay node's JSON report at teardown
         self._reset()
 
     def _reset(self) -> None:
@@ -73,11 +86,19 @@ class LocalProvider(Provider):
         self._rundir_id: int | None = None
         self._procs: list[procs.LocalToolProcess] = []
         self._active = False
+        self._delay_procs: dict[str, procs.LocalToolProcess] = {}  # link -> its delay node
 
     # ------------------------------------------------------------------ checks
 
     def preflight(self, layout: Layout) -> list[str]:
-        return preflight_problems(layout, self.tools)
+        realised, choice = self._realise(layout)
+        return preflight_problems(realised, self.tools, choice)
+
+    def _realise(self, layout: Layout) -> tuple[Layout, dict[str, str]]:
+        """Splice in delay nodes where netem is missing or not wanted (see vnetbench.delaynodes)."""
+        has_netem = os.geteuid() == 0 and features.probe().has("netem")
+        realised, choice = delaynodes.realise(layout, has_netem)
+        return realised, dict(choice)
 
     def environment(self) -> dict[str, Any]:
         uname = platform.uname()
@@ -89,6 +110,7 @@ class LocalProvider(Provider):
             "kernel_features": dict(found.kinds) if found else None,
             "cgroup_cpu": f"v{controller.version}:{controller.root}" if controller else None,
             "ovs_datapath": "netdev (userspace)",
+            "link_emulation": dict(self.link_emulation),
         }
 
     # ------------------------------------------------------------------ build
@@ -100,6 +122,8 @@ class LocalProvider(Provider):
             found = self.preflight(layout)
             if found:
                 raise ProviderError("\n".join(found))
+            layout, self.link_emulation = self._realise(layout)
+            self.delay_reports = {}
             self._removed = []
             self.layout, self.build_id, self._record = layout, build_id, record
             try:
@@ -150,6 +174,15 @@ class LocalProvider(Provider):
         ovs_bridges = [br for br in layout.bridges if br.kind == "ovs"]
         if ovs_bridges:
             self._build_ovs(layout, record, ovs_bridges)
+
+        for node in layout.delay_nodes:
+            binary = delaynode.binary()
+            if binary is None:
+                raise ProviderError("vnb-probe is not installed: `pip install .` builds and ships it")
+            argv = delaynodes.command(node, binary)
+            proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
+            self._delay_procs[node.link] = proc
+            delaynode.wait_ready(proc, node.link)
 
     def _build_cgroups(self, layout: Layout, record: Recorder) -> None:
         controller = cgroups.detect()
@@ -299,6 +332,11 @@ class LocalProvider(Provider):
     def teardown(self) -> list[int]:
         with self._lock:
             problems: list[str] = []
+            for link, proc in list(self._delay_procs.items()):
+                report = delaynode.stop(proc)  # its report: drops and release-time error
+                if report is not None:
+                    self.delay_reports[link] = report
+                self._delay_procs.pop(link)
             self._stop_processes(problems)
             self._remove_namespaces(problems)
             self._remove_cgroups(problems)

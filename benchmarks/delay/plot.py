@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Figure of benchmarks/delay/results.json -> delay.png (four panels)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
+
+HERE = Path(__file__).resolve().parent
+
+
+def main() -> None:
+    res = json.loads((HERE / "results.json").read_text())
+    fig, ax = plt.subplots(2, 2, figsize=(12, 8.5))
+
+    a = ax[0][0]
+    for i, rep in enumerate(res.get("accuracy", [])):
+        x = np.sort(rep["rtt_samples_ms"])
+        a.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"run {i + 1}: median {np.median(x):.3f} ms")
+    a.axvspan(99.8, 100.2, color="green", alpha=0.1, label="target: median 100 ± 0.2 ms")
+    a.set_xlim(99.9, 100.6)
+    a.set_xlabel("RTT, ms (vnb-probe rtt, 2000 probes)")
+    a.set_ylabel("CDF")
+    a.set_title("delay: 50ms each way")
+    a.legend(fontsize=8)
+
+    a = ax[0][1]
+    reps = res.get("accuracy", [])
+    if reps:
+        owd = np.array(reps[0]["owd_samples_ms"])
+        a.hist(owd, bins=80, density=True, alpha=0.6, label="measured one-way delay (run 1)")
+        x = np.linspace(10, 90, 400)
+        a.plot(x, stats.norm.pdf(x, 50, 10), "k", label="configured N(50 ms, 10 ms)")
+        ps = ", ".join(f"{r['jitter']['ks_p']:.2f}" for r in reps)
+        a.set_title(f"jitter: 10ms normal — KS p = {ps} (5000 probes each)")
+    a.set_xlabel("one-way delay, ms")
+    a.legend(fontsize=8)
+
+    a = ax[1][0]
+    rows = res.get("throughput", [])
+    labels, xs = [], []
+    for k, (frame, target) in enumerate(((1500, 1e9 / (1500 * 8)), (64, 300_000))):
+        for j, (path, color) in enumerate((("node", "tab:blue"), ("bare", "tab:orange"))):
+            sel = [r for r in rows if r["frame_bytes"] == frame and r["path"] == path]
+            if not sel:
+                continue
+            x = k * 3 + j
+            got = [r["received_pps"] / 1e3 for r in sel]
+            a.bar(
+                x,
+                statistics.median(got),
+                color=color,
+                label=("through a delay node (+10 ms)", "bare veth")[j] if k == 0 else None,
+            )
+            a.plot([x] * len(got), got, "k.")
+        a.hlines(target / 1e3, k * 3 - 0.45, k * 3 + 1.45, colors="r", linestyles="dashed")
+        labels.append(f"{frame}-byte frames")
+        xs.append(k * 3 + 0.5)
+    a.set_xticks(xs, labels)
+    a.set_ylabel("received, kpps (red: issue target)")
+    cpu = [r["node"]["cpu_per_frame_ns"] / 1e3 for r in rows if r.get("node") and r["frame_bytes"] != "tcp"]
+    a.set_title(
+        f"constant-rate UDP, no frame lost; sender-limited here\nnode CPU "
+        f"{min(cpu, default=0):.1f}–{max(cpu, default=0):.1f} µs/frame",
+        fontsize=10,
+    )
+    a.legend(fontsize=8)
+
+    a = ax[1][1]
+    bdp = res.get("bdp", [])
+    for j, window in enumerate(("256K", "auto")):
+        for k, link in enumerate(("short", "long")):
+            vals = [r["goodput_bps"] / 1e6 for r in bdp if r["window"] == window and r["link"] == link]
+            if vals:
+                a.bar(
+                    j * 3 + k,
+                    statistics.median(vals),
+                    color=["tab:blue", "tab:orange"][k],
+                    label=f"{link}: {'25' if link == 'short' else '120'} ms each way" if j == 0 else None,
+                )
+                a.plot([j * 3 + k] * len(vals), vals, "k.")
+    # window / RTT model for 256 KB
+    for k, rtt in enumerate((0.050, 0.240)):
+        a.hlines(min(9.57, 262144 * 8 / rtt / 1e6), k - 0.4, k + 0.4, colors="r", linestyles="dashed")
+    a.set_xticks([0.5, 3.5], ["iperf3 -w 256K", "autotuned window"])
+    a.set_ylabel("TCP goodput, Mbit/s (10 Mbit/s link)")
+    a.set_title("bandwidth-delay product (red: min(link, window / RTT))")
+    a.legend(fontsize=8)
+
+    fig.suptitle("vnb-probe delay nodes on a shared 2-vCPU machine (kernel without netem)")
+    fig.tight_layout()
+    fig.savefig(HERE / "delay.png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()

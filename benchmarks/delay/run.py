@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""Delay nodes (issue 7): accuracy, throughput and the bandwidth-delay product, on this machine.
+
+Everything runs through the local provider with `emulator: delay-node` (this kernel has no netem),
+as a campaign would build it. Each part is repeated (--reps) and compared side by side in one run:
+
+1. accuracy: 50 ms each way -> RTT (vnb-probe rtt, 2000 probes; ping 300 probes for its p99);
+   `jitter: 10ms normal` (reorder allowed) -> one-way delays of 5000 probes against N(50 ms, 10 ms)
+   with a KS test; `loss: 1%` -> loss over 100 000 packets.
+2. throughput: constant-rate UDP (vnb-probe send/recv) of 1500-byte frames at 90 000 pps
+   (1.08 Gbit/s) and 64-byte frames at 300 000 pps, through a delay node adding 10 ms and over a
+   bare veth, alternating; the node's own report gives its drops by cause and CPU per frame.
+   TCP (iperf3, 5 s) through the node and bare for reference.
+3. BDP: iperf3 TCP over a 10 Mbit/s link with 25 ms and with 120 ms each way (ExoGENI Table 12:
+   BBN-UH 50 ms RTT vs BBN-NICTA 238 ms RTT), window 256 KB (iperf3 -w) and autotuned.
+
+Usage (root):  .venv/bin/python benchmarks/delay/run.py [--reps 3] [--parts accuracy,throughput,bdp]
+Writes results.json and delay.png next to this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import secrets
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "src"))
+
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from vnetbench.layout import build_layout  # noqa: E402
+from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402
+from vnetbench.spec import parse_spec  # noqa: E402
+
+PROBE = delaynode.binary() or "vnb-probe"
+
+
+def spec(links: list[str], nodes: list[str]) -> str:
+    return (
+        "name: bench\ntopology:\n"
+        f"  nodes: [{', '.join('{name: ' + n + '}' for n in nodes)}]\n"
+        "  links:\n" + "".join(f"    - {link}\n" for link in links) + "measurements: [{name: p, kind: rtt}]\n"
+        f"patterns: [{{kind: pairs, pairs: [[{nodes[0]}, {nodes[1]}]], measurements: [p]}}]\n"
+    )
+
+
+@contextlib.contextmanager
+def built(text: str) -> Iterator[tuple[LocalProvider, Any]]:
+    cid = "bd" + secrets.token_hex(3)
+    layout = build_layout(parse_spec(text, HERE / "bench.yaml").campaign, cid)
+    provider = LocalProvider(cid, None, tools=("ping", "iperf3"))
+    counter = iter(range(1, 1_000_000))
+    provider.build(layout, 1, lambda items: [next(counter) for _ in items])
+    try:
+        yield provider, layout
+    finally:
+        provider.teardown()
+
+
+def run(provider: LocalProvider, node: str, argv: list[str], timeout: float = 120) -> str:
+    fin = provider.spawn(node, argv).wait(timeout)
+    if fin.returncode != 0:
+        raise RuntimeError(f"{argv[0]} on {node} failed: {fin.stderr[-400:]}")
+    return fin.stdout
+
+
+def arp(provider: LocalProvider, src: str, ip: str) -> None:
+    provider.spawn(src, ["ping", "-c", "2", "-i", "0.2", "-q", ip]).wait(10)
+
+
+def probe_rtt(
+    provider: LocalProvider, src: str, dst: str, ip: str, port: int, count: int, interval: str
+) -> list:
+    echo = provider.spawn(dst, [PROBE, "echo", "--bind", f"{ip}:{port}", "--duration", "120", "--json"])
+    try:
+        provider.wait_listening(echo, port, "udp", 5)
+        out = run(
+            provider,
+            src,
+            [PROBE, "rtt", "--dst", f"{ip}:{port}", "--count", str(count), "--interval", interval, "--json"],
+        )
+    finally:
+        echo.kill()
+    return json.loads(out)["records"]
+
+
+def accuracy(rep: int) -> dict[str, Any]:
+    links = [
+        "{name: fixed, endpoints: [a, b], delay: 50ms, emulator: delay-node}",
+        "{name: jit, endpoints: [c, d], delay: 50ms, jitter: 10ms, jitter_distribution: normal, "
+        "reorder: true, emulator: delay-node}",
+        "{name: lossy, endpoints: [e, f], loss: 0.01, emulator: delay-node}",
+    ]
+    out: dict[str, Any] = {"rep": rep}
+    with built(spec(links, ["a", "b", "c", "d", "e", "f"])) as (p, layout):
+        ip = layout.address_of("b", "a")
+        arp(p, "a", ip)
+        rec = probe_rtt(p, "a", "b", ip, 7001, 2000, "0.002")
+        rtt = np.array([r["rtt_ns"] for r in rec if r["rtt_ns"]]) / 1e6
+        text = run(p, "a", ["ping", "-c", "300", "-i", "0.01", ip])
+        pings = [float(t.split("=")[1]) for t in text.split() if t.startswith("time=")]
+        out["rtt_ms"] = {
+            "n": len(rtt),
+            "median": float(np.median(rtt)),
+            "p99": float(np.percentile(rtt, 99)),
+            "min": float(rtt.min()),
+            "max": float(rtt.max()),
+            "ping_p99_whole_ms": float(np.percentile(pings, 99)),
+            "ping_n": len(pings),
+        }
+        out["rtt_samples_ms"] = [round(float(x), 4) for x in rtt]
+
+        ip = layout.address_of("d", "c")
+        arp(p, "c", ip)
+        rec = probe_rtt(p, "c", "d", ip, 7002, 5000, "0.001")
+        owd = np.array([r["owd_up_ns"] for r in rec if r["owd_up_ns"] is not None], dtype=float)
+        ks = stats.kstest((owd - 50e6) / 10e6, "norm")
+        out["jitter"] = {
+            "n": len(owd),
+            "mean_ms": float(owd.mean() / 1e6),
+            "sd_ms": float(owd.std() / 1e6),
+            "ks_d": float(ks.statistic),
+            "ks_p": float(ks.pvalue),
+        }
+        out["owd_samples_ms"] = [round(float(x) / 1e6, 4) for x in owd]
+
+        ip = layout.address_of("f", "e")
+        arp(p, "e", ip)
+        recv = p.spawn(
+            "f",
+            [PROBE, "recv", "--bind", f"{ip}:7003", "--expect-streams", "1", "--duration", "60", "--json"],
+        )
+        p.wait_listening(recv, 7003, "udp", 5)
+        run(
+            p,
+            "e",
+            [
+                PROBE,
+                "send",
+                "--dst",
+                f"{ip}:7003",
+                "--pps",
+                "40000",
+                "--duration",
+                "2.5",
+                "--catch-up",
+                "100000",
+                "--json",
+            ],
+        )
+        r = json.loads(recv.wait(70).stdout)
+        out["loss"] = {
+            "expected": r["totals"]["expected_packets"],
+            "lost": r["totals"]["lost_packets"],
+            "ratio": r["totals"]["loss_ratio"],
+            "receiver_kernel_drops": r["kernel_drops_packets"],
+        }
+    reports = p.delay_reports
+    out["node_release_error_ns"] = {k: v["directions"][0]["release_error"] for k, v in reports.items()}
+    out["node_lost_frames"] = {k: v["directions"][0]["lost_frames"] for k, v in reports.items()}
+    return out
+
+
+def udp_rate(
+    p: LocalProvider, src: str, dst: str, ip: str, port: int, frame: int, pps: int, secs: float
+) -> dict:
+    recv = p.spawn(
+        dst,
+        [
+            PROBE,
+            "recv",
+            "--bind",
+            f"{ip}:{port}",
+            "--expect-streams",
+            "1",
+            "--duration",
+            "60",
+            "--trace-bin-us",
+            "0",
+            "--json",
+        ],
+    )
+    p.wait_listening(recv, port, "udp", 5)
+    s = json.loads(
+        run(
+            p,
+            src,
+            [
+                PROBE,
+                "send",
+                "--dst",
+                f"{ip}:{port}",
+                "--frame-size",
+                str(frame),
+                "--pps",
+                str(pps),
+                "--duration",
+                str(secs),
+                "--json",
+            ],
+        )
+    )
+    r = json.loads(recv.wait(70).stdout)
+    t = r["totals"]
+    return {
+        "frame_bytes": frame,
+        "offered_pps": pps,
+        "sent_packets": s.get("sent_packets"),
+        "received_packets": t["unique_packets"],
+        "received_pps": t["received_pps"],
+        "received_frame_bps": t["received_pps"] * frame * 8,
+        "lost_packets": t["lost_packets"],
+        "receiver_kernel_drops": r["kernel_drops_packets"],
+        "sender": {k: s.get(k) for k in ("missed_slots_packets", "cpu_user_ns", "cpu_system_ns")},
+    }
+
+
+def throughput(rep: int) -> list[dict[str, Any]]:
+    rows = []
+    cases = [(1500, 90_000, 3.0), (64, 300_000, 2.0), ("tcp", 0, 5.0)]
+    for frame, pps, secs in cases:
+        order = ["node", "bare"] if rep % 2 == 0 else ["bare", "node"]
+        for path in order:
+            link = (
+                "{name: d10, endpoints: [p, q], delay: 10ms, emulator: delay-node}"
+                if path == "node"
+                else "{name: bare, endpoints: [p, q]}"
+            )
+            with built(spec([link], ["p", "q"])) as (pv, layout):
+                ip = layout.address_of("q", "p")
+                arp(pv, "p", ip)
+                if frame == "tcp":
+                    srv = pv.spawn("q", ["iperf3", "-s", "-1", "-p", "5201", "-J"])
+                    pv.wait_listening(srv, 5201, "tcp", 5)
+                    j = json.loads(run(pv, "p", ["iperf3", "-c", ip, "-p", "5201", "-t", str(secs), "-J"]))
+                    srv.wait(10)
+                    row = {
+                        "frame_bytes": "tcp",
+                        "goodput_bps": j["end"]["sum_received"]["bits_per_second"],
+                        "retransmits": j["end"]["sum_sent"].get("retransmits"),
+                    }
+                else:
+                    row = udp_rate(pv, "p", "q", ip, 7010, int(frame), pps, secs)
+            row.update({"rep": rep, "path": path})
+            if path == "node":
+                rpt = pv.delay_reports.get("d10")
+                if rpt:
+                    d = rpt["directions"][0]
+                    row["node"] = {
+                        "cpu_per_frame_ns": rpt["cpu_per_frame_ns"],
+                        "cpu_ns": rpt["cpu_user_ns"] + rpt["cpu_system_ns"],
+                        "elapsed_ns": rpt["elapsed_ns"],
+                        **{k: v for k, v in d.items() if k.endswith("_frames")},
+                        "release_error_p50_ns": d["release_error"]["p50_ns"],
+                        "release_error_p99_ns": d["release_error"]["p99_ns"],
+                    }
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "sender"}), flush=True)
+    return rows
+
+
+def bdp(rep: int) -> list[dict[str, Any]]:
+    links = [
+        "{name: short, endpoints: [s1, s2], rate: 10mbit, delay: 25ms, emulator: delay-node}",
+        "{name: long, endpoints: [l1, l2], rate: 10mbit, delay: 120ms, emulator: delay-node}",
+    ]
+    rows = []
+    with built(spec(links, ["s1", "s2", "l1", "l2"])) as (p, layout):
+        pairs = [("short", "s1", "s2"), ("long", "l1", "l2")]
+        for window in ["256K", None]:
+            for name, a, b in pairs if rep % 2 == 0 else list(reversed(pairs)):
+                ip = layout.address_of(b, a)
+                arp(p, a, ip)
+                srv = p.spawn(b, ["iperf3", "-s", "-1", "-p", "5202", "-J"])
+                p.wait_listening(srv, 5202, "tcp", 5)
+                argv = ["iperf3", "-c", ip, "-p", "5202", "-t", "10", "-O", "2", "-J"]
+                if window:
+                    argv += ["-w", window]
+                j = json.loads(run(p, a, argv))
+                srv.wait(10)
+                rtt = [s["streams"][0].get("rtt") for s in j["intervals"] if s["streams"][0].get("rtt")]
+                row = {
+                    "rep": rep,
+                    "link": name,
+                    "window": window or "auto",
+                    "goodput_bps": j["end"]["sum_received"]["bits_per_second"],
+                    "mean_rtt_us": j["end"]["streams"][0]["sender"].get("mean_rtt"),
+                    "max_snd_cwnd_bytes": j["end"]["streams"][0]["sender"].get("max_snd_cwnd"),
+                    "retransmits": j["end"]["sum_sent"].get("retransmits"),
+                    "interval_rtts_us": rtt,
+                }
+                rows.append(row)
+                print(json.dumps({k: v for k, v in row.items() if k != "interval_rtts_us"}), flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--parts", default="accuracy,throughput,bdp")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root (network namespaces)")
+    parts = args.parts.split(",")
+    path = HERE / "results.json"
+    results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    results["machine"] = {
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "loadavg_at_start": os.getloadavg(),
+        "note": "shared by ~6 engineers running builds, tests and benchmarks at the same time",
+        "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    for part in parts:
+        fn = {"accuracy": accuracy, "throughput": throughput, "bdp": bdp}[part]
+        out = []
+        for rep in range(args.reps):
+            r = fn(rep)
+            out += r if isinstance(r, list) else [r]
+            if part == "accuracy":
+                print(json.dumps({k: v for k, v in r.items() if not k.endswith("samples_ms")}), flush=True)
+        results[part] = out
+        path.write_text(json.dumps(results, indent=1))
+    results["machine"]["loadavg_at_end"] = os.getloadavg()
+    path.write_text(json.dumps(results, indent=1))
+    summarize(results)
+
+
+def summarize(results: dict[str, Any]) -> None:
+    med = statistics.median
+    if "accuracy" in results:
+        acc = results["accuracy"]
+        print(
+            "RTT median ms:",
+            [round(a["rtt_ms"]["median"], 3) for a in acc],
+            "p99:",
+            [round(a["rtt_ms"]["p99"], 3) for a in acc],
+        )
+        print(
+            "KS p:", [round(a["jitter"]["ks_p"], 3) for a in acc], "loss:", [a["loss"]["ratio"] for a in acc]
+        )
+    if "throughput" in results:
+        for frame in (1500, 64, "tcp"):
+            for path in ("node", "bare"):
+                rows = [r for r in results["throughput"] if r["frame_bytes"] == frame and r["path"] == path]
+                key = "goodput_bps" if frame == "tcp" else "received_pps"
+                print(frame, path, key, med([r[key] for r in rows]) if rows else None)
+    if "bdp" in results:
+        for w in ("256K", "auto"):
+            for link in ("short", "long"):
+                rows = [r for r in results["bdp"] if r["window"] == w and r["link"] == link]
+                print("bdp", w, link, med([r["goodput_bps"] for r in rows]) / 1e6 if rows else None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+//! `vnb-probe delay` command line and its conversion into the delay node's options.
+
+use clap::Args;
+
+use crate::cli::parse_rate;
+use crate::delay::jitter::JitterDist;
+use crate::delay::loss::LossModel;
+use crate::delay::sched::Impairment;
+use crate::delay::{Direction, NodeOpts};
+
+/// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
+pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        (t, 1e9)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a duration: {s:?} (e.g. 50ms, 250us, 0.05)"))?;
+    if !v.is_finite() || v < 0.0 || v * mult > 1e12 {
+        return Err(format!("duration must be in [0, 1000 s]: {s:?}"));
+    }
+    Ok((v * mult).round() as u64)
+}
+
+/// Parse a loss ratio: "0.01" or "1%".
+pub fn parse_ratio(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let (num, div) = match t.strip_suffix('%') {
+        Some(n) => (n, 100.0),
+        None => (t, 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("not a ratio: {s:?} (e.g. 0.01 or 1%)"))?;
+    let v = v / div;
+    if !(0.0..1.0).contains(&v) {
+        return Err(format!("loss must be in [0, 1): {s:?}"));
+    }
+    Ok(v)
+}
+
+/// `delay` arguments.
+#[derive(Args, Debug)]
+pub struct DelayArgs {
+    /// Interface of side A (in this network namespace).
+    #[arg(long)]
+    pub a: String,
+    /// Interface of side B.
+    #[arg(long)]
+    pub b: String,
+    /// One-way delay per direction (50ms, 250us, or seconds).
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    pub delay: u64,
+    /// Delay variation: uniform half-width or normal standard deviation.
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    pub jitter: u64,
+    /// Jitter distribution: uniform or normal.
+    #[arg(long, value_parser = JitterDist::parse, default_value = "uniform")]
+    pub jitter_dist: JitterDist,
+    /// Let a frame overtake earlier ones (release times used as drawn). Without it, frames leave
+    /// in arrival order and jitter only ever adds delay to the frame behind a late one.
+    #[arg(long)]
+    pub reorder: bool,
+    /// Loss ratio per direction: 0.01 or 1%.
+    #[arg(long, value_parser = parse_ratio, default_value = "0")]
+    pub loss: f64,
+    /// Loss model: random (independent) or gilbert-elliott (bursty).
+    #[arg(long, default_value = "random", value_parser = ["random", "gilbert-elliott"])]
+    pub loss_model: String,
+    /// Mean length of a loss burst, frames (gilbert-elliott).
+    #[arg(long, default_value_t = 4.0)]
+    pub loss_burst: f64,
+    /// Serialisation rate per direction, bits/s (k/M/G suffixes); default unlimited.
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: Option<f64>,
+    /// Bytes that may wait for --rate before frames are dropped (default: 50 ms at rate).
+    #[arg(long)]
+    pub queue_bytes: Option<u64>,
+    /// Which direction is impaired: both, a-to-b or b-to-a (the other passes frames at once).
+    #[arg(long, default_value = "both", value_parser = ["both", "a-to-b", "b-to-a"])]
+    pub direction: String,
+    /// Random seed (recorded in the report); default: drawn from the clock.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Stop after S seconds (default: run until SIGINT/SIGTERM, then print the report).
+    #[arg(long, value_parser = crate::cli::parse_secs)]
+    pub duration: Option<u64>,
+    /// Frames per recvmmsg/sendmmsg call at most.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub batch: u32,
+    /// Largest frame, bytes (MTU + 14, + 4 for a VLAN tag); larger ones are dropped and counted.
+    #[arg(long, default_value_t = 1522)]
+    pub max_frame: usize,
+    /// Frames held at once per direction at most; beyond, new frames are dropped and counted.
+    #[arg(long, default_value_t = 200_000)]
+    pub limit: usize,
+    /// Busy-wait at most this many µs before a release time (the rest is a ppoll sleep).
+    #[arg(long, default_value_t = 200)]
+    pub max_spin_us: u64,
+    /// Batch mode at high packet rates: while at least 4 frames arrive per Q µs, wake once per
+    /// Q µs (never on each arriving frame) and forward everything received and due in whole
+    /// batches. Far less CPU per frame; releases are then up to Q µs late (measured in
+    /// release_error). Below that rate, and with 0, every frame leaves at its own time
+    /// (ppoll + spin).
+    #[arg(long, default_value_t = 0)]
+    pub quantum_us: u64,
+    /// Run the forwarding threads under SCHED_FIFO at this priority (1..=99; 0: no): wake-ups
+    /// then preempt ordinary tasks, which keeps the release-time error small on a busy machine.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=99))]
+    pub rt_priority: i32,
+    /// Socket receive buffer per side, bytes.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub rcvbuf: usize,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl DelayArgs {
+    /// The node's options, or a usage error.
+    pub fn opts(&self) -> Result<NodeOpts, String> {
+        if self.a == self.b {
+            return Err("--a and --b must be different interfaces".into());
+        }
+        let loss = match (self.loss, self.loss_model.as_str()) {
+            (0.0, _) => LossModel::None,
+            (l, "random") => LossModel::Random { p: l },
+            (l, _) => LossModel::bursty(l, self.loss_burst)?,
+        };
+        let queue_bytes = match (self.rate, self.queue_bytes) {
+            (_, Some(q)) => q,
+            (Some(r), None) => ((r / 8.0 * 0.05) as u64).max(4 * self.max_frame as u64),
+            (None, None) => u64::MAX,
+        };
+        let imp = Impairment {
+            delay_ns: self.delay,
+            jitter_ns: self.jitter,
+            dist: self.jitter_dist,
+            reorder: self.reorder,
+            loss,
+            rate_bps: self.rate,
+            queue_bytes,
+        };
+        let direction = match self.direction.as_str() {
+            "a-to-b" => Direction::AToB,
+            "b-to-a" => Direction::BToA,
+            _ => Direction::Both,
+        };
+        Ok(NodeOpts {
+            a: self.a.clone(),
+            b: self.b.clone(),
+            imp,
+            direction,
+            seed: self.seed.unwrap_or_else(crate::sys::real_ns),
+            duration_ns: self.duration,
+            batch: self.batch as usize,
+            max_frame: self.max_frame.max(64),
+            limit: self.limit.max(1),
+            max_spin_ns: self.max_spin_us.saturating_mul(1000),
+            rcvbuf: self.rcvbuf,
+            rt_priority: self.rt_priority,
+            quantum_ns: self.quantum_us.saturating_mul(1000),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("50ms").unwrap(), 50_000_000);
+        assert_eq!(parse_duration_ns("250us").unwrap(), 250_000);
+        assert_eq!(parse_duration_ns("0.05").unwrap(), 50_000_000);
+        assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
+        assert_eq!(parse_duration_ns("10ns").unwrap(), 10);
+        assert!(parse_duration_ns("-1ms").is_err());
+        assert!(parse_duration_ns("soon").is_err());
+    }
+
+    #[test]
+    fn ratios() {
+        assert_eq!(parse_ratio("1%").unwrap(), 0.01);
+        assert_eq!(parse_ratio("0.02").unwrap(), 0.02);
+        assert!(parse_ratio("100%").is_err());
+        assert!(parse_ratio("x").is_err());
+    }
+}
