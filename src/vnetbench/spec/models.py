@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from vnetbench.spec.inventory import Inventory
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -238,6 +239,9 @@ class Campaign(Strict):
     factors: list[Factor] = Field(default_factory=list)
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
+    inventory: Inventory | None = Field(
+        None, description="run on existing hosts over SSH (see docs/ssh-provider.md); absent: local namespaces"
+    )
 
     def measurement(self, name: str) -> TcpMeasurement | UdpMeasurement | RttMeasurement:
         return next(m for m in self.measurements if m.name == name)
