@@ -48,7 +48,7 @@ class HostDefaults(_Strict):
 
 
 class InventoryHost(_Strict):
-    name: str = Field(min_length=1, max_length=64, description="how the campaign and reports call it")
+    name: str = Field(min_length=1, max_length=200, description="how the campaign and reports call it")
     address: str = Field(description="where to reach sshd: " + ADDRESS_HELP)
     port: int | None = Field(None, ge=1, le=65535)
     user: str | None = None
@@ -58,9 +58,9 @@ class InventoryHost(_Strict):
     data_address: str | None = Field(
         None, description="address measured to (the test network); default: the SSH address"
     )
-    site: str | None = Field(None, max_length=64, description="site label (same-site / cross-site)")
+    site: str | None = Field(None, max_length=200, description="site label (same-site / cross-site)")
     physical_host: str | None = Field(
-        None, max_length=64, description="the machine under the VM (same-host placement)"
+        None, max_length=200, description="the machine under the VM (same-host placement)"
     )
     tools: dict[str, str] = Field(
         default_factory=dict, description="tool -> path on this host, where it is not on PATH"
@@ -116,6 +116,15 @@ class Inventory(_Strict):
                     raise ValueError(f"host {host.name!r}: jump hosts form a cycle through {cur.jump!r}")
                 seen.add(cur.jump)
                 cur = self.host(cur.jump)
+        site_of: dict[str, str | None] = {}
+        for host in self.hosts:
+            if host.physical_host is None:
+                continue
+            if site_of.setdefault(host.physical_host, host.site) != host.site:
+                raise ValueError(
+                    f"host {host.name!r}: physical host {host.physical_host!r} is in site "
+                    f"{site_of[host.physical_host]!r} already, not {host.site!r}"
+                )
         for node, host_name in self.nodes.items():
             if host_name not in known:
                 raise ValueError(f"nodes.{node}: {host_name!r} is not an inventory host")
@@ -229,7 +238,16 @@ def with_inventory(loaded: Any, path: Path | str) -> Any:
     load_inventory(path)  # errors point at the inventory file's own lines
     if loaded.campaign.inventory is not None:
         raise SpecInvalid(
-            [SpecError(loaded.source, 0, "inventory", "the campaign has an inventory and --inventory was given; keep one")]
+            [
+                SpecError(
+                    loaded.source,
+                    0,
+                    "inventory",
+                    "the campaign has an inventory and --inventory was given; keep one",
+                )
+            ]
         )
-    text = loaded.text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)
+    text = (
+        loaded.text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)
+    )
     return parse_spec(text, loaded.source)

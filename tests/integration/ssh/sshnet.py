@@ -109,7 +109,20 @@ class SshNet:
         _in_ns(hub, "ip", "link", "set", "up0", "master", "br0", "up")
         for i in range(self.count):
             ns = self._netns(f"vnbs{self.tag}h{i}")
-            _ip("link", "add", f"vnbs{self.tag}p{i}", "netns", hub, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            _ip(
+                "link",
+                "add",
+                f"vnbs{self.tag}p{i}",
+                "netns",
+                hub,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "eth0",
+                "netns",
+                ns,
+            )
             _in_ns(hub, "ip", "link", "set", f"vnbs{self.tag}p{i}", "master", "br0", "up")
             address = f"198.18.{k}.{i + 1}"
             _in_ns(ns, "ip", "addr", "add", f"{address}/24", "dev", "eth0")
@@ -118,7 +131,20 @@ class SshNet:
         bastion = self.hosts[0]
         for j, host in enumerate(self.hosts[self.count - self.jump_hosts :] if self.jump_hosts else []):
             a, b = f"198.19.{k}.{4 * j + 1}", f"198.19.{k}.{4 * j + 2}"
-            _ip("link", "add", "jb", "netns", bastion.ns, "type", "veth", "peer", "name", "ja", "netns", host.ns)
+            _ip(
+                "link",
+                "add",
+                "jb",
+                "netns",
+                bastion.ns,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "ja",
+                "netns",
+                host.ns,
+            )
             _in_ns(bastion.ns, "ip", "link", "set", "jb", "name", f"j{j}")
             _in_ns(bastion.ns, "ip", "addr", "add", f"{a}/30", "dev", f"j{j}")
             _in_ns(bastion.ns, "ip", "link", "set", f"j{j}", "up")
@@ -184,7 +210,7 @@ class SshNet:
                 "name": names.get(host.name, host.name),
                 "address": host.ssh_address,
                 "data_address": host.address,
-                "site": "site-a" if i % 2 == 0 else "site-b",
+                "site": "site-a" if (i // 2) % 2 == 0 else "site-b",
                 "physical_host": f"ph{i // 2}",
             }
             if host.jump:

@@ -167,7 +167,9 @@ class Pool:
     def _lost(self, name: str, exc: Exception | None) -> None:
         self._conns.pop(name, None)
         if not self._closing:
-            self._set_state(name, False, f"connection lost: {_describe(exc) if exc else 'closed by the host'}")
+            self._set_state(
+                name, False, f"connection lost: {_describe(exc) if exc else 'closed by the host'}"
+            )
 
     def is_open(self, name: str) -> bool:
         return name in self._conns

@@ -255,7 +255,9 @@ class SshProvider(Provider):
 
         async def rmdir(host: str, path: str) -> None:
             try:
-                done = await self.pool.run(host, remote.sh(remote.RMRUNDIR, path, sudo=self.hosts[host].sudo), 15)
+                done = await self.pool.run(
+                    host, remote.sh(remote.RMRUNDIR, path, sudo=self.hosts[host].sudo), 15
+                )
             except ProviderError as err:
                 problems.append(f"could not remove {path} on {host}: {err}")
                 return
