@@ -374,14 +374,16 @@ def doctor(
             "--insecure-accept-new-host-keys", help="INSECURE: trust first-seen host keys (appended)"
         ),
     ] = False,
+    probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
 ) -> None:
     """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU."""
     from vnetbench.doctor import run_doctor
 
     try:
-        raise typer.Exit(run_doctor(inventory, install_probe, insecure_accept_new_host_keys, out))
+        code = run_doctor(inventory, install_probe, insecure_accept_new_host_keys, out, probe_path or None)
     except SpecInvalid as exc:
         raise _spec_errors(exc) from None
+    raise typer.Exit(code)
 
 
 def _scenario(name: str, getter: Any) -> Any:

@@ -240,7 +240,7 @@ class Campaign(Strict):
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
     inventory: Inventory | None = Field(
-        None, description="run on existing hosts over SSH (see docs/ssh-provider.md); absent: local namespaces"
+        None, description="run on existing hosts over SSH (docs/ssh-provider.md); absent: local namespaces"
     )
 
     def measurement(self, name: str) -> TcpMeasurement | UdpMeasurement | RttMeasurement:

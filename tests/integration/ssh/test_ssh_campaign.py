@@ -143,7 +143,7 @@ def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
     states = [json.loads(d) for d in events[events["kind"] == "host_state"]["detail"]]
     down = [s for s in states if s["host"] == victim.name and not s["up"]]
     assert down and any("refused" in s["reason"] or "lost" in s["reason"] for s in down)
-    assert [s["up"] for s in states if s["host"] == victim.name][0] is True
+    assert next(s["up"] for s in states if s["host"] == victim.name) is True
     # what was committed before the kill is still there
     assert len(frame) == 12
     live = store.live_objects(started.campaign_id)

@@ -152,8 +152,7 @@ class SshProvider(Provider):
                 self._record, [("ssh-rundir", f"{host}:{path}", {"host": host, "path": path})]
             )
         tools = [resolved.tool(t) for t in self.tools]
-        script = 'd=$1; shift; mkdir -p -m 700 "$d" || exit 1; for t; do command -v "$t" >/dev/null || echo "$t"; done'
-        done = await self.pool.run(host, remote.sh(script, path, *tools, sudo=resolved.sudo), 30)
+        done = await self.pool.run(host, remote.sh(remote.PREPARE, path, *tools, sudo=resolved.sudo), 30)
         if done.exit_status != 0:
             raise ProviderError(f"host {host}: cannot make {path}: {str(done.stderr).strip()[-200:]}")
         self._rundirs[host] = path

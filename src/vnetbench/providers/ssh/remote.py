@@ -26,7 +26,8 @@ RELEASE = r"""for f; do echo go > "$f" & done; wait"""
 LISTENING = r"""i=0
 while [ "$i" -lt "$4" ]; do
   kill -0 "$1" 2>/dev/null || exit 3
-  cat /proc/net/"$5" /proc/net/"$5"6 2>/dev/null | grep -Eq "^ *[0-9]+: [0-9A-F]+:$2 [0-9A-F]+:[0-9A-F]+ $3 " && exit 0
+  cat /proc/net/"$5" /proc/net/"$5"6 2>/dev/null |
+    grep -Eq "^ *[0-9]+: [0-9A-F]+:$2 [0-9A-F]+:[0-9A-F]+ $3 " && exit 0
   sleep 0.005
   i=$((i + 1))
 done
@@ -39,7 +40,11 @@ for p; do kill "-$s" "$p" 2>/dev/null; done
 exit 0
 """
 
-MKRUNDIR = r"""umask 077; mktemp -d "${TMPDIR:-/tmp}/vnb-$1-XXXXXX" """
+# $1 the run directory (recorded before it is made), the rest: tools; prints the missing ones.
+PREPARE = r"""d=$1; shift
+mkdir -p -m 700 "$d" || exit 1
+for t; do command -v "$t" >/dev/null || echo "$t"; done
+"""
 
 RMRUNDIR = r"""case "$1" in */vnb-*) rm -rf -- "$1";; *) exit 64;; esac"""
 
