@@ -189,9 +189,13 @@ async def run_checks(
     hosts = [inventory.resolved(h) for h in inventory.hosts]
     peers = [hosts[(i + 1) % len(hosts)] if len(hosts) > 1 else None for i in range(len(hosts))]
     try:
-        checks = list(await asyncio.gather(*(check_host(pool, h, p) for h, p in zip(hosts, peers, strict=True))))
+        checks = list(
+            await asyncio.gather(*(check_host(pool, h, p) for h, p in zip(hosts, peers, strict=True)))
+        )
         if install:
-            lacking = [(h, c) for h, c in zip(hosts, checks, strict=True) if c.reachable and "vnb-probe" in c.missing]
+            lacking = [
+                (h, c) for h, c in zip(hosts, checks, strict=True) if c.reachable and "vnb-probe" in c.missing
+            ]
             results = await asyncio.gather(
                 *(_install(pool, h, c, h.tools.get("vnb-probe", probe_path)) for h, c in lacking),
                 return_exceptions=True,
@@ -225,7 +229,9 @@ def load_any_inventory(path: Path) -> Inventory:
     if isinstance(data, dict) and "topology" in data:
         campaign = load_spec(path).campaign
         if campaign.inventory is None:
-            raise SpecInvalid([SpecError(str(path), 1, "inventory", "this campaign has no inventory: add one")])
+            raise SpecInvalid(
+                [SpecError(str(path), 1, "inventory", "this campaign has no inventory: add one")]
+            )
         return campaign.inventory
     return load_inventory(path)
 
@@ -272,7 +278,9 @@ def render(checks: list[HostCheck], console: Console) -> list[str]:
     return problems
 
 
-def run_doctor(path: Path, install: bool, insecure: bool, console: Console, probe_path: str | None = None) -> int:
+def run_doctor(
+    path: Path, install: bool, insecure: bool, console: Console, probe_path: str | None = None
+) -> int:
     inventory = load_any_inventory(path)
     if insecure:
         inventory = inventory.model_copy(update={"insecure_accept_new_host_keys": True})
