@@ -121,7 +121,7 @@ def _parse_facts(check: HostCheck, text: str, host: ResolvedHost) -> None:
     names = {host.tool(t): t for t in TOOLS}
     for line in text.splitlines():
         if line.startswith("tool\t"):
-            _, tool, path, first = (line.split("\t") + ["", "", "", ""])[:4]
+            _, tool, path, first = [*line.split("\t"), "", "", ""][:4]
             name = names.get(tool, tool)
             check.paths[name] = path
             parse = {"iperf3": iperf3_version, "ping": ping_version}.get(name, lambda s: s.strip())

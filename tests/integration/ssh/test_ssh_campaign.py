@@ -15,6 +15,7 @@ import yaml
 from tests.integration.ssh.sshnet import SshNet
 from vnetbench.campaign import create_campaign
 from vnetbench.providers.registry import make_provider
+from vnetbench.report.html import write_report
 from vnetbench.runner import Runner
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
@@ -98,8 +99,6 @@ def test_cli_campaign_over_ssh_with_a_jump_host(sshnet: SshNet, tmp_path: Path) 
     cmds = [json.loads(c) if isinstance(c, str) else c for c in frame["command"]]
     assert any(sshnet.hosts[1].address in c["client"] for c in cmds)
     assert store.live_objects(row["id"]) == []
-    kinds = {o["kind"] for o in store.live_objects()} if False else set()
-    assert not kinds
     assert leftovers(sshnet) == []
 
 
@@ -146,6 +145,8 @@ def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
     assert next(s["up"] for s in states if s["host"] == victim.name) is True
     # what was committed before the kill is still there
     assert len(frame) == 12
+    html = write_report(store, started.campaign_id, tmp_path / "report").read_text()
+    assert "Host availability" in html and ("✗ down" in html or "◐ partly" in html)
     live = store.live_objects(started.campaign_id)
     assert all(o["details"]["host"] == victim.name for o in live)  # only the dead host kept its rundir
     assert leftovers(sshnet) == []
@@ -157,7 +158,7 @@ HOSTILE = [
     "x; touch {m}3; #",
     "'\"; touch {m}4 '",
     "h\\ $HOME && touch {m}5",
-    "ünïcødé ✓ | touch {m}6",
+    "<b>ünïcødé ✓ | touch {m}6</b>",
 ]
 
 
@@ -188,5 +189,7 @@ def test_hostile_names_and_labels_never_reach_a_shell(sshnet: SshNet, tmp_path: 
     events = store.events_frame(started.campaign_id)
     hosts = {json.loads(d)["host"] for d in events["detail"]}
     assert hosts == set(names.values())
+    html = write_report(store, started.campaign_id, tmp_path / "report").read_text()
+    assert "Host availability" in html and "&lt;b&gt;" in html  # labels escaped, never markup
     assert store.live_objects(started.campaign_id) == []
     assert leftovers(sshnet) == []
