@@ -212,8 +212,11 @@ def load_inventory(path: Path | str) -> Inventory:
         prefix = ()
     if not isinstance(data, dict):
         raise SpecInvalid([SpecError(source, 1, "", "an inventory is a mapping with a `hosts:` list")])
+    class _File(_Strict):  # error locations then start with `inventory`, as inside a campaign
+        inventory: Inventory
+
     try:
-        return Inventory.model_validate(data)
+        return _File.model_validate({"inventory": data}).inventory
     except ValidationError as err:
         errors = _pydantic_errors(
             err, {"inventory": data}, source, lambda loc: lines.line((*prefix, *loc[1:]))
