@@ -99,3 +99,35 @@ def test_sudo_wraps_the_same_quoted_argv() -> None:
     argv = shlex.split(remote.spawn_command(["iperf3", "-c", "10.0.0.1"], None, sudo=True))
     assert argv[:5] == ["sudo", "-n", "--", "sh", "-c"]
     assert argv[-3:] == ["iperf3", "-c", "10.0.0.1"]
+
+
+def test_the_ssh_provider_refuses_what_it_cannot_emulate() -> None:
+    import yaml
+
+    from vnetbench.layout import build_layout
+    from vnetbench.providers.ssh.provider import SshProvider
+    from vnetbench.spec.loader import parse_spec
+
+    spec = {
+        "name": "c",
+        "topology": {
+            "nodes": [{"name": "a", "cpu": 0.5}, {"name": "b"}, {"name": "z"}],
+            "links": [{"endpoints": ["a", "b"], "delay": "5ms"}, {"endpoints": ["b", "z"], "rate": "1gbit"}],
+        },
+        "measurements": [{"name": "rtt", "kind": "rtt"}],
+        "patterns": [{"kind": "pairs", "pairs": [["a", "b"]], "measurements": ["rtt"]}],
+        "inventory": {
+            "hosts": [{"name": "a", "address": "192.0.2.1"}, {"name": "b", "address": "192.0.2.2"}]
+        },
+    }
+    campaign = parse_spec(yaml.safe_dump(spec)).campaign
+    assert campaign.inventory is not None
+    provider = SshProvider("t", campaign.inventory)
+    try:
+        problems = provider.preflight(build_layout(campaign, "t"))
+    finally:
+        provider.loop.stop()
+    assert any("node 'z' has no inventory host" in p for p in problems)
+    assert any("link a-b: delay cannot be emulated" in p for p in problems)
+    assert any("CPU quotas" in p for p in problems)
+    assert not any("b-z" in p for p in problems)  # a rate is kept as the nominal capacity

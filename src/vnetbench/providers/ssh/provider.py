@@ -98,6 +98,19 @@ class SshProvider(Provider):
                     f"node {node!r} has no inventory host: name a host {node!r} or map it under "
                     f"inventory.nodes ({node}: HOST)"
                 )
+        # Existing hosts are measured as they are: nothing is emulated on them.
+        for link in layout.links:
+            emulated = [f for f in ("delay", "jitter", "loss", "overlay") if getattr(link, f) is not None]
+            if emulated:
+                problems.append(
+                    f"link {link.label}: {', '.join(emulated)} cannot be emulated on existing hosts "
+                    "over SSH; remove it (a link's rate is kept only as the nominal capacity for the overhead model)"
+                )
+        if layout.cpu_quota:
+            problems.append(
+                "CPU quotas (hosts[].cpu / nodes[].cpu) are not applied on existing hosts over SSH; "
+                "remove them"
+            )
         return problems
 
     def address_of(self, layout: Layout, dst: str, seen_from: str) -> str:
