@@ -104,7 +104,8 @@ class SshProvider(Provider):
             if emulated:
                 problems.append(
                     f"link {link.label}: {', '.join(emulated)} cannot be emulated on existing hosts "
-                    "over SSH; remove it (a link's rate is kept only as the nominal capacity for the overhead model)"
+                    "over SSH; remove it (a link's rate is kept only as the nominal capacity "
+                    "for the overhead model)"
                 )
         if layout.cpu_quota:
             problems.append(
