@@ -40,6 +40,7 @@ def test_spawn_passes_every_argument_through_unevaluated(tmp_path: Path) -> None
     done = run_remote(command, cwd=tmp_path)
     lines = done.stdout.split("\n")
     assert lines[0].startswith("vnb-pid ") and lines[1].startswith("vnb-start ")
+    assert lines[0].split()[2].isdigit()  # the start time that makes the pid unambiguous
     assert done.stdout.split("\n", 2)[2] == "".join(f"[{a}]\n" for a in args)
     assert int(lines[1].split()[1]) > 1_600_000_000 * 10**9  # date +%s%N: UTC ns
     assert not marker.exists()
@@ -72,9 +73,16 @@ def test_kill_signals_only_the_given_pids() -> None:
     victim = subprocess.Popen(["sleep", "30"])
     bystander = subprocess.Popen(["sleep", "30"])
     try:
-        assert run_remote(remote.kill_command([victim.pid])).returncode == 0
+        stat = open(f"/proc/{bystander.pid}/stat").read()  # noqa: SIM115
+        start = int(stat.rsplit(")", 1)[1].split()[19])
+        # a recorded start time that does not match: the pid was recycled, leave it alone
+        assert run_remote(remote.kill_command([(bystander.pid, start + 1)])).returncode == 0
+        assert run_remote(remote.kill_command([(victim.pid, None)])).returncode == 0
         assert victim.wait(5) == -9
+        time.sleep(0.1)
         assert bystander.poll() is None
+        assert run_remote(remote.kill_command([(bystander.pid, start)])).returncode == 0
+        assert bystander.wait(5) == -9
     finally:
         for p in (victim, bystander):
             p.kill()
@@ -83,7 +91,7 @@ def test_kill_signals_only_the_given_pids() -> None:
 
 def test_kill_refuses_anything_but_integers() -> None:
     with pytest.raises(ValueError):
-        remote.kill_command(["1; reboot"])  # type: ignore[list-item]
+        remote.kill_command([("1; reboot", None)])  # type: ignore[list-item]
 
 
 def test_rmrundir_removes_only_a_vnb_directory(tmp_path: Path) -> None:

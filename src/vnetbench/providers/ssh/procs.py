@@ -33,6 +33,7 @@ class SshToolProcess(ToolProcess):
     ) -> None:
         self.loop, self.pool, self.host, self.node, self.argv, self.sudo = loop, pool, host, node, argv, sudo
         self.pid = 0
+        self.starttime: int | None = None  # clock ticks since the host booted (/proc/PID/stat)
         self.object_id: int | None = None
         self.started_utc_ns = now_utc_ns()
         self.ended_utc_ns = 0
@@ -74,7 +75,9 @@ class SshToolProcess(ToolProcess):
         try:
             async for line in self._proc.stdout:
                 if not self.pid and line.startswith("vnb-pid "):
-                    self.pid = int(line.split()[1])
+                    fields = line.split()
+                    self.starttime = int(fields[2]) if len(fields) > 2 and fields[2].isdigit() else None
+                    self.pid = int(fields[1])
                     assert self._pid_seen is not None
                     self._pid_seen.set()
                 elif self.remote_start_ns is None and line.startswith("vnb-start "):
@@ -112,7 +115,9 @@ class SshToolProcess(ToolProcess):
         self.killed = True
         if self.pid and self.pool.is_open(self.host):
             with contextlib.suppress(ProviderError):
-                await self.pool.run(self.host, remote.kill_command([self.pid], "KILL", self.sudo), 10)
+                await self.pool.run(
+                    self.host, remote.kill_command([(self.pid, self.starttime)], "KILL", self.sudo), 10
+                )
         if self._proc is not None:
             self._proc.close()
         with contextlib.suppress(asyncio.TimeoutError, Exception):

@@ -204,7 +204,13 @@ class SshProvider(Provider):
         finally:
             self.flush_events()
         assert self._record is not None
-        details = {"host": host, "pid": proc.pid, "argv": list(argv), "node": node}
+        details = {
+            "host": host,
+            "pid": proc.pid,
+            "starttime": proc.starttime,
+            "argv": list(argv),
+            "node": node,
+        }
         (proc.object_id,) = self._record([("ssh-process", f"{node}:{os.path.basename(argv[0])}", details)])
         if proc.poll() is not None:
             self._gone(proc)
@@ -248,7 +254,7 @@ class SshProvider(Provider):
                 live.setdefault(proc.host, []).append(proc)
 
         async def stop(host: str, procs: list[SshToolProcess]) -> None:
-            pids = [p.pid for p in procs if p.pid]
+            pids = [(p.pid, p.starttime) for p in procs if p.pid]
             try:
                 if pids:
                     await self.pool.run(host, remote.kill_command(pids, "KILL", self.hosts[host].sudo), 15)

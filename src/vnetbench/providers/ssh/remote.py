@@ -9,15 +9,27 @@ from __future__ import annotations
 
 import shlex
 
+# A process's start time in clock ticks since boot (/proc/PID/stat field 22; empty without /proc):
+# with the pid it names one process for good, so a recycled pid is never killed.
+_STARTTIME = r"""st() {
+  read -r s < "/proc/$1/stat" 2>/dev/null || return 0
+  s=${s##*) }; set -- $s; shift 19; echo "$1"
+}
+"""
+
 # $1: a fifo path to wait on (the start barrier) or '-'; the rest: the tool's argv.
-# Prints its pid first (exec keeps it: the pid is the tool's), then the start time after the gate.
-SPAWN = r"""g=$1; shift
+# Prints its pid and start time first (exec keeps both: they are the tool's), then, after the
+# gate, the wall-clock time it starts the tool.
+SPAWN = (
+    _STARTTIME
+    + r"""g=$1; shift
 if [ "$g" != - ]; then mkfifo -m 600 "$g" || exit 125; fi
-echo "vnb-pid $$"
+echo "vnb-pid $$ $(st $$)"
 if [ "$g" != - ]; then read _ < "$g"; rm -f "$g"; fi
 echo "vnb-start $(date +%s%N)"
 exec "$@"
 """
+)
 
 # Open every gate fifo at once (each open blocks until its reader is there: no lost wake-ups).
 RELEASE = r"""for f; do echo go > "$f" & done; wait"""
@@ -34,11 +46,19 @@ done
 exit 2
 """
 
-# $1 signal, the rest: pids recorded at spawn. Only those pids, never a pattern.
-KILL = r"""s=$1; shift
-for p; do kill "-$s" "$p" 2>/dev/null; done
+# $1 signal, the rest: PID:STARTTIME recorded at spawn. Only those processes, never a pattern;
+# a pid whose start time changed is another process now and is left alone.
+KILL = (
+    _STARTTIME
+    + r"""s=$1; shift
+for p; do
+  pid=${p%%:*}; want=${p#*:}
+  if [ -n "$want" ] && [ "$(st "$pid")" != "$want" ]; then continue; fi
+  kill "-$s" "$pid" 2>/dev/null
+done
 exit 0
 """
+)
 
 # $1 the run directory (recorded before it is made), the rest: tools; prints the missing ones.
 PREPARE = r"""d=$1; shift
@@ -66,5 +86,7 @@ def listening_command(pid: int, port: int, proto: str, tries: int, sudo: bool) -
     return sh(LISTENING, pid, f"{port:04X}", state, tries, "tcp" if proto == "tcp" else "udp", sudo=sudo)
 
 
-def kill_command(pids: list[int], signal: str = "KILL", sudo: bool = False) -> str:
-    return sh(KILL, signal, *(int(p) for p in pids), sudo=sudo)
+def kill_command(procs: list[tuple[int, int | None]], signal: str = "KILL", sudo: bool = False) -> str:
+    """Kill (pid, start time) pairs; a None start time (no /proc) kills by pid alone."""
+    items = [f"{int(pid)}:{'' if start is None else int(start)}" for pid, start in procs]
+    return sh(KILL, signal, *items, sudo=sudo)
