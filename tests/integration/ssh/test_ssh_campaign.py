@@ -193,3 +193,33 @@ def test_hostile_names_and_labels_never_reach_a_shell(sshnet: SshNet, tmp_path: 
     assert "Host availability" in html and "&lt;b&gt;" in html  # labels escaped, never markup
     assert store.live_objects(started.campaign_id) == []
     assert leftovers(sshnet) == []
+
+
+def test_clean_removes_what_a_killed_run_left_on_remote_hosts(sshnet: SshNet, tmp_path: Path) -> None:
+    from vnetbench.cleanup import clean
+    from vnetbench.layout import build_layout
+
+    spec = campaign([["a", "b"]])
+    spec["inventory"] = {**sshnet.inventory(), "nodes": mapping(sshnet)}
+    loaded = parse_spec(yaml.safe_dump(spec), "crash.yaml")
+    store = Store(str(tmp_path / "s.db"))
+    started = create_campaign(loaded, store, provider="ssh")
+    cid = started.campaign_id
+    provider = make_provider("ssh", cid, store)
+    build_id = store.start_build(cid, "t", {})
+    provider.build(
+        build_layout(loaded.campaign, cid), build_id, lambda items: store.record_objects(cid, build_id, items)
+    )
+    proc = provider.spawn("b", ["sleep", "300"])
+    assert proc.poll() is None
+    # the controller "dies" here: no teardown. What it recorded is enough to clean up.
+    provider.pool._closing = True
+    provider.loop.run(provider.pool.close())
+    live = {o["kind"] for o in store.live_objects(cid)}
+    assert live == {"ssh-process", "ssh-rundir"}
+    assert proc.pid in sshnet.processes_in_our_namespaces()
+    report = clean(store, cid)
+    assert not report.problems, report.problems
+    assert any(f"process {proc.pid} on h1" in line for line in report.removed)
+    assert store.live_objects(cid) == []
+    assert leftovers(sshnet) == []
