@@ -78,12 +78,13 @@ def test_install_probe_copies_vnb_probe_where_it_is_missing(sshnet: SshNet, tmp_
         import pytest
 
         pytest.skip("vnb-probe is not built in this environment (make setup)")
-    dest = tmp_path / "bin" / "vnb-probe"
+    # the test hosts share this machine's filesystem: one destination per host, as real hosts have
+    dest = {h.name: tmp_path / h.name / "vnb-probe" for h in sshnet.hosts}
     inventory = sshnet.inventory()
     for host in inventory["hosts"]:  # type: ignore[union-attr]
-        host["tools"] = {"vnb-probe": str(dest)}
+        host["tools"] = {"vnb-probe": str(dest[host["name"]])}
     before = checks_for(inventory, install=True)
-    assert all(c.installed == f"installed {dest}" for c in before.values()), [
+    assert all(c.installed == f"installed {dest[c.name]}" for c in before.values()), [
         c.installed for c in before.values()
     ]
     after = checks_for(inventory)

@@ -243,8 +243,9 @@ class SshProvider(Provider):
             log.warning("teardown: %s", problem)
         self.teardown_problems = problems
         removed = sorted(set(self._removed))
-        if not self._rundirs and not any(p.poll() is None for p in self._procs):
-            self._reset()
+        # What could not be removed (a host that is down) stays recorded as live in the store for
+        # `vnetbench clean`; the provider itself starts afresh, so a rebuild is never blocked.
+        self._reset()
         return removed
 
     async def _teardown(self, problems: list[str]) -> None:
