@@ -35,7 +35,7 @@ from vnetbench.spec.inventory import Inventory, ResolvedHost
 
 TOOLS = {"iperf3": "--version", "ping": "-V", "vnb-probe": "--version"}
 REQUIRED = {"iperf3", "ping"}  # vnb-probe only for the measurements that use it
-CLOCK_SAMPLES = 5
+CLOCK_SAMPLES = 8
 DEFAULT_PROBE_PATH = "/usr/local/bin/vnb-probe"
 
 FACTS = r"""echo "uid $(id -u)"
@@ -90,7 +90,7 @@ class HostCheck:
         return self.root or bool(self.sudo)
 
 
-async def check_host(pool: Pool, host: ResolvedHost, peer: ResolvedHost | None) -> HostCheck:
+async def check_host(pool: Pool, host: ResolvedHost) -> HostCheck:
     check = HostCheck(host.name)
     started = time.monotonic()
     try:
@@ -101,20 +101,23 @@ async def check_host(pool: Pool, host: ResolvedHost, peer: ResolvedHost | None) 
     check.reachable = True
     args = [a for tool, flag in TOOLS.items() for a in (host.tool(tool), flag)]
     try:
-        facts, clock = await asyncio.gather(
-            pool.run(host.name, remote.sh(FACTS, *args), 20), clock_offset(pool, host.name)
-        )
+        facts = await pool.run(host.name, remote.sh(FACTS, *args), 20)
         _parse_facts(check, str(facts.stdout), host)
-        check.clock_offset_ns, check.clock_error_ns = clock
-        if peer is not None and "ping" in check.tools:
-            check.mtu_peer = peer.name
-            done = await pool.run(host.name, remote.sh(PATH_MTU, peer.data_address), 20)
-            value = str(done.stdout).strip()
-            check.path_mtu = int(value) if value.isdigit() else None
     except ProviderError as err:
         check.reason = str(err)
     check.seconds = time.monotonic() - started
     return check
+
+
+async def path_mtu(pool: Pool, host: ResolvedHost, check: HostCheck, peer: ResolvedHost) -> None:
+    check.mtu_peer = peer.name
+    try:
+        done = await pool.run(host.name, remote.sh(PATH_MTU, peer.data_address), 20)
+    except ProviderError as err:
+        check.reason = str(err)
+        return
+    value = str(done.stdout).strip()
+    check.path_mtu = int(value) if value.isdigit() else None
 
 
 def _parse_facts(check: HostCheck, text: str, host: ResolvedHost) -> None:
@@ -144,8 +147,11 @@ def _parse_facts(check: HostCheck, text: str, host: ResolvedHost) -> None:
 
 async def clock_offset(pool: Pool, name: str) -> tuple[int | None, int | None]:
     """Remote clock minus local clock, from the exchange with the shortest round trip (± RTT/2)."""
-    conn = await pool.connection(name)
-    proc = await conn.create_process(remote.sh(CLOCK), encoding="utf-8")
+    try:
+        conn = await pool.connection(name)
+        proc = await conn.create_process(remote.sh(CLOCK), encoding="utf-8")
+    except (asyncssh.Error, OSError, ProviderError):
+        return None, None
     best: tuple[int, int] | None = None
     try:
         for _ in range(CLOCK_SAMPLES):
@@ -162,7 +168,6 @@ async def clock_offset(pool: Pool, name: str) -> tuple[int | None, int | None]:
     except (TimeoutError, asyncssh.Error, OSError):
         return None, None
     finally:
-        proc.stdin.write_eof()
         proc.close()
     return (best[0], best[1] // 2) if best else (None, None)
 
@@ -187,11 +192,19 @@ async def run_checks(
 ) -> list[HostCheck]:
     pool = Pool(inventory)
     hosts = [inventory.resolved(h) for h in inventory.hosts]
-    peers = [hosts[(i + 1) % len(hosts)] if len(hosts) > 1 else None for i in range(len(hosts))]
     try:
-        checks = list(
-            await asyncio.gather(*(check_host(pool, h, p) for h, p in zip(hosts, peers, strict=True)))
-        )
+        checks = list(await asyncio.gather(*(check_host(pool, h) for h in hosts)))
+        # clocks once the other checks are done (less traffic on the loop: shorter best round trips)
+        reachable = [(h, c) for h, c in zip(hosts, checks, strict=True) if c.reachable]
+        clocks = await asyncio.gather(*(clock_offset(pool, h.name) for h, _ in reachable))
+        for (_, check), (offset, error) in zip(reachable, clocks, strict=True):
+            check.clock_offset_ns, check.clock_error_ns = offset, error
+        # path MTU from each reachable host to the next reachable one's data address
+        ready = [(h, c) for h, c in zip(hosts, checks, strict=True) if c.reachable and "ping" in c.tools]
+        if len(ready) > 1:
+            await asyncio.gather(
+                *(path_mtu(pool, h, c, ready[(i + 1) % len(ready)][0]) for i, (h, c) in enumerate(ready))
+            )
         if install:
             lacking = [
                 (h, c) for h, c in zip(hosts, checks, strict=True) if c.reachable and "vnb-probe" in c.missing
@@ -253,7 +266,7 @@ def render(checks: list[HostCheck], console: Console) -> list[str]:
             if c.clock_offset_ns is not None and c.clock_error_ns is not None
             else "?"
         )
-        mtu = f"{c.path_mtu} → {c.mtu_peer}" if c.path_mtu else ("?" if c.mtu_peer else "")
+        mtu = f"{c.path_mtu or 'no reply'} → {c.mtu_peer}" if c.mtu_peer else ""
         table.add_row(c.name, "yes", c.user, priv, *tools, c.kernel, clock, mtu)
         for tool in c.missing:
             problems.append(f"{c.name}: {tool} missing — install with: {INSTALL_HINT[tool]}")
@@ -270,9 +283,11 @@ def render(checks: list[HostCheck], console: Console) -> list[str]:
     offsets = [c.clock_offset_ns for c in checks if c.clock_offset_ns is not None]
     if len(offsets) > 1:
         spread = max(offsets) - min(offsets)
+        worst = max(c.clock_error_ns or 0 for c in checks)
         console.print(
             f"clock spread between hosts: {spread / 1e6:.2f} ms (median offset to this machine "
-            f"{statistics.median(offsets) / 1e6:+.2f} ms)",
+            f"{statistics.median(offsets) / 1e6:+.2f} ms; each offset ± its error, the largest "
+            f"{worst / 1e6:.2f} ms)",
             highlight=False,
         )
     return problems
