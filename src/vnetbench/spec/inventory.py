@@ -212,6 +212,7 @@ def load_inventory(path: Path | str) -> Inventory:
         prefix = ()
     if not isinstance(data, dict):
         raise SpecInvalid([SpecError(source, 1, "", "an inventory is a mapping with a `hosts:` list")])
+
     class _File(_Strict):  # error locations then start with `inventory`, as inside a campaign
         inventory: Inventory
 

@@ -99,6 +99,12 @@ def test_cli_campaign_over_ssh_with_a_jump_host(sshnet: SshNet, tmp_path: Path) 
     cmds = [json.loads(c) if isinstance(c, str) else c for c in frame["command"]]
     assert any(sshnet.hosts[1].address in c["client"] for c in cmds)
     assert store.live_objects(row["id"]) == []
+    # the hosts' own tool versions are kept with the campaign
+    events = store.events_frame(row["id"])
+    tools = [json.loads(d) for d in events[events["kind"] == "host_tools"]["detail"]]
+    assert {t["host"] for t in tools} == {h.name for h in sshnet.hosts}
+    iperf3 = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split()[1]
+    assert all(t["versions"]["iperf3"] == iperf3 and "iputils" in t["versions"]["ping"] for t in tools)
     assert leftovers(sshnet) == []
 
 

@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +38,7 @@ INSTALL_HINT = {
     "vnb-probe": "vnetbench doctor --inventory FILE --install-probe",
 }
 HOST_STATE_EVENT = "host_state"
+HOST_TOOLS_EVENT = "host_tools"
 
 
 class SshProvider(Provider):
@@ -55,6 +57,7 @@ class SshProvider(Provider):
         self.tools = tuple(tools)
         self.loop = LoopThread()
         self._events: list[tuple[int, str, bool, str]] = []
+        self._facts: list[tuple[str, dict[str, str]]] = []
         self._events_lock = threading.Lock()
         self.pool = Pool(inventory, on_state=self._on_state)
         self.hosts: dict[str, ResolvedHost] = dict(self.pool.hosts)
@@ -82,8 +85,12 @@ class SshProvider(Provider):
         """Store the availability changes seen so far (from the caller's thread, not the loop's)."""
         with self._events_lock:
             events, self._events = self._events, []
+            facts, self._facts = self._facts, []
         if self.store is None:
             return
+        for host, versions in facts:
+            detail = {"host": host, "versions": versions}
+            self.store.add_event(self.campaign_id, HOST_TOOLS_EVENT, json.dumps(detail))
         for t_ns, host, up, reason in events:
             detail = {"host": host, "up": up, "reason": reason, "t_ns": t_ns}
             self.store.add_event(self.campaign_id, HOST_STATE_EVENT, json.dumps(detail))
@@ -174,6 +181,24 @@ class SshProvider(Provider):
         if missing:
             hints = "; ".join(f"{t}: {INSTALL_HINT.get(os.path.basename(t), 'install it')}" for t in missing)
             raise ProviderError(f"host {host} lacks {', '.join(missing)} — install with: {hints}")
+        await self._record_versions(host, resolved)
+
+    async def _record_versions(self, host: str, resolved: ResolvedHost) -> None:
+        """The hosts' own tool versions, kept as a `host_tools` event (provenance: the campaign row
+        holds this machine's)."""
+        from vnetbench.drivers import DRIVERS
+
+        drivers = {d.tool: d for d in DRIVERS.values() if d.tool in self.tools}
+        versions: dict[str, str] = {}
+        for tool, driver in sorted(drivers.items()):
+            argv = [resolved.tool(tool), *driver.version_command()[1:]]
+            try:
+                done = await self.pool.run(host, shlex.join(argv), 15)
+            except ProviderError:
+                continue
+            versions[tool] = driver.parse_version(str(done.stdout) + str(done.stderr))
+        with self._events_lock:
+            self._facts.append((host, versions))
 
     # ------------------------------------------------------------------ processes
 
