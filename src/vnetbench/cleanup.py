@@ -221,9 +221,19 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
         except OSError as err:
             report.problems.append(f"runtime directory {path}: {err}")
 
+    # 6. processes and run directories on remote hosts (SSH provider)
+    remote_rows = [r for kind in ("ssh-process", "ssh-rundir") for r in by_kind.get(kind, [])]
+    if remote_rows:
+        from vnetbench.providers.ssh.cleanup import clean_remote
+
+        gone, trouble, ids = clean_remote(store, remote_rows)
+        report.removed += gone
+        report.problems += trouble
+        done += ids
+
     # Kinds this version does not know are left for a version that does.
     for kind, kind_rows in by_kind.items():
-        if kind not in ("process", "netns", "cgroup", "rundir"):
+        if kind not in ("process", "netns", "cgroup", "rundir", "ssh-process", "ssh-rundir"):
             report.problems.append(f"{len(kind_rows)} objects of unknown kind {kind!r} left alone")
 
     store.mark_removed(done)

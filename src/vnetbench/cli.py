@@ -104,10 +104,17 @@ def run(
     seed: Annotated[
         int | None, typer.Option(help="seed for randomised order (default: recorded random)")
     ] = None,
+    inventory: Annotated[
+        Path | None, typer.Option(help="run on these existing hosts over SSH (docs/ssh-provider.md)")
+    ] = None,
 ) -> None:
     """Build the topology, run the whole campaign, store every sample and write the report."""
     try:
         loaded = load_spec(spec)
+        if inventory is not None:
+            from vnetbench.spec.inventory import with_inventory
+
+            loaded = with_inventory(loaded, inventory)
         if set_:
             loaded = parse_spec(loaded.text, loaded.source, overrides=_parse_sets(set_))
     except SpecInvalid as exc:
@@ -120,7 +127,8 @@ def _run_and_report(loaded: Any, db: str, report: Path | None, no_report: bool, 
 
     store = _store(db)
     try:
-        started = create_campaign(loaded, store, seed=seed)
+        provider = "ssh" if loaded.campaign.inventory is not None else "local"
+        started = create_campaign(loaded, store, provider=provider, seed=seed)
     except SpecInvalid as exc:
         raise _spec_errors(exc) from None
     plan = started.plan
@@ -356,6 +364,30 @@ def scenarios_run(
     except SpecInvalid as exc:
         raise _spec_errors(exc) from None
     _run_and_report(loaded, db, report, no_report, seed)
+
+
+@app.command()
+def doctor(
+    inventory: Annotated[Path, typer.Option(help="inventory YAML (or a campaign with `inventory:`)")],
+    install_probe: Annotated[
+        bool, typer.Option("--install-probe", help="copy vnb-probe to hosts that lack it")
+    ] = False,
+    insecure_accept_new_host_keys: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-accept-new-host-keys", help="INSECURE: trust first-seen host keys (appended)"
+        ),
+    ] = False,
+    probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
+) -> None:
+    """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU."""
+    from vnetbench.doctor import run_doctor
+
+    try:
+        code = run_doctor(inventory, install_probe, insecure_accept_new_host_keys, out, probe_path or None)
+    except SpecInvalid as exc:
+        raise _spec_errors(exc) from None
+    raise typer.Exit(code)
 
 
 def _scenario(name: str, getter: Any) -> Any:

@@ -205,7 +205,7 @@ class Runner:
             params = FlowParams(
                 flow.src,
                 flow.dst,
-                layout.address_of(flow.dst, flow.src) if flow.src != flow.dst else "",
+                self.provider.address_of(layout, flow.dst, flow.src) if flow.src != flow.dst else "",
                 self._next_port(),
                 getattr(m, "duration", 0),
                 getattr(m, "omit", 0),

@@ -91,3 +91,7 @@ class Provider(ABC):
     def environment(self) -> dict[str, Any]:
         """Facts recorded with the campaign (kernel, CPU count ...)."""
         return {}
+
+    def address_of(self, layout: Layout, dst: str, seen_from: str) -> str:
+        """The address a tool on seen_from uses to reach dst (existing hosts have their own)."""
+        return layout.address_of(dst, seen_from)

@@ -12,4 +12,8 @@ def make_provider(name: str, campaign_id: str, store: Any) -> Provider:
         from vnetbench.providers.local import LocalProvider
 
         return LocalProvider(campaign_id, store.location)
-    raise ProviderError(f"unknown provider '{name}'; available: local")
+    if name == "ssh":
+        from vnetbench.providers.ssh import provider_for_campaign
+
+        return provider_for_campaign(campaign_id, store)
+    raise ProviderError(f"unknown provider '{name}'; available: local, ssh")

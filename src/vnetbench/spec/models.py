@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from vnetbench.spec.inventory import Inventory
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -357,6 +358,9 @@ class Campaign(Strict):
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
     telemetry: Telemetry = Field(default_factory=Telemetry)
+    inventory: Inventory | None = Field(
+        None, description="run on existing hosts over SSH (docs/ssh-provider.md); absent: local namespaces"
+    )
 
     def measurement(self, name: str) -> Any:
         return next(m for m in self.measurements if m.name == name)

@@ -1,0 +1,25 @@
+"""Run campaigns on existing hosts over SSH (see docs/ssh-provider.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnetbench.providers.base import ProviderError
+from vnetbench.providers.ssh.provider import SshProvider
+
+
+def provider_for_campaign(campaign_id: str, store: Any) -> SshProvider:
+    """The SSH provider for a stored campaign: its inventory is part of the stored spec."""
+    from vnetbench.spec.loader import parse_spec
+
+    row = store.campaign(campaign_id)
+    spec = parse_spec(row["spec_text"], row["spec_source"])
+    if spec.campaign.inventory is None:
+        raise ProviderError(f"campaign {campaign_id} has no inventory: the SSH provider needs one")
+    from vnetbench.drivers import driver_for
+
+    tools = sorted({driver_for(m.kind).tool for m in spec.campaign.measurements})
+    return SshProvider(campaign_id, spec.campaign.inventory, store, tools)
+
+
+__all__ = ["SshProvider", "provider_for_campaign"]

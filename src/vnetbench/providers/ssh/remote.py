@@ -1,0 +1,92 @@
+"""The few fixed shell scripts run on remote hosts, and the argv that carries them.
+
+Every command sent over SSH is built as an argv list and joined with shlex.join: the scripts
+below are constants and every variable part (paths, pids, ports, the tool's own argv) reaches
+them as a quoted positional parameter, never spliced into script text.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+# A process's start time in clock ticks since boot (/proc/PID/stat field 22; empty without /proc):
+# with the pid it names one process for good, so a recycled pid is never killed.
+_STARTTIME = r"""st() {
+  read -r s < "/proc/$1/stat" 2>/dev/null || return 0
+  s=${s##*) }; set -- $s; shift 19; echo "$1"
+}
+"""
+
+# $1: a fifo path to wait on (the start barrier) or '-'; the rest: the tool's argv.
+# Prints its pid and start time first (exec keeps both: they are the tool's), then, after the
+# gate, the wall-clock time it starts the tool.
+SPAWN = (
+    _STARTTIME
+    + r"""g=$1; shift
+if [ "$g" != - ]; then mkfifo -m 600 "$g" || exit 125; fi
+echo "vnb-pid $$ $(st $$)"
+if [ "$g" != - ]; then read _ < "$g"; rm -f "$g"; fi
+echo "vnb-start $(date +%s%N)"
+exec "$@"
+"""
+)
+
+# Open every gate fifo at once (each open blocks until its reader is there: no lost wake-ups).
+RELEASE = r"""for f; do echo go > "$f" & done; wait"""
+
+# $1 pid, $2 port (4 hex digits, upper case), $3 state (0A tcp listen, 07 udp), $4 tries, $5 proto
+LISTENING = r"""i=0
+while [ "$i" -lt "$4" ]; do
+  kill -0 "$1" 2>/dev/null || exit 3
+  cat /proc/net/"$5" /proc/net/"$5"6 2>/dev/null |
+    grep -Eq "^ *[0-9]+: [0-9A-F]+:$2 [0-9A-F]+:[0-9A-F]+ $3 " && exit 0
+  sleep 0.005
+  i=$((i + 1))
+done
+exit 2
+"""
+
+# $1 signal, the rest: PID:STARTTIME recorded at spawn. Only those processes, never a pattern;
+# a pid whose start time changed is another process now and is left alone.
+KILL = (
+    _STARTTIME
+    + r"""s=$1; shift
+for p; do
+  pid=${p%%:*}; want=${p#*:}
+  if [ -n "$want" ] && [ "$(st "$pid")" != "$want" ]; then continue; fi
+  kill "-$s" "$pid" 2>/dev/null
+done
+exit 0
+"""
+)
+
+# $1 the run directory (recorded before it is made), the rest: tools; prints the missing ones.
+PREPARE = r"""d=$1; shift
+mkdir -p -m 700 "$d" || exit 1
+for t; do command -v "$t" >/dev/null || echo "$t"; done
+"""
+
+RMRUNDIR = r"""case "$1" in */vnb-*) rm -rf -- "$1";; *) exit 64;; esac"""
+
+
+def sh(script: str, *args: str | int, sudo: bool = False) -> str:
+    """The command line that runs `script` with positional args (all quoted)."""
+    argv = ["sh", "-c", script, "vnb", *(str(a) for a in args)]
+    if sudo:
+        argv = ["sudo", "-n", "--", *argv]
+    return shlex.join(argv)
+
+
+def spawn_command(argv: list[str], fifo: str | None, sudo: bool) -> str:
+    return sh(SPAWN, fifo or "-", *argv, sudo=sudo)
+
+
+def listening_command(pid: int, port: int, proto: str, tries: int, sudo: bool) -> str:
+    state = "0A" if proto == "tcp" else "07"
+    return sh(LISTENING, pid, f"{port:04X}", state, tries, "tcp" if proto == "tcp" else "udp", sudo=sudo)
+
+
+def kill_command(procs: list[tuple[int, int | None]], signal: str = "KILL", sudo: bool = False) -> str:
+    """Kill (pid, start time) pairs; a None start time (no /proc) kills by pid alone."""
+    items = [f"{int(pid)}:{'' if start is None else int(start)}" for pid, start in procs]
+    return sh(KILL, signal, *items, sudo=sudo)

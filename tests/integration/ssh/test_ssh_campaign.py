@@ -1,0 +1,231 @@
+"""Campaigns over SSH against real sshd servers in namespaces: one host behind a jump host, one sshd
+killed mid-campaign, hostile names and labels. Runs the real CLI / runner, real iperf3 and ping."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.integration.ssh.sshnet import SshNet
+from vnetbench.campaign import create_campaign
+from vnetbench.providers.registry import make_provider
+from vnetbench.report.html import write_report
+from vnetbench.runner import Runner
+from vnetbench.spec.loader import parse_spec
+from vnetbench.store.db import Store
+
+NODES = ("a", "b", "c", "d")
+
+
+def campaign(pairs: list[list[str]], repetitions: int = 1, retries: int = 0) -> dict[str, Any]:
+    return {
+        "name": "sshit",
+        "topology": {
+            "switches": [{"name": "lan"}],
+            "nodes": [{"name": n} for n in NODES],
+            "links": [{"endpoints": [n, "lan"]} for n in NODES],
+        },
+        "measurements": [
+            {"name": "tcp", "kind": "tcp", "duration": "1s"},
+            {"name": "rtt", "kind": "rtt", "count": 3, "interval": "0.05s"},
+        ],
+        "patterns": [{"kind": "pairs", "pairs": pairs, "measurements": ["tcp", "rtt"]}],
+        "schedule": {"repetitions": repetitions, "retries": retries},
+    }
+
+
+def mapping(net: SshNet) -> dict[str, str]:
+    return {n: h.name for n, h in zip(NODES, net.hosts, strict=True)}
+
+
+def leftovers(net: SshNet) -> list[int]:
+    """Processes in our namespaces that are not sshd (ours) or its session children."""
+    sshd = set()
+    for host in net.hosts:
+        if host.sshd is not None:
+            sshd |= {host.sshd.pid, *net._descendants(host.sshd.pid)}
+    return [p for p in net.processes_in_our_namespaces() if p not in sshd]
+
+
+def test_cli_campaign_over_ssh_with_a_jump_host(sshnet: SshNet, tmp_path: Path) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(yaml.safe_dump(campaign([["a", "b"], ["d", "a"], ["c", "d"]])))
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({**sshnet.inventory(), "nodes": mapping(sshnet)}))
+    db = tmp_path / "s.db"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vnetbench.cli",
+            "run",
+            str(spec),
+            "--inventory",
+            str(inventory),
+            "--db",
+            str(db),
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert run.returncode == 0, run.stderr
+    store = Store(str(db))
+    row = store.campaign(None)
+    assert row["provider"] == "ssh"
+    frame = store.measurements_frame(row["id"])
+    assert list(frame["status"]) == ["ok"] * 6, frame["reason"].tolist()
+    tcp = frame[frame["kind"] == "tcp"]
+    assert (tcp["throughput_bps"] > 1e8).all()  # veths through a bridge: Gbit/s
+    rtt = frame[frame["kind"] == "rtt"]
+    assert (rtt["rtt_mean_ns"] < 20e6).all()
+    # d sits behind the jump host h0, and its data address is the bridge one
+    d_rows = frame[(frame["src"] == "d") | (frame["dst"] == "d")]
+    assert len(d_rows) == 4
+    placement = {(r.src, r.dst): r.placement for r in frame.itertuples()}
+    # labels: h0,h1 on ph0 (site-a); h2,h3 on ph1 (site-b)
+    assert placement[("a", "b")] == "same-host"
+    assert placement[("d", "a")] == "cross-site"
+    assert placement[("c", "d")] == "same-host"
+    assert set(tcp["dst_host"]) == {"ph0", "ph1"}
+    # the commands ran the drivers' argv with the inventory's data address
+    cmds = [json.loads(c) if isinstance(c, str) else c for c in frame["command"]]
+    assert any(sshnet.hosts[1].address in c["client"] for c in cmds)
+    assert store.live_objects(row["id"]) == []
+    # the hosts' own tool versions are kept with the campaign
+    events = store.events_frame(row["id"])
+    tools = [json.loads(d) for d in events[events["kind"] == "host_tools"]["detail"]]
+    assert {t["host"] for t in tools} == {h.name for h in sshnet.hosts}
+    iperf3 = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split()[1]
+    assert all(t["versions"]["iperf3"] == iperf3 and "iputils" in t["versions"]["ping"] for t in tools)
+    assert leftovers(sshnet) == []
+
+
+def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
+    sshnet: SshNet, tmp_path: Path
+) -> None:
+    spec = campaign([["a", "b"], ["a", "c"], ["b", "a"]], repetitions=2, retries=1)
+    spec["inventory"] = {**sshnet.inventory(keepalive="1s", connect_timeout="2s"), "nodes": mapping(sshnet)}
+    loaded = parse_spec(yaml.safe_dump(spec), "kill.yaml")
+    store = Store(str(tmp_path / "s.db"))
+    started = create_campaign(loaded, store, provider="ssh")
+    provider = make_provider("ssh", started.campaign_id, store)
+    victim = sshnet.hosts[2]  # node c
+    steps = []
+
+    def on_step(step: Any, records: list[Any]) -> None:
+        steps.append(step)
+        if len(steps) == 2:  # after a->b tcp, a->b rtt of the first repetition
+            sshnet.kill_sshd(victim)
+
+    runner = Runner(store, started.campaign_id, started.plan, provider, {}, on_step=on_step)
+    try:
+        row = store.campaign(started.campaign_id)
+        summary = runner.run(row["created_utc_ns"])
+    finally:
+        sshnet.start_sshd(victim)
+        sshnet._wait_port(victim)
+    assert not summary.interrupted
+    assert store.campaign(started.campaign_id)["status"] == "finished"
+    frame = store.measurements_frame(started.campaign_id)
+    # tcp needs an iperf3 server started on c over SSH: it fails; ping from a needs nothing on c
+    needs_c = frame[frame["dst"] == "c"]
+    tcp_c, rtt_c = needs_c[needs_c["kind"] == "tcp"], needs_c[needs_c["kind"] == "rtt"]
+    others = frame[frame["dst"] != "c"]
+    assert len(tcp_c) == 2 and (tcp_c["status"] == "failed").all()
+    assert all(f"host {victim.name} unreachable" in r for r in tcp_c["reason"]), tcp_c["reason"].tolist()
+    assert (tcp_c["attempt"] == 2).all()  # retried once, per the schedule
+    assert (rtt_c["status"] == "ok").all()
+    assert len(others) == 8 and (others["status"] == "ok").all(), others["reason"].tolist()
+    events = store.events_frame(started.campaign_id)
+    states = [json.loads(d) for d in events[events["kind"] == "host_state"]["detail"]]
+    down = [s for s in states if s["host"] == victim.name and not s["up"]]
+    assert down and any("refused" in s["reason"] or "lost" in s["reason"] for s in down)
+    assert next(s["up"] for s in states if s["host"] == victim.name) is True
+    # what was committed before the kill is still there
+    assert len(frame) == 12
+    html = write_report(store, started.campaign_id, tmp_path / "report").read_text()
+    assert "Host availability" in html and ("✗ down" in html or "◐ partly" in html)
+    live = store.live_objects(started.campaign_id)
+    assert all(o["details"]["host"] == victim.name for o in live)  # only the dead host kept its rundir
+    assert leftovers(sshnet) == []
+
+
+HOSTILE = [
+    "$(touch {m}1)",
+    "`touch {m}2`",
+    "x; touch {m}3; #",
+    "'\"; touch {m}4 '",
+    "h\\ $HOME && touch {m}5",
+    "<b>ünïcødé ✓ | touch {m}6</b>",
+]
+
+
+def test_hostile_names_and_labels_never_reach_a_shell(sshnet: SshNet, tmp_path: Path) -> None:
+    marker = str(tmp_path / "pwned")
+    names = {h.name: HOSTILE[i].format(m=marker) for i, h in enumerate(sshnet.hosts)}
+    inventory = sshnet.inventory(names=names)
+    for i, host in enumerate(inventory["hosts"]):  # type: ignore[union-attr]
+        host["site"] = HOSTILE[(i + 1) % len(HOSTILE)].format(m=marker)
+        host["physical_host"] = HOSTILE[(i + 2) % len(HOSTILE)].format(m=marker)
+    spec = campaign([["a", "b"], ["c", "d"]])
+    spec["measurements"] = [spec["measurements"][1]]
+    spec["patterns"][0]["measurements"] = ["rtt"]
+    spec["inventory"] = {**inventory, "nodes": {n: names[h] for n, h in mapping(sshnet).items()}}
+    loaded = parse_spec(yaml.safe_dump(spec), "hostile.yaml")
+    store = Store(str(tmp_path / "s.db"))
+    started = create_campaign(loaded, store, provider="ssh")
+    provider = make_provider("ssh", started.campaign_id, store)
+    runner = Runner(store, started.campaign_id, started.plan, provider, {})
+    summary = runner.run(store.campaign(started.campaign_id)["created_utc_ns"])
+    assert summary.flows_ok == 2, summary.failures
+    assert not any(p.startswith("pwned") for p in os.listdir(tmp_path))
+    frame = store.measurements_frame(started.campaign_id)
+    assert set(frame["src_host"]) == {
+        inventory["hosts"][0]["physical_host"],
+        inventory["hosts"][2]["physical_host"],
+    }  # type: ignore[index]
+    events = store.events_frame(started.campaign_id)
+    hosts = {json.loads(d)["host"] for d in events["detail"]}
+    assert hosts == set(names.values())
+    html = write_report(store, started.campaign_id, tmp_path / "report").read_text()
+    assert "Host availability" in html and "&lt;b&gt;" in html  # labels escaped, never markup
+    assert store.live_objects(started.campaign_id) == []
+    assert leftovers(sshnet) == []
+
+
+def test_clean_removes_what_a_killed_run_left_on_remote_hosts(sshnet: SshNet, tmp_path: Path) -> None:
+    from vnetbench.cleanup import clean
+    from vnetbench.layout import build_layout
+
+    spec = campaign([["a", "b"]])
+    spec["inventory"] = {**sshnet.inventory(), "nodes": mapping(sshnet)}
+    loaded = parse_spec(yaml.safe_dump(spec), "crash.yaml")
+    store = Store(str(tmp_path / "s.db"))
+    started = create_campaign(loaded, store, provider="ssh")
+    cid = started.campaign_id
+    provider = make_provider("ssh", cid, store)
+    build_id = store.start_build(cid, "t", {})
+    provider.build(
+        build_layout(loaded.campaign, cid), build_id, lambda items: store.record_objects(cid, build_id, items)
+    )
+    proc = provider.spawn("b", ["sleep", "300"])
+    assert proc.poll() is None
+    # the controller "dies" here: no teardown. What it recorded is enough to clean up.
+    provider.pool._closing = True
+    provider.loop.run(provider.pool.close())
+    live = {o["kind"] for o in store.live_objects(cid)}
+    assert live == {"ssh-process", "ssh-rundir"}
+    assert proc.pid in sshnet.processes_in_our_namespaces()
+    report = clean(store, cid)
+    assert not report.problems, report.problems
+    assert any(f"process {proc.pid} on h1" in line for line in report.removed)
+    assert store.live_objects(cid) == []
+    assert leftovers(sshnet) == []

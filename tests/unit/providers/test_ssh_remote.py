@@ -1,0 +1,141 @@
+"""The fixed remote scripts, run here with a real /bin/sh: argv survives quoting, nothing is evaluated,
+the fifo gate holds a tool until it is released, kill touches only the pids it is given."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from vnetbench.providers.ssh import remote
+
+HOSTILE = [
+    "$(touch {m})",
+    "`touch {m}`",
+    "; touch {m}",
+    "' ; touch {m} ; '",
+    '" && touch {m} && "',
+    "a\nb touch {m}",
+    "--",
+    "-c",
+    "*",
+    "$HOME",
+    "",
+]
+
+
+def run_remote(command: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """What sshd does with a command: hand it to the login shell's -c."""
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=10, **kwargs)  # type: ignore[call-overload]
+
+
+def test_spawn_passes_every_argument_through_unevaluated(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    args = [h.format(m=marker) for h in HOSTILE]
+    command = remote.spawn_command(["printf", "[%s]\\n", *args], None, sudo=False)
+    assert shlex.split(command)[:2] == ["sh", "-c"]
+    done = run_remote(command, cwd=tmp_path)
+    lines = done.stdout.split("\n")
+    assert lines[0].startswith("vnb-pid ") and lines[1].startswith("vnb-start ")
+    assert lines[0].split()[2].isdigit()  # the start time that makes the pid unambiguous
+    assert done.stdout.split("\n", 2)[2] == "".join(f"[{a}]\n" for a in args)
+    assert int(lines[1].split()[1]) > 1_600_000_000 * 10**9  # date +%s%N: UTC ns
+    assert not marker.exists()
+
+
+def test_the_fifo_gate_holds_the_tool_until_release(tmp_path: Path) -> None:
+    fifo = tmp_path / "gate-1"
+    proc = subprocess.Popen(
+        ["sh", "-c", remote.spawn_command(["echo", "ran"], str(fifo), sudo=False)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().startswith("vnb-pid ")
+        time.sleep(0.2)
+        assert proc.poll() is None  # waiting at the gate
+        released = time.time_ns()
+        assert run_remote(remote.sh(remote.RELEASE, str(fifo))).returncode == 0
+        rest = proc.communicate(timeout=5)[0].splitlines()
+        assert rest[0].startswith("vnb-start ") and rest[1] == "ran"
+        assert abs(int(rest[0].split()[1]) - released) < 2 * 10**9
+        assert not fifo.exists()  # the wrapper removes its fifo
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_kill_signals_only_the_given_pids() -> None:
+    victim = subprocess.Popen(["sleep", "30"])
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        stat = open(f"/proc/{bystander.pid}/stat").read()  # noqa: SIM115
+        start = int(stat.rsplit(")", 1)[1].split()[19])
+        # a recorded start time that does not match: the pid was recycled, leave it alone
+        assert run_remote(remote.kill_command([(bystander.pid, start + 1)])).returncode == 0
+        assert run_remote(remote.kill_command([(victim.pid, None)])).returncode == 0
+        assert victim.wait(5) == -9
+        time.sleep(0.1)
+        assert bystander.poll() is None
+        assert run_remote(remote.kill_command([(bystander.pid, start)])).returncode == 0
+        assert bystander.wait(5) == -9
+    finally:
+        for p in (victim, bystander):
+            p.kill()
+            p.wait()
+
+
+def test_kill_refuses_anything_but_integers() -> None:
+    with pytest.raises(ValueError):
+        remote.kill_command([("1; reboot", None)])  # type: ignore[list-item]
+
+
+def test_rmrundir_removes_only_a_vnb_directory(tmp_path: Path) -> None:
+    ours, other = tmp_path / "vnb-abc-1", tmp_path / "data"
+    ours.mkdir()
+    other.mkdir()
+    assert run_remote(remote.sh(remote.RMRUNDIR, str(ours))).returncode == 0
+    assert run_remote(remote.sh(remote.RMRUNDIR, str(other))).returncode == 64
+    assert not ours.exists() and other.exists()
+
+
+def test_sudo_wraps_the_same_quoted_argv() -> None:
+    argv = shlex.split(remote.spawn_command(["iperf3", "-c", "10.0.0.1"], None, sudo=True))
+    assert argv[:5] == ["sudo", "-n", "--", "sh", "-c"]
+    assert argv[-3:] == ["iperf3", "-c", "10.0.0.1"]
+
+
+def test_the_ssh_provider_refuses_what_it_cannot_emulate() -> None:
+    import yaml
+
+    from vnetbench.layout import build_layout
+    from vnetbench.providers.ssh.provider import SshProvider
+    from vnetbench.spec.loader import parse_spec
+
+    spec = {
+        "name": "c",
+        "topology": {
+            "nodes": [{"name": "a", "cpu": 0.5}, {"name": "b"}, {"name": "z"}],
+            "links": [{"endpoints": ["a", "b"], "delay": "5ms"}, {"endpoints": ["b", "z"], "rate": "1gbit"}],
+        },
+        "measurements": [{"name": "rtt", "kind": "rtt"}],
+        "patterns": [{"kind": "pairs", "pairs": [["a", "b"]], "measurements": ["rtt"]}],
+        "inventory": {
+            "hosts": [{"name": "a", "address": "192.0.2.1"}, {"name": "b", "address": "192.0.2.2"}]
+        },
+    }
+    campaign = parse_spec(yaml.safe_dump(spec)).campaign
+    assert campaign.inventory is not None
+    provider = SshProvider("t", campaign.inventory)
+    try:
+        problems = provider.preflight(build_layout(campaign, "t"))
+    finally:
+        provider.loop.stop()
+    assert any("node 'z' has no inventory host" in p for p in problems)
+    assert any("link a-b: delay cannot be emulated" in p for p in problems)
+    assert any("CPU quotas" in p for p in problems)
+    assert not any("b-z" in p for p in problems)  # a rate is kept as the nominal capacity

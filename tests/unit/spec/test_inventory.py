@@ -1,0 +1,132 @@
+"""The inventory: validation with located errors, defaults, placement labels, --inventory merging."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from vnetbench.spec.inventory import load_inventory, parse_inventory_data, with_inventory
+from vnetbench.spec.loader import SpecInvalid, load_spec
+
+BASE = {
+    "defaults": {"user": "bench", "port": 2200, "key": "~/.ssh/id_test"},
+    "hosts": [
+        {"name": "bastion", "address": "203.0.113.10", "port": 22},
+        {"name": "vm1", "address": "10.0.0.11", "jump": "bastion", "site": "ams", "physical_host": "r1"},
+        {"name": "vm2", "address": "vm2.example", "data_address": "10.1.0.12", "site": "hou", "sudo": True},
+    ],
+    "nodes": {"client": "vm1"},
+}
+
+CAMPAIGN = {
+    "name": "c",
+    "topology": {
+        "switches": [{"name": "lan"}],
+        "nodes": [{"name": "client"}, {"name": "vm2"}],
+        "links": [{"endpoints": ["client", "lan"]}, {"endpoints": ["vm2", "lan"]}],
+    },
+    "measurements": [{"name": "rtt", "kind": "rtt", "count": 2}],
+    "patterns": [{"kind": "pairs", "pairs": [["client", "vm2"]], "measurements": ["rtt"]}],
+}
+
+
+def test_defaults_fill_in_and_nodes_map_to_hosts() -> None:
+    inv = parse_inventory_data(BASE)
+    vm1 = inv.resolved(inv.host_of("client"))  # type: ignore[arg-type]
+    assert (vm1.user, vm1.port, vm1.jump, vm1.data_address) == ("bench", 2200, "bastion", "10.0.0.11")
+    assert vm1.key == str(Path("~/.ssh/id_test").expanduser())
+    vm2 = inv.resolved(inv.host_of("vm2"))  # type: ignore[arg-type]
+    assert (vm2.data_address, vm2.sudo, vm2.site, vm2.physical_host) == ("10.1.0.12", True, "hou", None)
+    assert inv.resolved(inv.host("bastion")).port == 22
+    assert inv.host_of("nobody") is None
+    assert not inv.insecure_accept_new_host_keys  # host keys are verified unless asked otherwise
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hosts": [*BASE["hosts"], {"name": "vm1", "address": "10.0.0.99"}]}, "appears twice"),
+        ({"hosts": [{"name": "a", "address": "1.2.3.4", "jump": "zz"}]}, "not in the inventory"),
+        (
+            {
+                "hosts": [
+                    {"name": "a", "address": "h", "jump": "b"},
+                    {"name": "b", "address": "h", "jump": "a"},
+                ]
+            },
+            "cycle",
+        ),
+        ({"nodes": {"client": "vm9"}}, "not an inventory host"),
+        ({"hosts": [{"name": "a", "address": "1.2.3.4; touch /tmp/x"}]}, "is not an IP address"),
+        ({"hosts": [{"name": "a", "address": "$(reboot)"}]}, "is not an IP address"),
+        (
+            {"hosts": [{"name": "a", "address": "h", "data_address": "10.0.0.1 -c 99"}]},
+            "is not an IP address",
+        ),
+        ({"hosts": [{"name": "a\nb", "address": "h"}]}, "control characters"),
+        (
+            {
+                "hosts": [
+                    {"name": "a", "address": "h", "site": "x", "physical_host": "p"},
+                    {"name": "b", "address": "h", "site": "y", "physical_host": "p"},
+                ]
+            },
+            "is in site 'x' already",
+        ),
+        ({"hosts": []}, "at least 1"),
+        ({"passwords": {"vm1": "secret"}}, "Extra inputs"),
+    ],
+)
+def test_bad_inventories_are_refused(change: dict[str, object], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        parse_inventory_data({**BASE, **change})
+
+
+def test_an_inventory_file_error_names_its_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text("hosts:\n  - name: a\n    address: 10.0.0.1\n    prot: 22\n")
+    with pytest.raises(SpecInvalid) as err:
+        load_inventory(path)
+    assert str(err.value).startswith(f"{path}:4: inventory.hosts[0].prot: unknown key 'prot'")
+    assert "port" in str(err.value)  # the accepted keys are listed
+
+
+def test_the_cli_reports_a_bad_inventory_in_one_line_and_exits_2(tmp_path: Path) -> None:
+    spec, inv = tmp_path / "c.yaml", tmp_path / "inv.yaml"
+    spec.write_text(yaml.safe_dump(CAMPAIGN))
+    inv.write_text("hosts:\n  - {name: a, address: 'x;y'}\n")
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "vnetbench.cli",
+            "run",
+            str(spec),
+            "--inventory",
+            str(inv),
+            "--db",
+            str(tmp_path / "d"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 2
+    assert f"{inv}:2: inventory.hosts[0].address" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_an_inventory_file_is_appended_to_the_stored_campaign(tmp_path: Path) -> None:
+    spec, inv = tmp_path / "c.yaml", tmp_path / "inv.yaml"
+    spec.write_text(yaml.safe_dump(CAMPAIGN))
+    inv.write_text(yaml.safe_dump({"inventory": BASE}))
+    merged = with_inventory(load_spec(spec), inv)
+    assert merged.campaign.inventory is not None
+    assert [h.name for h in merged.campaign.inventory.hosts] == ["bastion", "vm1", "vm2"]
+    assert "inventory:" in merged.text  # what is stored: resume finds the hosts again
+    with pytest.raises(SpecInvalid, match="keep one"):
+        with_inventory(merged, inv)
