@@ -29,7 +29,7 @@ from vnetbench.analysis import campaign_parts as cp
 from vnetbench.analysis import campaign_tables as ct
 from vnetbench.analysis.campaign_tables import Part, Tabular
 from vnetbench.analysis.capacity import recommend_capacity
-from vnetbench.analysis.contrasts import successive_differences
+from vnetbench.analysis.contrasts import factor_successive_differences, successive_differences
 from vnetbench.analysis.diagnostics import diagnostics, residual_spread_by_level, truncated_model
 from vnetbench.analysis.full_factorial import full_factorial_anova
 from vnetbench.analysis.inputs import DataError
@@ -330,8 +330,17 @@ def _fit(
     diag = diagnostics(f)
     models.append(FittedModel(label, "full-factorial", f))
     part.tables += ct.factorial_tabulars(label, f, scale, shown)
+    steps = {factor: factor_successive_differences(f, factor) for factor in factors}
+    for factor, contrasts in steps.items():
+        title = f"{label}: successive levels of {factor} (marginal means)"
+        part.tables.append(ct.steps_tabular(title, contrasts, scale, shown, "s = s_e·√(Σh²/r)"))
     part.tables.append(ct.diag_tabular(label, diag))
-    return {"model": "full-factorial", "result": f.to_dict(), "diagnostics": diag.to_dict()}
+    return {
+        "model": "full-factorial",
+        "result": f.to_dict(),
+        "successive_differences": {k: [c.to_dict() for c in v] for k, v in steps.items()},
+        "diagnostics": diag.to_dict(),
+    }
 
 
 def _truncate(data: pd.DataFrame, response: str, factor: str, a: Any, s: Settings) -> Any:

@@ -82,22 +82,20 @@ def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, 
     )
     out = [anova, effects]
     if steps:
-        out.append(
-            Tabular(
-                f"{label}: successive differences ({conf}, s = s_e·√(2/r), t on {steps[0].dof} DF)",
-                ["contrast", f"estimate {shown}", "interval", "significant"],
-                [
-                    [
-                        c.label,
-                        scaled(c.estimate, scale),
-                        ci(c.ci_low / scale, c.ci_high / scale),
-                        yes(c.significant),
-                    ]
-                    for c in steps
-                ],
-            )
-        )
+        out.append(steps_tabular(f"{label}: successive differences", steps, scale, shown, "s = s_e·√(2/r)"))
     return out
+
+
+def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, formula: str) -> Tabular:
+    conf = f"{100 * steps[0].confidence:g} %"
+    return Tabular(
+        f"{title} ({conf}, {formula}, t on {steps[0].dof} DF)",
+        ["contrast", f"estimate {shown}", "interval", "significant"],
+        [
+            [c.label, scaled(c.estimate, scale), ci(c.ci_low / scale, c.ci_high / scale), yes(c.significant)]
+            for c in steps
+        ],
+    )
 
 
 def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabular]:
@@ -151,7 +149,12 @@ def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tab
         f"{label}: cell means",
         [*f.factors, "n", f"mean {shown}", "SD"],
         [
-            [*(str(r[x]) for x in f.factors), str(r["n"]), scaled(r["mean"], scale), scaled(r["sd"], scale)]
+            [
+                *(str(r[x]) for x in f.factors),
+                str(r["cell_n"]),
+                scaled(r["cell_mean"], scale),
+                scaled(r["cell_sd"], scale),
+            ]
             for r in f.cell_means.to_dict("records")
         ],
     )

@@ -11,6 +11,7 @@ levels (h = +1, −1, r each) that is s_u = s_e √(2/r).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.inputs import DataError, Level, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
@@ -101,3 +103,31 @@ def successive_differences(anova: OneFactorAnova, confidence: float | None = Non
     """α(j+1) − α(j) for neighbouring levels in the model's level order (the form of ONL Table 5)."""
     lv = anova.levels
     return [difference(anova, lv[i + 1], lv[i], confidence) for i in range(len(lv) - 1)]
+
+
+def factor_successive_differences(
+    anova: FactorialAnova, factor: str, confidence: float | None = None
+) -> list[ContrastCI]:
+    """m(j+1) − m(j) between neighbouring levels of one factor of a full-factorial model, where m(j)
+    is the level's marginal mean: the unweighted mean of its cell means (over the other factors'
+    combinations). With cell weights h_c = ±1/(cells at that level), Var = s_e² Σ h_c²/r_c on the
+    model's error DF (Jain ch. 22: 2 s_e²/(b r) for a balanced two-factor design)."""
+    confidence = anova.confidence if confidence is None else confidence
+    check_confidence(confidence)
+    if factor not in anova.factors:
+        raise DataError("factor", f"'{factor}' is not in the model", f"use one of {list(anova.factors)}")
+    cells = anova.cell_means
+    levels = list(anova.levels[factor])
+    t = float(stats.t.ppf((1 + confidence) / 2, anova.df_e))
+    out = []
+    for low, high in itertools.pairwise(levels):
+        hi_cells, lo_cells = cells[cells[factor] == high], cells[cells[factor] == low]
+        estimate = float(hi_cells["cell_mean"].mean() - lo_cells["cell_mean"].mean())
+        var = sum((1 / len(g)) ** 2 * float((1 / g["cell_n"]).sum()) for g in (hi_cells, lo_cells))
+        sd = anova.s_e * float(np.sqrt(var))
+        label = f"{factor}: m({high}) − m({low})"
+        out.append(
+            ContrastCI(label, {high: 1.0, low: -1.0}, estimate, sd, anova.df_e, t, confidence,
+                       estimate - t * sd, estimate + t * sd)
+        )  # fmt: skip
+    return out

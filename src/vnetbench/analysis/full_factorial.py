@@ -52,7 +52,7 @@ class FactorialAnova:
     sst: float
     sse: float
     df_e: int
-    cell_means: pd.DataFrame = field(repr=False)  # one row per combination: levels, n, mean, sd
+    cell_means: pd.DataFrame = field(repr=False)  # per combination: levels, cell_n, cell_mean, cell_sd
     observed: np.ndarray = field(repr=False)
     predicted: np.ndarray = field(repr=False)
     residuals: np.ndarray = field(repr=False)
@@ -174,7 +174,7 @@ def full_factorial_anova(
         )
     ssy = float(fit.uncentered_tss)
     grouped = data.groupby(list(factors), observed=True)[response]
-    cell_means = grouped.agg(n="count", mean="mean", sd="std").reset_index()
+    cell_means = grouped.agg(cell_n="count", cell_mean="mean", cell_sd="std").reset_index()
     return FactorialAnova(
         response=response,
         factors=tuple(factors),

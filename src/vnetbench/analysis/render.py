@@ -110,7 +110,7 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     return [s, e]
 
 
-def factorial_tables(f: FactorialAnova) -> list[Table]:
+def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
     conf = f"{100 * f.confidence:g} %"
     kind = "balanced" if f.balanced else "unbalanced: type II SS"
     t = Table(title=f"Full-factorial ANOVA of {f.response} ({kind})")
@@ -131,4 +131,11 @@ def factorial_tables(f: FactorialAnova) -> list[Table]:
         )
     t.add_row("errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", "")
     t.caption = f"s_e = {num(f.s_e, 5)}"
-    return [t]
+    if not contrasts:
+        return [t]
+    c = Table(title=f"Successive levels of each factor, marginal means ({conf}, t on {f.df_e} DF)")
+    for col in ("contrast", "estimate", "sd", "interval", "significant"):
+        c.add_column(col, justify="right")
+    for x in contrasts:
+        c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
+    return [t, c]

@@ -84,7 +84,7 @@ def analyse(
     frame: pd.DataFrame, response: str, factors: list[str], design: str, confidence: float
 ) -> dict[str, Any]:
     """The JSON object and the rich tables of one design."""
-    from vnetbench.analysis.contrasts import successive_differences
+    from vnetbench.analysis.contrasts import factor_successive_differences, successive_differences
     from vnetbench.analysis.diagnostics import diagnostics
     from vnetbench.analysis.full_factorial import full_factorial_anova
     from vnetbench.analysis.inputs import DataError
@@ -124,7 +124,13 @@ def analyse(
             "tables": r.rich_tables(),
         }
     f = full_factorial_anova(frame, response, factors, confidence)
+    steps = {factor: factor_successive_differences(f, factor) for factor in factors}
     return {
-        "json": base | {"result": f.to_dict(), "diagnostics": diagnostics(f).to_dict()},
-        "tables": factorial_tables(f),
+        "json": base
+        | {
+            "result": f.to_dict(),
+            "successive_differences": {k: [c.to_dict() for c in v] for k, v in steps.items()},
+            "diagnostics": diagnostics(f).to_dict(),
+        },
+        "tables": factorial_tables(f, [c for v in steps.values() for c in v]),
     }

@@ -252,3 +252,44 @@ def test_a_campaign_over_days_gets_hour_and_weekday_profiles() -> None:
         "Friday",
         "Saturday",
     ]  # 1970-01-01 was a Thursday
+
+
+FACTORIAL_SPEC = """
+name: ff
+topology:
+  nodes: [{name: c}, {name: v1}]
+  links: [{endpoints: [c, v1]}]
+measurements: [{name: udp, kind: udp, duration: 1s, rate: 1gbit}]
+patterns: [{name: rx, kind: star, source: c, destinations: [v1], alone: false, measurements: [udp]}]
+factors:
+  - {name: n, path: measurements.udp.streams, levels: [1, 2, 3]}
+  - {name: size, path: measurements.udp.length, levels: [100, 1400]}
+design: {kind: full-factorial, replications: 2}
+analysis: {response: loss_ratio}
+"""
+
+
+def test_a_full_factorial_campaign_gets_anova_and_successive_levels_per_factor() -> None:
+    from vnetbench.analysis.contrasts import factor_successive_differences
+    from vnetbench.analysis.full_factorial import full_factorial_anova
+
+    cells = {(1, 100): [10, 12], (1, 1400): [14, 15], (2, 100): [20, 23], (2, 1400): [25, 24],
+             (3, 100): [21, 20], (3, 1400): [30, 33]}  # fmt: skip
+    rows, i = [], 0
+    for (n, size), values in cells.items():
+        for rep, v in enumerate(values, start=1):
+            i += 1
+            rows.append(_row(i, step_key=f"{n}/{size}/{rep}", repetition=rep, factors={"n": n, "size": size},
+                             loss_ratio=v / 100))  # fmt: skip
+    result = analyze_campaign(_frames(FACTORIAL_SPEC, rows)).json
+    (model,) = result["models"]
+    assert model["model"] == "full-factorial" and model["factors"] == ["n", "size"]
+    frame = pd.DataFrame([{"n": n, "size": s, "y": v / 100} for (n, s), vs in cells.items() for v in vs])
+    lib = full_factorial_anova(frame, "y", ["n", "size"])
+    assert [t["ss"] for t in model["result"]["terms"]] == pytest.approx([t.ss for t in lib.terms])
+    assert model["result"]["sse"] == pytest.approx(lib.sse)
+    steps = model["successive_differences"]
+    assert set(steps) == {"n", "size"}
+    expect = factor_successive_differences(lib, "n")
+    assert [c["ci"] for c in steps["n"]] == [pytest.approx([c.ci_low, c.ci_high]) for c in expect]
+    assert len(steps["size"]) == 1

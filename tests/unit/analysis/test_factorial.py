@@ -165,7 +165,7 @@ def test_full_factorial_3x2_by_hand() -> None:
     assert [t.significant for t in f.terms] == [True, True, False]
     assert f.term("A").p_value == pytest.approx(stats.f.sf(32, 2, 6))
     assert f.balanced
-    assert f.cell_means["mean"].tolist() == [2, 4, 6, 8, 9, 13]
+    assert f.cell_means["cell_mean"].tolist() == [2, 4, 6, 8, 9, 13]
     json.dumps(f.to_dict(), allow_nan=False)
 
 
@@ -173,3 +173,37 @@ def test_full_factorial_needs_replication() -> None:
     cells = {("a1", "b1"): [1], ("a1", "b2"): [3], ("a2", "b1"): [5], ("a2", "b2"): [7]}
     with pytest.raises(DataError, match="no combination was replicated"):
         full_factorial_anova(frame_of(cells), "y", ["A", "B"])
+
+
+def test_successive_differences_of_a_factor_in_a_full_factorial() -> None:
+    """3 × 2 levels, r = 2 (unequal cell spreads). m(j) is the mean of level j's two cell means; the
+    interval of m(j+1) − m(j) must equal statsmodels' t_test of that contrast on the cell-means model
+    (same s_e, DF = 6), and Jain's 2·s_e²/(b·r) variance for a balanced design."""
+    import statsmodels.formula.api as smf
+
+    from vnetbench.analysis.contrasts import factor_successive_differences
+
+    cells = {(1, "x"): [10, 12], (1, "y"): [14, 15], (2, "x"): [20, 23], (2, "y"): [25, 24],
+             (3, "x"): [21, 20], (3, "y"): [30, 33]}  # fmt: skip
+    frame = frame_of(cells, ("n", "kind"))
+    f = full_factorial_anova(frame, "y", ["n", "kind"], confidence=0.90)
+    steps = factor_successive_differences(f, "n")
+    assert [s.label for s in steps] == ["n: m(2) − m(1)", "n: m(3) − m(2)"]
+    means = {k: np.mean(v) for k, v in cells.items()}
+    assert steps[0].estimate == pytest.approx(
+        (means[(2, "x")] + means[(2, "y")] - means[(1, "x")] - means[(1, "y")]) / 2
+    )
+    assert steps[0].sd == pytest.approx(np.sqrt(2 * f.mse / (2 * 2)))  # 2 s_e² / (b r), b = 2, r = 2
+
+    frame["cell"] = [f"{n}{k}" for n, k in zip(frame["n"], frame["kind"], strict=True)]
+    fit = smf.ols("y ~ C(cell) - 1", data=frame).fit()
+    names = list(fit.params.index)
+    for step, (hi, lo) in zip(steps, [(2, 1), (3, 2)], strict=True):
+        w = np.zeros(len(names))
+        for kind in ("x", "y"):
+            w[names.index(f"C(cell)[{hi}{kind}]")] += 0.5
+            w[names.index(f"C(cell)[{lo}{kind}]")] -= 0.5
+        test = fit.t_test(w)
+        lo_ci, hi_ci = test.conf_int(alpha=0.10)[0]
+        assert (step.ci_low, step.ci_high) == pytest.approx((lo_ci, hi_ci))
+        assert step.dof == 6
