@@ -137,6 +137,22 @@ pub struct NodeReport {
     pub cpu_system_ns: u64,
     /// (user + system) / frames received in both directions, ns.
     pub cpu_per_frame_ns: Option<f64>,
+    /// Frames the kernel dropped from full per-CPU input backlogs (netdev_max_backlog) while the
+    /// node ran, on the whole machine (/proc/net/softnet_stat): a frame a veth could not hand to
+    /// the node or to the receiver is lost there, where no socket counts it. Null if unreadable.
+    pub softnet_backlog_drop_frames_machine_wide: Option<u64>,
+}
+
+/// Sum of the `dropped` column of /proc/net/softnet_stat (hex, one line per CPU).
+fn softnet_drops() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/net/softnet_stat").ok()?;
+    text.lines()
+        .map(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+        })
+        .sum()
 }
 
 const BATCH_MAX_SLEEP_NS: u64 = 1_000_000;
@@ -184,6 +200,7 @@ pub fn run(o: &NodeOpts) -> Result<NodeReport, String> {
     } else {
         o.imp.clone()
     };
+    let softnet0 = softnet_drops();
     let t0 = sys::mono_ns();
     let deadline = o.duration_ns.map(|d| t0 + d);
     eprintln!("READY {} {}", o.a, o.b);
@@ -203,6 +220,9 @@ pub fn run(o: &NodeOpts) -> Result<NodeReport, String> {
         cpu_user_ns: user,
         cpu_system_ns: system,
         cpu_per_frame_ns: (frames > 0).then(|| (user + system) as f64 / frames as f64),
+        softnet_backlog_drop_frames_machine_wide: softnet_drops()
+            .zip(softnet0)
+            .map(|(b, a)| b.saturating_sub(a)),
     })
 }
 
