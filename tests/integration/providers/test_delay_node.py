@@ -8,10 +8,12 @@ one-way delays with `jitter: 10ms normal` pass a KS test at 5 % (5000 probes); `
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -169,6 +171,19 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _live_objects(db: Path) -> list[dict]:
+    if not db.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as conn:
+            got = conn.execute(
+                "SELECT campaign_id, kind, name, details FROM objects WHERE removed_utc_ns IS NULL"
+            ).fetchall()
+    except sqlite3.OperationalError:  # not created yet, or locked for a moment
+        return []
+    return [{"campaign_id": c, "kind": k, "name": n, "details": json.loads(d)} for c, k, n, d in got]
+
+
 def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> None:
     need("ping")
     spec = tmp_path / "killme.yaml"
@@ -182,28 +197,22 @@ def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> Non
     )
     db = tmp_path / "k.db"
     vnetbench = Path(sys.executable).parent / "vnetbench"
-    run = subprocess.Popen(
-        [str(vnetbench), "run", str(spec), "--db", str(db), "--no-report"],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "run.err").open("w"),
-        start_new_session=True,
-    )
-    from vnetbench.store.db import Store
-
+    with (tmp_path / "run.err").open("w") as err:
+        run = subprocess.Popen(
+            [str(vnetbench), "run", str(spec), "--db", str(db), "--no-report"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     rows: list[dict] = []
+    ns_rows: list[dict] = []
     try:
         deadline = time.monotonic() + 60  # a busy shared machine builds slowly
         while time.monotonic() < deadline and not rows:
             time.sleep(0.2)
-            if db.exists():
-                store = Store(str(db))
-                rows = [
-                    r
-                    for r in store.live_objects()
-                    if r["kind"] == "process" and r["details"].get("role") == "delay-node"
-                ]
-                ns_rows = [r for r in store.live_objects() if r["kind"] == "netns"]
-                store.close()
+            live = _live_objects(db)  # read-only: never races the run creating its schema
+            rows = [r for r in live if r["kind"] == "process" and r["details"].get("role") == "delay-node"]
+            ns_rows = [r for r in live if r["kind"] == "netns"]
         assert rows, f"the campaign never started its delay node: {(tmp_path / 'run.err').read_text()}"
         time.sleep(0.5)
     finally:
@@ -220,5 +229,6 @@ def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> Non
     assert not _alive(pid)
     assert not os.path.exists(netns.path_of(delay_ns))
     assert not any(os.path.exists(netns.path_of(r["name"])) for r in ns_rows)
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    assert cid not in links
+    # the veths lived only in those namespaces: none of the campaign's names is left anywhere
+    assert cid not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert cid not in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
