@@ -8,6 +8,34 @@ use crate::delay::loss::LossModel;
 use crate::delay::sched::Impairment;
 use crate::delay::{Direction, NodeOpts};
 
+/// JSON fields of `delay`, shown at the end of `vnb-probe delay --help`.
+pub const FIELDS: &str = "\
+DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
+  seed                          seed of the random draws (A->B uses it, B->A seed + 1)
+  elapsed_ns                    start to stop, ns
+  cpu_user_ns, cpu_system_ns    CPU time of the node, ns
+  cpu_per_frame_ns              (user + system) / frames received in both directions, ns
+  softnet_backlog_drop_frames_machine_wide
+                                frames dropped from full per-CPU input backlogs while the node
+                                ran, whole machine (/proc/net/softnet_stat)
+  directions[]                  A->B, then B->A:
+    from, to                    receiving and sending interface
+    delay_ns, jitter_ns, jitter_dist, reorder, loss_model, loss_ratio, rate_bps
+                                the impairment of this direction
+    rx_frames, rx_bytes         read from `from`
+    tx_frames, tx_bytes         written to `to`
+    lost_frames                 dropped by the loss model (emulated loss)
+    queue_drop_frames           dropped: --rate queue full (emulated tail drop)
+    limit_drop_frames           dropped: --limit frames held already
+    oversize_drop_frames        dropped: larger than --max-frame
+    tx_error_frames             dropped: the kernel refused to send them
+    kernel_rx_drop_frames       dropped by the kernel before we read them (PACKET_STATISTICS)
+    held_max_frames             most frames held at once
+    held_at_exit_frames         held when the node stopped (never sent)
+    release_error{...}          send time - release time, ns (the node's own timing error)
+    spin_margin_ns              final busy-wait margin before a release, ns
+    quantum_ns                  batch-mode quantum, ns (0: off)";
+
 /// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let t = s.trim();

@@ -161,6 +161,10 @@ def test_delay_node_reports_drops_and_release_error_at_teardown(tmp_path: Path) 
     assert a_to_d["rx_frames"] == a_to_d["tx_frames"] + a_to_d["lost_frames"] + a_to_d["held_at_exit_frames"]
     assert a_to_d["release_error"]["count"] == a_to_d["tx_frames"]
     assert report["cpu_per_frame_ns"] > 0
+    # every key it prints is documented in its --help
+    doc = subprocess.run([str(delaynode.binary()), "delay", "--help"], capture_output=True, text=True).stdout
+    keys = set(report) - {"tool", "version", "command", "clock"}
+    assert all(k in doc for k in keys | set(a_to_d)), sorted(k for k in keys | set(a_to_d) if k not in doc)
 
 
 def _alive(pid: int) -> bool:
