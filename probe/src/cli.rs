@@ -39,6 +39,7 @@ pub enum Cmd {
     #[command(after_long_help = help(fields::CPUSHARE))]
     Cpushare(CpuArgs),
     /// Delay node: forward frames between two interfaces with delay, jitter, loss, rate.
+    #[command(after_long_help = help(crate::delay::args::FIELDS))]
     Delay(crate::delay::args::DelayArgs),
 }
 

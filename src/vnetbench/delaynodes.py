@@ -66,7 +66,7 @@ def _duration(ns: int) -> str:
 
 
 RT_PRIORITY = 10  # SCHED_FIFO: the node wakes on time even on a busy machine (p99 error ~50 µs, not ~2 ms)
-QUANTUM_US = 200  # batch mode from 20 000 frames/s per direction: ~5 µs of CPU per frame instead of ~15
+QUANTUM_US = 200  # batch mode from 5 000 frames/s per direction: ~5 µs of CPU per frame instead of ~15
 
 
 def command(node: DelayNode, binary: str, rt_priority: int = RT_PRIORITY) -> list[str]:

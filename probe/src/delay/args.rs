@@ -8,6 +8,35 @@ use crate::delay::loss::LossModel;
 use crate::delay::sched::Impairment;
 use crate::delay::{Direction, NodeOpts};
 
+/// JSON fields of `delay`, shown at the end of `vnb-probe delay --help`.
+pub const FIELDS: &str = "\
+DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
+  seed                          seed of the random draws (A->B uses it, B->A seed + 1)
+  elapsed_ns                    start to stop, ns
+  cpu_user_ns, cpu_system_ns    CPU time of the node, ns
+  cpu_per_frame_ns              (user + system) / frames received in both directions, ns
+  softnet_backlog_drop_frames_machine_wide
+                                frames dropped from full per-CPU input backlogs while the node
+                                ran, whole machine (/proc/net/softnet_stat)
+  directions[]                  A->B, then B->A:
+    from, to                    receiving and sending interface
+    delay_ns, jitter_ns, jitter_dist, reorder, loss_model, loss_ratio, rate_bps
+                                the impairment of this direction
+    rx_frames, rx_bytes         read from `from`
+    tx_frames, tx_bytes         written to `to`
+    lost_frames                 dropped by the loss model (emulated loss)
+    queue_drop_frames           dropped: --rate queue full (emulated tail drop)
+    limit_drop_frames           dropped: --limit frames held already
+    oversize_drop_frames        dropped: larger than --max-frame
+    tx_error_frames             dropped: the kernel refused to send them
+    kernel_rx_drop_frames       dropped by the kernel before we read them (PACKET_STATISTICS)
+    held_max_frames             most frames held at once
+    held_at_exit_frames         held when the node stopped (never sent)
+    release_error{...}          send time - release time, ns (the node's own timing error)
+    spin_margin_ns              final busy-wait margin before a release, ns
+    quantum_ns                  batch-mode quantum, ns (0: off)
+    realtime                    the thread ran under SCHED_FIFO (--rt-priority was granted)";
+
 /// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let t = s.trim();
@@ -108,7 +137,7 @@ pub struct DelayArgs {
     /// Busy-wait at most this many µs before a release time (the rest is a ppoll sleep).
     #[arg(long, default_value_t = 200)]
     pub max_spin_us: u64,
-    /// Batch mode at high packet rates: while at least 4 frames arrive per Q µs, wake once per
+    /// Batch mode at high packet rates: while at least 1 frame arrives per Q µs, wake once per
     /// Q µs (never on each arriving frame) and forward everything received and due in whole
     /// batches. Far less CPU per frame; releases are then up to Q µs late (measured in
     /// release_error). Below that rate, and with 0, every frame leaves at its own time
@@ -117,6 +146,7 @@ pub struct DelayArgs {
     pub quantum_us: u64,
     /// Run the forwarding threads under SCHED_FIFO at this priority (1..=99; 0: no): wake-ups
     /// then preempt ordinary tasks, which keeps the release-time error small on a busy machine.
+    /// Best effort: if refused (no CAP_SYS_NICE), the node runs normally (`realtime`: false).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=99))]
     pub rt_priority: i32,
     /// Socket receive buffer per side, bytes.

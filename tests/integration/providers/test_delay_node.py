@@ -8,10 +8,12 @@ one-way delays with `jitter: 10ms normal` pass a KS test at 5 % (5000 probes); `
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -159,6 +161,10 @@ def test_delay_node_reports_drops_and_release_error_at_teardown(tmp_path: Path) 
     assert a_to_d["rx_frames"] == a_to_d["tx_frames"] + a_to_d["lost_frames"] + a_to_d["held_at_exit_frames"]
     assert a_to_d["release_error"]["count"] == a_to_d["tx_frames"]
     assert report["cpu_per_frame_ns"] > 0
+    # every key it prints is documented in its --help
+    doc = subprocess.run([str(delaynode.binary()), "delay", "--help"], capture_output=True, text=True).stdout
+    keys = set(report) - {"tool", "version", "command", "clock"}
+    assert all(k in doc for k in keys | set(a_to_d)), sorted(k for k in keys | set(a_to_d) if k not in doc)
 
 
 def _alive(pid: int) -> bool:
@@ -167,6 +173,19 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def _live_objects(db: Path) -> list[dict]:
+    if not db.exists():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)) as conn:
+            got = conn.execute(
+                "SELECT campaign_id, kind, name, details FROM objects WHERE removed_utc_ns IS NULL"
+            ).fetchall()
+    except sqlite3.OperationalError:  # not created yet, or locked for a moment
+        return []
+    return [{"campaign_id": c, "kind": k, "name": n, "details": json.loads(d)} for c, k, n, d in got]
 
 
 def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> None:
@@ -182,28 +201,22 @@ def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> Non
     )
     db = tmp_path / "k.db"
     vnetbench = Path(sys.executable).parent / "vnetbench"
-    run = subprocess.Popen(
-        [str(vnetbench), "run", str(spec), "--db", str(db), "--no-report"],
-        stdout=subprocess.DEVNULL,
-        stderr=(tmp_path / "run.err").open("w"),
-        start_new_session=True,
-    )
-    from vnetbench.store.db import Store
-
+    with (tmp_path / "run.err").open("w") as err:
+        run = subprocess.Popen(
+            [str(vnetbench), "run", str(spec), "--db", str(db), "--no-report"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+        )
     rows: list[dict] = []
+    ns_rows: list[dict] = []
     try:
         deadline = time.monotonic() + 60  # a busy shared machine builds slowly
         while time.monotonic() < deadline and not rows:
             time.sleep(0.2)
-            if db.exists():
-                store = Store(str(db))
-                rows = [
-                    r
-                    for r in store.live_objects()
-                    if r["kind"] == "process" and r["details"].get("role") == "delay-node"
-                ]
-                ns_rows = [r for r in store.live_objects() if r["kind"] == "netns"]
-                store.close()
+            live = _live_objects(db)  # read-only: never races the run creating its schema
+            rows = [r for r in live if r["kind"] == "process" and r["details"].get("role") == "delay-node"]
+            ns_rows = [r for r in live if r["kind"] == "netns"]
         assert rows, f"the campaign never started its delay node: {(tmp_path / 'run.err').read_text()}"
         time.sleep(0.5)
     finally:
@@ -220,5 +233,6 @@ def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> Non
     assert not _alive(pid)
     assert not os.path.exists(netns.path_of(delay_ns))
     assert not any(os.path.exists(netns.path_of(r["name"])) for r in ns_rows)
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    assert cid not in links
+    # the veths lived only in those namespaces: none of the campaign's names is left anywhere
+    assert cid not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert cid not in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout

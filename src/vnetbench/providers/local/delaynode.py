@@ -44,14 +44,17 @@ def wait_ready(proc: LocalToolProcess, link: str) -> None:
     raise ProviderError(f"delay node of link {link} did not start: {err[-1] if err else 'no output'}")
 
 
-def stop(proc: LocalToolProcess) -> dict[str, Any] | None:
-    """SIGTERM, wait for the JSON report on stdout, return it (None if there is none)."""
+def terminate(proc: LocalToolProcess) -> None:
+    """Ask the node to stop and print its report (SIGTERM); `report` collects it."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.005)
+
+
+def report(proc: LocalToolProcess, deadline: float) -> dict[str, Any] | None:
+    """Wait until `deadline` (time.monotonic) for the node to exit; its JSON report, or None."""
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
     out = proc.output()[0].strip().splitlines()
     try:
         return json.loads(out[-1]) if out else None

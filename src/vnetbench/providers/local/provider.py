@@ -332,8 +332,11 @@ class LocalProvider(Provider):
     def teardown(self) -> list[int]:
         with self._lock:
             problems: list[str] = []
+            for proc in self._delay_procs.values():
+                delaynode.terminate(proc)  # all at once; each prints its report (drops, timing error)
+            deadline = time.monotonic() + delaynode.STOP_TIMEOUT_S
             for link, proc in list(self._delay_procs.items()):
-                report = delaynode.stop(proc)  # its report: drops and release-time error
+                report = delaynode.report(proc, deadline)
                 if report is not None:
                     self.delay_reports[link] = report
                 self._delay_procs.pop(link)

@@ -1,0 +1,49 @@
+"""The report's bandwidth-delay-product section: which paths it lists and what it concludes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.sections.delay_bdp import build
+
+SPEC = (Path(__file__).parents[2] / "benchmarks" / "delay" / "bdp.yaml").read_text()
+
+
+def _ctx(rows: list[dict]) -> ReportContext:
+    return ReportContext(
+        store=None,
+        campaign={"id": "c0ffee10", "spec_text": SPEC},
+        frame=pd.DataFrame(rows),
+        fig_dir=Path("."),
+    )  # type: ignore[arg-type]
+
+
+def _row(src: str, dst: str, bps: float) -> dict:
+    return {
+        "kind": "tcp",
+        "status": "ok",
+        "measurement": "tcp256k",
+        "src": src,
+        "dst": dst,
+        "throughput_bps": bps,
+        "expected_max_bps": 9.57e6,
+    }
+
+
+def test_long_path_is_window_limited_short_is_not() -> None:
+    (section,) = build(_ctx([_row("s1", "s2", 9.34e6), _row("l1", "l2", 8.7e6), _row("l1", "l2", 8.8e6)]))
+    rows = {r[0]: r for r in section.tables[0].rows}
+    short, long_ = rows["s1 → s2 (tcp256k)"], rows["l1 → l2 (tcp256k)"]
+    assert short[1] == "50.0" and long_[1] == "240.0"  # RTT = 2 × configured one-way delay
+    assert short[3] == "62.5" and long_[3] == "300.0"  # BDP, KB
+    assert short[-1] == "link" and long_[-1] == "window"
+    assert long_[5] == "8.74" and long_[7] == "8.75"  # window / RTT; median goodput
+    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262 KB)")
+
+
+def test_no_section_without_tcp_over_delay() -> None:
+    assert build(_ctx([])) == []
+    assert build(_ctx([{**_row("s1", "s2", 1.0), "kind": "udp"}])) == []
