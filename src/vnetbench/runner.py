@@ -175,7 +175,11 @@ class Runner:
             return self.store.record_objects(self.campaign_id, build_id, items)
 
         self.provider.build(layout, build_id, record)
-        self.store.finish_build(build_id, build_ns=time.monotonic_ns() - started)
+        built_ns = time.monotonic_ns() - started
+        # What the provider chose while building (netem or a delay node per link, kernel features)
+        # is provenance of every measurement on this build.
+        summary = {**layout_summary(layout), "provider": self.provider.environment()}
+        self.store.finish_build(build_id, build_ns=built_ns, layout=summary)
 
     def _teardown(self) -> None:
         if self.active is None:

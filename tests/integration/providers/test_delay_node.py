@@ -25,7 +25,7 @@ import pytest
 from scipy import stats
 
 from tests.integration.providers.conftest import Built, built_topology, need
-from vnetbench.providers.local import delaynode, netns, procs
+from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
@@ -236,3 +236,31 @@ def test_killed_campaign_leaves_no_delay_node_after_clean(tmp_path: Path) -> Non
     # the veths lived only in those namespaces: none of the campaign's names is left anywhere
     assert cid not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert cid not in subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+
+
+def test_campaign_records_which_emulator_each_link_used(tmp_path: Path) -> None:
+    need("ping")
+    spec = tmp_path / "prov.yaml"
+    spec.write_text(
+        "name: prov\n"
+        "topology:\n"
+        "  nodes: [{name: a}, {name: b}]\n"
+        "  links: [{name: wan, endpoints: [a, b], delay: 2ms}]\n"
+        "measurements: [{name: ping, kind: rtt, count: 5, interval: 20ms}]\n"
+        "patterns: [{kind: pairs, pairs: [[a, b]], measurements: [ping]}]\n"
+    )
+    db = tmp_path / "p.db"
+    vnetbench = Path(sys.executable).parent / "vnetbench"
+    done = subprocess.run(
+        [str(vnetbench), "run", str(spec), "--db", str(db), "--no-report"], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        (layout,) = conn.execute("SELECT layout FROM builds").fetchone()
+        (rtt,) = conn.execute(
+            "SELECT s.value FROM summaries s JOIN measurements m ON m.id = s.measurement_id "
+            "WHERE s.metric = 'rtt_median_ns'"
+        ).fetchone()
+    expected = "netem" if features.probe().has("netem") else "delay-node"
+    assert json.loads(layout)["provider"]["link_emulation"] == {"wan": expected}
+    assert 3.5e6 < rtt < 6e6  # 2 ms each way, through whichever emulator was chosen
