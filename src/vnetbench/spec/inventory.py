@@ -94,6 +94,9 @@ class Inventory(_Strict):
         "(a changed key is still refused)",
     )
     concurrency: int = Field(16, ge=1, le=1024, description="SSH operations in flight at once")
+    max_sessions: int = Field(
+        10, ge=1, le=1000, description="channels per connection (the hosts' sshd MaxSessions; default 10)"
+    )
     connect_timeout: DurationNs = Field(5 * 10**9, description="give up connecting after this long")
     keepalive: DurationNs = Field(
         5 * 10**9, description="SSH keepalive interval (a dead connection is noticed in ~3 of these)"
