@@ -273,3 +273,56 @@ def test_more_simultaneous_tools_than_sshd_sessions_open_more_connections(
     assert (frame["start_skew_ns"] < 1e9).all()  # the three clients started together
     assert connections == [2]  # three clients at once on a host allowing two channels per connection
     assert leftovers(sshnet) == []
+
+
+def test_an_interrupted_ssh_campaign_resumes_from_the_store(sshnet: SshNet, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    spec = tmp_path / "c.yaml"
+    spec.write_text(yaml.safe_dump(campaign([["a", "b"], ["c", "d"], ["b", "c"]], repetitions=2)))
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({**sshnet.inventory(), "nodes": mapping(sshnet)}))
+    db = tmp_path / "s.db"
+    cmd = [sys.executable, "-m", "vnetbench.cli"]
+    proc = subprocess.Popen(
+        [*cmd, "run", str(spec), "--inventory", str(inventory), "--db", str(db), "--no-report"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while done < 2 and time.monotonic() < deadline:  # let two measurements commit
+            time.sleep(0.2)
+            if db.exists():
+                row = Store(str(db)).campaign(None)
+                done = 0 if row is None else len(Store(str(db)).measurements_frame(row["id"]))
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    store = Store(str(db))
+    row = store.campaign(None)
+    kept = store.measurements_frame(row["id"])
+    assert 2 <= len(kept) < 12 and (kept["status"] == "ok").all()
+    assert store.live_objects(row["id"]) == []  # the interrupted run tore its remote side down
+    resumed = subprocess.run(
+        [*cmd, "resume", row["id"], "--db", str(db), "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    frame = store.measurements_frame(row["id"])
+    assert len(frame) == 12 and (frame["status"] == "ok").all()
+    assert set(kept["key"]) <= set(frame["key"])
+    assert (
+        frame.set_index("key").loc[kept["key"], "id"].to_numpy() == kept["id"].to_numpy()
+    ).all()  # not redone
+    assert store.campaign(row["id"])["status"] == "finished"
+    assert leftovers(sshnet) == []
