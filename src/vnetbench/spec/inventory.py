@@ -26,8 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vnetbench.spec.units import DurationNs
 
-_ADDRESS = re.compile(r"^[A-Za-z0-9.:_%-]{1,253}$")
-ADDRESS_HELP = "an IP address or DNS name (letters, digits, '.', ':', '-', '_', '%')"
+# Never starts with '-': a tool would read it as an option (argument injection, not only shell).
+_ADDRESS = re.compile(r"^[A-Za-z0-9:][A-Za-z0-9.:_%-]{0,252}$")
+ADDRESS_HELP = "an IP address or DNS name (letters, digits, '.', ':', '-', '_', '%'; not starting with '-')"
 
 
 def _no_control(value: str) -> str:
