@@ -45,6 +45,29 @@ def main() -> None:
               f"{fmt(by['ssh'], scale, digits)} |")  # fmt: skip
 
 
+def compare_table() -> None:
+    """The alternating comparison (compare.py), if it was run."""
+    path = HERE / "compare.json"
+    if not path.exists():
+        return
+    d = json.loads(path.read_text())
+    print(
+        f"\nAlternating every repetition ({d['alternations']} × each provider, 3 pairs each; compare.py):\n"
+    )
+    print("| metric | local provider | SSH provider | SSH / local (medians) | Mann-Whitney p |")
+    print("|---|---|---|---|---|")
+    for kind, label, scale, digits in (
+        ("tcp", "TCP goodput, Gbit/s", 1e-9, 2),
+        ("rtt", "RTT median, µs", 1e-3, 1),
+    ):
+        c = d[kind]
+        print(
+            f"| {label} (n={c['local']['n']} each) | {fmt(c['local'], scale, digits)} | "
+            f"{fmt(c['ssh'], scale, digits)} | {c['ratio_of_medians_ssh_over_local']:.3f} | "
+            f"{c['mann_whitney_p']:.2f} |"
+        )
+
+
 def figure() -> Path:
     """Box plots of the per-measurement overhead, local vs SSH, from results.csv."""
     import matplotlib
@@ -74,4 +97,5 @@ def figure() -> Path:
 
 if __name__ == "__main__":
     main()
+    compare_table()
     figure()

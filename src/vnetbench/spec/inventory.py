@@ -26,8 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vnetbench.spec.units import DurationNs
 
-_ADDRESS = re.compile(r"^[A-Za-z0-9.:_%-]{1,253}$")
-ADDRESS_HELP = "an IP address or DNS name (letters, digits, '.', ':', '-', '_', '%')"
+# Never starts with '-': a tool would read it as an option (argument injection, not only shell).
+_ADDRESS = re.compile(r"^[A-Za-z0-9:][A-Za-z0-9.:_%-]{0,252}$")
+ADDRESS_HELP = "an IP address or DNS name (letters, digits, '.', ':', '-', '_', '%'; not starting with '-')"
 
 
 def _no_control(value: str) -> str:
@@ -94,6 +95,9 @@ class Inventory(_Strict):
         "(a changed key is still refused)",
     )
     concurrency: int = Field(16, ge=1, le=1024, description="SSH operations in flight at once")
+    max_sessions: int = Field(
+        10, ge=1, le=1000, description="channels per connection (the hosts' sshd MaxSessions; default 10)"
+    )
     connect_timeout: DurationNs = Field(5 * 10**9, description="give up connecting after this long")
     keepalive: DurationNs = Field(
         5 * 10**9, description="SSH keepalive interval (a dead connection is noticed in ~3 of these)"

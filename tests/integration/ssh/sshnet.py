@@ -167,11 +167,20 @@ class SshNet:
                 f"Port {PORT}\nListenAddress {host.ssh_address}\nHostKey {key}\nPidFile none\n"
                 f"AuthorizedKeysFile {self.root}/authorized_keys\nPermitRootLogin prohibit-password\n"
                 "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-                "AllowTcpForwarding yes\nMaxSessions 64\nMaxStartups 200\nLogLevel ERROR\nUseDNS no\n"
-                "Subsystem sftp internal-sftp\n"
+                "AllowTcpForwarding yes\nMaxStartups 200\nLogLevel ERROR\nUseDNS no\n"
+                "Subsystem sftp internal-sftp\nMaxSessions 64\n"
             )
         self.known_hosts = self.root / "known_hosts"
         self.known_hosts.write_text("\n".join(lines) + "\n")
+
+    def restart_sshd(self, host: SshHost, max_sessions: int) -> None:
+        """Restart a host's sshd with another MaxSessions (channels per connection)."""
+        self.kill_sshd(host)
+        config = self.root / f"{host.name}_sshd_config"
+        lines = [ln for ln in config.read_text().splitlines() if not ln.startswith("MaxSessions ")]
+        config.write_text("\n".join([*lines, f"MaxSessions {max_sessions}"]) + "\n")
+        self.start_sshd(host)
+        self._wait_port(host)
 
     def start_sshd(self, host: SshHost) -> None:
         if not os.path.isdir("/run/sshd"):

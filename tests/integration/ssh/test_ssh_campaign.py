@@ -106,6 +106,10 @@ def test_cli_campaign_over_ssh_with_a_jump_host(sshnet: SshNet, tmp_path: Path) 
     iperf3 = subprocess.run(["iperf3", "--version"], capture_output=True, text=True).stdout.split()[1]
     assert all(t["versions"]["iperf3"] == iperf3 and "iputils" in t["versions"]["ping"] for t in tools)
     assert leftovers(sshnet) == []
+    # the key's path is in the stored spec; the key itself is nowhere in the store or the output
+    secret = "".join(sshnet.user_key.read_text().splitlines()[1:-1])
+    assert secret[:40] not in db.read_bytes().decode("latin-1")
+    assert secret[:40] not in run.stdout + run.stderr
 
 
 def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
@@ -228,4 +232,97 @@ def test_clean_removes_what_a_killed_run_left_on_remote_hosts(sshnet: SshNet, tm
     assert not report.problems, report.problems
     assert any(f"process {proc.pid} on h1" in line for line in report.removed)
     assert store.live_objects(cid) == []
+    assert leftovers(sshnet) == []
+
+
+def test_more_simultaneous_tools_than_sshd_sessions_open_more_connections(
+    sshnet: SshNet, tmp_path: Path
+) -> None:
+    source = sshnet.hosts[0]
+    sshnet.restart_sshd(source, max_sessions=2)  # sshd refuses a third channel on one connection
+    try:
+        spec = campaign([["a", "b"]])
+        spec["measurements"] = [{"name": "tcp", "kind": "tcp", "duration": "1s"}]
+        spec["patterns"] = [
+            {
+                "kind": "star",
+                "source": "a",
+                "destinations": ["b", "c", "d"],
+                "measurements": ["tcp"],
+                "alone": False,
+            }
+        ]
+        spec["inventory"] = {**sshnet.inventory(max_sessions=2), "nodes": mapping(sshnet)}
+        loaded = parse_spec(yaml.safe_dump(spec), "star.yaml")
+        store = Store(str(tmp_path / "s.db"))
+        started = create_campaign(loaded, store, provider="ssh")
+        provider = make_provider("ssh", started.campaign_id, store)
+        connections: list[int] = []
+
+        def on_step(step: Any, records: list[Any]) -> None:
+            pool = provider.pool  # type: ignore[attr-defined]
+            connections.append(1 + len(pool._extra.get(source.name, [])))
+
+        runner = Runner(store, started.campaign_id, started.plan, provider, {}, on_step=on_step)
+        summary = runner.run(store.campaign(started.campaign_id)["created_utc_ns"])
+    finally:
+        sshnet.restart_sshd(source, max_sessions=64)
+    assert summary.flows_ok == 3, summary.failures
+    frame = store.measurements_frame(started.campaign_id)
+    assert (frame["throughput_bps"] > 1e8).all()
+    assert (frame["start_skew_ns"] < 1e9).all()  # the three clients started together
+    assert connections == [2]  # three clients at once on a host allowing two channels per connection
+    assert leftovers(sshnet) == []
+
+
+def test_an_interrupted_ssh_campaign_resumes_from_the_store(sshnet: SshNet, tmp_path: Path) -> None:
+    import signal
+    import time
+
+    spec = tmp_path / "c.yaml"
+    spec.write_text(yaml.safe_dump(campaign([["a", "b"], ["c", "d"], ["b", "c"]], repetitions=2)))
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({**sshnet.inventory(), "nodes": mapping(sshnet)}))
+    db = tmp_path / "s.db"
+    cmd = [sys.executable, "-m", "vnetbench.cli"]
+    proc = subprocess.Popen(
+        [*cmd, "run", str(spec), "--inventory", str(inventory), "--db", str(db), "--no-report"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        done = 0
+        while done < 2 and time.monotonic() < deadline:  # let two measurements commit
+            time.sleep(0.2)
+            if db.exists():
+                row = Store(str(db)).campaign(None)
+                done = 0 if row is None else len(Store(str(db)).measurements_frame(row["id"]))
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, stderr
+    store = Store(str(db))
+    row = store.campaign(None)
+    kept = store.measurements_frame(row["id"])
+    assert 2 <= len(kept) < 12 and (kept["status"] == "ok").all()
+    assert store.live_objects(row["id"]) == []  # the interrupted run tore its remote side down
+    resumed = subprocess.run(
+        [*cmd, "resume", row["id"], "--db", str(db), "--no-report"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    frame = store.measurements_frame(row["id"])
+    assert len(frame) == 12 and (frame["status"] == "ok").all()
+    assert set(kept["key"]) <= set(frame["key"])
+    assert (
+        frame.set_index("key").loc[kept["key"], "id"].to_numpy() == kept["id"].to_numpy()
+    ).all()  # not redone
+    assert store.campaign(row["id"])["status"] == "finished"
     assert leftovers(sshnet) == []

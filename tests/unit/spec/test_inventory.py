@@ -64,6 +64,7 @@ def test_defaults_fill_in_and_nodes_map_to_hosts() -> None:
         ({"nodes": {"client": "vm9"}}, "not an inventory host"),
         ({"hosts": [{"name": "a", "address": "1.2.3.4; touch /tmp/x"}]}, "is not an IP address"),
         ({"hosts": [{"name": "a", "address": "$(reboot)"}]}, "is not an IP address"),
+        ({"hosts": [{"name": "a", "address": "h", "data_address": "-f"}]}, "is not an IP address"),
         (
             {"hosts": [{"name": "a", "address": "h", "data_address": "10.0.0.1 -c 99"}]},
             "is not an IP address",

@@ -43,7 +43,11 @@ class _Client(asyncssh.SSHClient):
 
 
 class Pool:
-    """One connection per inventory host, opened on first use and kept open."""
+    """Connections to inventory hosts, opened on first use and kept open.
+
+    One per host, plus another whenever a host runs more channels at once than its sshd allows
+    (`max_sessions`, sshd's MaxSessions): a star of 30 flows from one host still starts at once.
+    """
 
     def __init__(self, inventory: Inventory, on_state: StateCallback | None = None) -> None:
         self.inventory = inventory
@@ -51,7 +55,9 @@ class Pool:
         self.on_state = on_state
         self.state: dict[str, bool] = {}
         self.reasons: dict[str, str] = {}
-        self._conns: dict[str, asyncssh.SSHClientConnection] = {}
+        self._conns: dict[str, asyncssh.SSHClientConnection] = {}  # the first connection per host
+        self._extra: dict[str, list[asyncssh.SSHClientConnection]] = {}
+        self._channels: dict[int, int] = {}  # id(connection) -> channels open on it
         self._locks: dict[str, asyncio.Lock] = {}
         self._sem: asyncio.Semaphore | None = None
         self._closing = False
@@ -93,6 +99,27 @@ class Pool:
             self._conns[name] = conn
             self._set_state(name, True)
             return conn
+
+    async def channel(self, name: str) -> asyncssh.SSHClientConnection:
+        """A connection with a free session slot (opened if none has one); give it back with release()."""
+        first = await self.connection(name)
+        limit = self.inventory.max_sessions
+        async with self._locks[name]:
+            for conn in [first, *self._extra.get(name, [])]:
+                if self._channels.get(id(conn), 0) < limit:
+                    self._channels[id(conn)] = self._channels.get(id(conn), 0) + 1
+                    return conn
+            host = self.hosts[name]
+            tunnel = await self.connection(host.jump) if host.jump else None
+            async with self.sem:
+                conn = await self._connect(host, tunnel)
+            self._extra.setdefault(name, []).append(conn)
+            self._channels[id(conn)] = 1
+            return conn
+
+    def release(self, conn: asyncssh.SSHClientConnection) -> None:
+        if self._channels.get(id(conn), 0) > 0:
+            self._channels[id(conn)] -= 1
 
     async def _connect(
         self, host: ResolvedHost, tunnel: asyncssh.SSHClientConnection | None
@@ -165,7 +192,13 @@ class Pool:
         return conn
 
     def _lost(self, name: str, exc: Exception | None) -> None:
-        self._conns.pop(name, None)
+        first = self._conns.pop(name, None)
+        extra = self._extra.pop(name, [])
+        for conn in [c for c in (first, *extra) if c is not None]:
+            self._channels.pop(id(conn), None)
+            conn.close()  # a host is up or down as a whole: its other connections go too
+        if first is None and not extra:
+            return  # already handled (this was one of the connections closed just above)
         if not self._closing:
             self._set_state(
                 name, False, f"connection lost: {_describe(exc) if exc else 'closed by the host'}"
@@ -176,21 +209,25 @@ class Pool:
 
     async def run(self, name: str, command: str, timeout_s: float = 30.0) -> asyncssh.SSHCompletedProcess:
         """Run a short command on a host (connecting first if needed)."""
-        conn = await self.connection(name)
+        conn = await self.channel(name)
         try:
             async with self.sem:
                 return await conn.run(command, check=False, timeout=timeout_s)
+        except asyncssh.TimeoutError as err:
+            raise ProviderError(f"host {name}: no answer within {timeout_s:.0f} s") from err
         except (OSError, asyncssh.Error) as err:
             if not self.is_open(name):
                 raise HostUnreachable(name, self.reasons.get(name) or _describe(err)) from None
             raise ProviderError(f"host {name}: {_describe(err)}") from None
-        except asyncssh.TimeoutError as err:
-            raise ProviderError(f"host {name}: no answer within {timeout_s:.0f} s") from err
+        finally:
+            self.release(conn)
 
     async def close(self) -> None:
         self._closing = True
-        conns = list(self._conns.values())
+        conns = list(self._conns.values()) + [c for extra in self._extra.values() for c in extra]
         self._conns.clear()
+        self._extra.clear()
+        self._channels.clear()
         for conn in reversed(conns):  # jump hosts were opened first
             conn.close()
         for conn in reversed(conns):

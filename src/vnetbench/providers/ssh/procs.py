@@ -40,6 +40,7 @@ class SshToolProcess(ToolProcess):
         self.remote_start_ns: int | None = None
         self.fifo: str | None = None
         self._proc: asyncssh.SSHClientProcess | None = None
+        self._conn: asyncssh.SSHClientConnection | None = None
         self._out: list[str] = []
         self._err: list[str] = []
         self._pid_seen: asyncio.Event | None = None
@@ -54,12 +55,14 @@ class SshToolProcess(ToolProcess):
     async def start(self, fifo: str | None) -> None:
         self.fifo = fifo
         self._pid_seen, self._start_seen = asyncio.Event(), asyncio.Event()
-        conn = await self.pool.connection(self.host)
+        conn = await self.pool.channel(self.host)
+        self._conn = conn
         command = remote.spawn_command(self.argv, fifo, self.sudo)
         try:
             async with self.pool.sem:
                 self._proc = await conn.create_process(command, encoding="utf-8", errors="replace")
         except (OSError, asyncssh.Error) as err:
+            self.pool.release(conn)
             raise HostUnreachable(self.host, _describe(err)) from None
         self._done = asyncio.ensure_future(self._collect())
         waiter = asyncio.ensure_future(self._pid_seen.wait())
@@ -93,6 +96,9 @@ class SshToolProcess(ToolProcess):
         with contextlib.suppress(Exception):
             await stderr
         self.ended_utc_ns = now_utc_ns()
+        if self._conn is not None:
+            self.pool.release(self._conn)  # the session slot is free again
+            self._conn = None
         if self._start_seen is not None:
             self._start_seen.set()  # nobody waits for a start that will never come
         status = self._proc.exit_status

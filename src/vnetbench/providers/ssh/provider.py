@@ -251,6 +251,10 @@ class SshProvider(Provider):
         command = remote.listening_command(proc.pid, port, proto, tries, proc.sudo)
         try:
             done = self.loop.run(self.pool.run(proc.host, command, timeout_s + 10), timeout_s + 20)
+        except HostUnreachable:
+            raise
+        except (ProviderError, TimeoutError):
+            return False  # not listening in time: the runner fails this flow with the server's output
         finally:
             self.flush_events()
         return done.exit_status == 0
