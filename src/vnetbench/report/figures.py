@@ -70,9 +70,12 @@ def per_repetition(
     fig, ax = plt.subplots(figsize=(7, 3.6))
     several = "measurement" in frame and frame["measurement"].nunique() > 1
     keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
-    for key, group in frame.groupby(keys, sort=False):
+    treatments = "treatment" in frame  # a designed campaign: one line per connection and treatment
+    for key, group in frame.groupby(keys + (["treatment"] if treatments else []), sort=False):
         group = group.sort_values("repetition")
-        label = f"{key[-2]}→{key[-1]}" + (f" ({key[0]})" if several else "")
+        src, dst = key[len(keys) - 2], key[len(keys) - 1]
+        inner = ([key[0]] if several else []) + ([key[-1]] if treatments else [])
+        label = f"{src}→{dst}" + (f" ({', '.join(map(str, inner))})" if inner else "")
         ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=label)
     for label, value in (reference or {}).items():
         ax.axhline(value, color="grey", linestyle="--", linewidth=1)
@@ -90,7 +93,11 @@ def per_repetition(
 def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
     """Measured mean throughput as a share of the overhead-model maximum, per connection."""
     fig, ax = plt.subplots(figsize=(7, 0.5 + 0.4 * len(table)))
-    labels = [f"{r.src}→{r.dst} ({r.measurement})" for r in table.itertuples()]
+    treatments = "treatment" in table
+    labels = [
+        f"{r['src']}→{r['dst']} ({r['measurement']}" + (f", {r['treatment']})" if treatments else ")")
+        for r in table.to_dict("records")
+    ]
     values = table["of_model_max"].to_numpy() * 100
     bars = ax.barh(labels, values, color="#4878a8")
     ax.axvline(100, color="black", linewidth=1)
@@ -109,7 +116,9 @@ def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
     return save(fig, path)
 
 
-def competition_bars(comp: Competition, scale: float, unit: str, path: Path) -> Path:
+def competition_bars(
+    comp: Competition, scale: float, unit: str, path: Path, treatment: str | None = None
+) -> Path:
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
@@ -121,7 +130,8 @@ def competition_bars(comp: Competition, scale: float, unit: str, path: Path) -> 
     ax.set_xticks(x, labels)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend above the bars
     ax.set_ylabel(unit)
-    ax.set_title(f"{comp.pattern} · {comp.measurement}: alone vs together (Jain {comp.jain_mean:.3f})")
+    name = f"{comp.pattern} · {comp.measurement}" + (f"\n{treatment}" if treatment else "")
+    ax.set_title(f"{name}: alone vs together (Jain {comp.jain_mean:.3f})", fontsize=10 if treatment else None)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return save(fig, path)
