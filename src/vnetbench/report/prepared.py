@@ -122,13 +122,14 @@ def _omit(prep: Prepared, omit_ns: int) -> None:
         gone = gone[gone["stream"].isna()]  # per-stream rows of multi-stream tools repeat the sums
     flows = prep.frame.set_index("id")
     kinds = gone["measurement_id"].map(flows["kind"])
-    together = gone["measurement_id"].map(~flows["group_kind"].isin(ALONE))
+    together = gone["measurement_id"].map(~flows["group_kind"].isin(ALONE)).fillna(False).astype(bool)
     seconds = f"{omit_ns / NS:g} s"
+    tput, rtt = gone["metric"] == "throughput_bps", gone["metric"] == "rtt_ns"
     for section, mask, what in (
-        ("tcp", (kinds == "tcp") & ~together, "throughput intervals"),
-        ("udp", (kinds == "udp") & ~together, "throughput intervals"),
-        ("rtt", (kinds == "rtt") & ~together, "replies"),
-        ("together", together.fillna(False).astype(bool), "samples"),
+        ("tcp", tput & (kinds == "tcp") & ~together, "throughput intervals"),
+        ("udp", tput & (kinds == "udp") & ~together, "throughput intervals"),
+        ("rtt", rtt & (kinds == "rtt") & ~together, "replies"),
+        ("together", tput & together, "throughput intervals"),
     ):
         n = int(mask.fillna(False).astype(bool).sum())
         recomputed = "each value is recomputed from the rest" if section != "rtt" else "they are left out"
