@@ -17,6 +17,7 @@ from vnetbench.report import figures
 from vnetbench.report.prepared import TREATMENT, Prepared, prepare
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
+from vnetbench.report.shared_link import SharedLink, SharedLinks
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
 from vnetbench.store.db import Store
@@ -82,7 +83,7 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
         (20, _rtt_section(prep, fig_dir)),
         (30, _throughput_section(prep, "tcp", fig_dir)),
         (40, _throughput_section(prep, "udp", fig_dir)),
-        (50, _competition_section(prep, fig_dir)),
+        (50, _competition_section(prep, row, fig_dir)),
     ]
     context = ReportContext(store, row, frame, fig_dir)
     for order, build in section_builders():
@@ -283,10 +284,11 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     return section
 
 
-def _competition_section(prep: Prepared, fig_dir: Path) -> Section | None:
+def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path) -> Section | None:
     results = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
     if not results:
         return None
+    links = SharedLinks(campaign)
     intro = (
         "Star and fan-in patterns measure each flow alone, then all together behind a start "
         "barrier. Do simultaneous flows get less than each alone?"
@@ -311,7 +313,15 @@ def _competition_section(prep: Prepared, fig_dir: Path) -> Section | None:
         ]
         rows.append(
             ["sum together", "", _fmt(comp.sum_together / scale), ""]
-            + ([_sum_share(comp)] if of_model else [])
+            + (
+                [
+                    _sum_share(
+                        comp, links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
+                    )
+                ]
+                if of_model
+                else []
+            )
         )
         section.tables.append(
             TableView(
@@ -358,10 +368,18 @@ def _competition_section(prep: Prepared, fig_dir: Path) -> Section | None:
     return section
 
 
-def _sum_share(comp: d.Competition) -> str:
+def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
     """The flows' sum against one bottleneck's overhead-model maximum (and raw rate). A sum above one
-    link's maximum shows the flows do not all cross one such link (a star over separate links)."""
+    link's maximum shows the flows do not all cross one such link (a star over separate links).
+    When the flows share a shaped link other than their own bottleneck (a star into a host whose
+    uplink is faster than each VM's link), the sum is compared with that link."""
     assert comp.model_max
+    if shared and shared.model_max_bps and shared.rate_bps != comp.link_rate:
+        share = comp.sum_together / shared.model_max_bps
+        return (
+            f"{_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, model max "
+            f"{_fmt(shared.model_max_bps / 1e6)} Mbit/s)"
+        )
     share = comp.sum_together / comp.model_max
     if share > 1.1:
         return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"

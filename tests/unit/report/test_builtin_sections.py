@@ -177,3 +177,44 @@ def test_the_outlier_policy_drops_a_stray_repetition(tmp_path: Path, method: str
     assert tcp["n"] == "5" and tcp["min"] == "9"
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "judged per connection and treatment: 1 of 6 measurements excluded" in html
+
+
+INTO_HOST = """
+name: into-host
+topology:
+  nodes: [{name: a}, {name: b}, {name: c}]
+  switches: [{name: sw}]
+  links:
+    - {name: up, endpoints: [a, sw], rate: 50mbit}
+    - {endpoints: [b, sw], rate: 20mbit}
+    - {endpoints: [c, sw], rate: 20mbit}
+measurements: [{name: tcp, kind: tcp, duration: 3s}]
+patterns: [{name: s, kind: star, source: a, destinations: [b, c], alone: false, measurements: [tcp]}]
+factors: [{name: cc, path: measurements.tcp.congestion, levels: [cubic, reno]}]
+design: {kind: one-factor, replications: 2}
+"""
+
+
+def test_the_sum_of_a_star_is_set_against_the_link_the_flows_share(tmp_path: Path) -> None:
+    """Each flow is limited by its own 20 Mbit/s link; together they share the 50 Mbit/s uplink."""
+    store = _store(tmp_path, INTO_HOST)
+    seq = 0
+    for cc in ("cubic", "reno"):
+        for rep in (1, 2):
+            flows = []
+            for dst in ("b", "c"):
+                seq += 1
+                flows.append(
+                    _tcp(seq, rep, 20_000_000, 19.0e6, dst=dst, factors={"cc": cc}, step_key=f"{cc}/{rep}",
+                         pattern="s", pattern_kind="star", group_kind="together", group_size=2)
+                )  # fmt: skip
+            store.save_measurements(flows)
+    comp = _report(tmp_path, store)["Simultaneous flows"]
+    model_50m = expected_max_bps("tcp", 50_000_000)
+    for table in comp["tables"]:
+        flow, total = _rows(table)[0], _rows(table)[-1]
+        assert flow["together / model max"] == f"{100 * 19.0e6 / MODEL_20M:.1f} %" == "99.3 %"
+        assert total["together (Mbit/s)"] == "38"
+        assert total["together / model max"] == (
+            f"{100 * 38e6 / model_50m:.1f} % of the shared link up (50 Mbit/s, model max 47.8 Mbit/s)"
+        )  # not "199 %: more than one link carries"
