@@ -298,13 +298,13 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
     section = Section(
         "Simultaneous flows", "competition", intro=" ".join(filter(None, [intro, prep.intro("together")]))
     )
-    samples = prep.samples
+    section.items = _verdicts(results)
+    combined: dict[tuple[str, str], list[tuple[str, d.Competition, float | None]]] = {}
     for i, (treatment, comp) in enumerate(results):
         name = f"{comp.pattern} · {comp.measurement}" + (f" · {treatment}" if treatment else "")
         throughput = comp.metric == "throughput_bps"
         scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
-        section.items.append(f"<b>{name}</b>: {comp.verdict}.")
-        section.items.extend(comp.reasons)
+        shared = links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
         of_model = bool(throughput and comp.model_max)
         rows = [
             [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
@@ -313,15 +313,7 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
         ]
         rows.append(
             ["sum together", "", _fmt(comp.sum_together / scale), ""]
-            + (
-                [
-                    _sum_share(
-                        comp, links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
-                    )
-                ]
-                if of_model
-                else []
-            )
+            + ([_sum_share(comp, shared)] if of_model else [])
         )
         section.tables.append(
             TableView(
@@ -334,6 +326,10 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
                 f"{comp.skew_max_ns / 1e6:.2f} ms max",
             )
         )
+        if prep.factorial and throughput:  # one figure across treatments, after the tables
+            model = shared.model_max_bps if shared and shared.model_max_bps else comp.model_max
+            combined.setdefault((comp.pattern, comp.measurement), []).append((str(treatment), comp, model))
+            continue
         section.figures.append(
             Figure(
                 f"{name}: alone vs together",
@@ -341,31 +337,88 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
             )
         )
         if throughput:
-            frame = prep.frame
-            together = frame[
-                (frame["pattern"] == comp.pattern)
-                & (frame["measurement"] == comp.measurement)
-                & (frame["group_kind"] == "together")
-                & (frame[TREATMENT] == (treatment or ""))
-            ]
-            first_rep = together[together["repetition"] == together["repetition"].min()]
-            labels = {int(r.id): f"{r.src}→{r.dst}" for r in first_rep.itertuples()}
+            rep, labels = _first_together(prep, comp, treatment)
             section.figures.append(
                 Figure(
                     f"{name}: throughput over time, together",
                     figures.timeseries(
-                        samples,
+                        prep.samples,
                         labels,
                         "throughput_bps",
                         1e6,
                         "Mbit/s",
-                        f"{name}:{chr(10) if treatment else ' '}the flows together (repetition "
-                        f"{int(first_rep['repetition'].min()) if len(first_rep) else 1})",
+                        f"{name}: the flows together (repetition {rep})",
                         fig_dir / f"competition_ts_{i}",
                     ),
                 )
             )
+    for j, ((pattern, measurement), entries) in enumerate(combined.items()):
+        name = f"{pattern} · {measurement}"
+        section.figures.append(
+            Figure(
+                f"{name}: the flows together, per treatment",
+                figures.competition_by_treatment(
+                    entries,
+                    1e6,
+                    "Mbit/s",
+                    f"{name}: mean throughput together per treatment",
+                    fig_dir / f"competition_treatments_{j}",
+                ),
+                "each bar is one treatment's flows stacked; the black tick is the overhead-model "
+                "maximum of the link they share",
+            )
+        )
+        panels = [(t, _first_together(prep, comp, t)[1]) for t, comp, _ in entries]
+        section.figures.append(
+            Figure(
+                f"{name}: throughput over time, together, per treatment",
+                figures.timeseries_grid(
+                    panels,
+                    prep.samples,
+                    "throughput_bps",
+                    1e6,
+                    "Mbit/s",
+                    f"{name}: the flows together (first repetition of each treatment)",
+                    fig_dir / f"competition_ts_treatments_{j}",
+                ),
+            )
+        )
     return section
+
+
+def _verdicts(results: list[tuple[str | None, d.Competition]]) -> list[str]:
+    """Each competition's verdict and reasons; one line for a pattern whose every treatment got the
+    same bare verdict (no flow measured alone, say)."""
+    items: list[str] = []
+    groups: dict[tuple[str, str], list[tuple[str | None, d.Competition]]] = {}
+    for treatment, comp in results:
+        groups.setdefault((comp.pattern, comp.measurement), []).append((treatment, comp))
+    for (pattern, measurement), entries in groups.items():
+        verdicts = {comp.verdict for _, comp in entries}
+        if len(entries) > 1 and len(verdicts) == 1 and not any(comp.reasons for _, comp in entries):
+            items.append(
+                f"<b>{pattern} · {measurement}</b>, all {len(entries)} treatments: {verdicts.pop()}."
+            )
+            continue
+        for treatment, comp in entries:
+            name = f"{pattern} · {measurement}" + (f" · {treatment}" if treatment else "")
+            items.append(f"<b>{name}</b>: {comp.verdict}.")
+            items.extend(comp.reasons)
+    return items
+
+
+def _first_together(prep: Prepared, comp: d.Competition, treatment: str | None) -> tuple[int, dict[int, str]]:
+    """The first repetition of a competition's flows together, and their ids → labels."""
+    frame = prep.frame
+    together = frame[
+        (frame["pattern"] == comp.pattern)
+        & (frame["measurement"] == comp.measurement)
+        & (frame["group_kind"] == "together")
+        & (frame[TREATMENT] == (treatment or ""))
+    ]
+    first = together[together["repetition"] == together["repetition"].min()]
+    rep = int(first["repetition"].min()) if len(first) else 1
+    return rep, {int(r.id): f"{r.src}→{r.dst}" for r in first.itertuples()}
 
 
 def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:

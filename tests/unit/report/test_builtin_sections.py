@@ -117,7 +117,8 @@ def test_each_treatment_gets_its_own_rows_and_its_own_link(tmp_path: Path) -> No
     assert [s["together (Mbit/s)"] for s in sums] == ["9.1", "18.2"]  # never the 27.3 of both
     flow_b = [_rows(t)[0]["together / model max"] for t in comp["tables"]]
     assert flow_b == [f"{100 * 4.5e6 / MODEL_10M:.1f} %", f"{100 * 9.0e6 / MODEL_20M:.1f} %"]
-    assert len(comp["figures"]) == 4  # bars and time series per treatment
+    assert comp["figures"] == ["competition_treatments_0.png", "competition_ts_treatments_0.png"]
+    assert comp["items"] == ["<b>s · tcp</b>, all 2 treatments: no flow was measured alone; cannot compare."]
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "one value per repetition, per connection and treatment" in html
 
