@@ -21,7 +21,7 @@ import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.descriptive import ALONE
-from vnetbench.analysis.outliers import OutlierPolicy
+from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
 from vnetbench.analysis.transient import NS, drop_transient
 
 TREATMENT = "treatment_label"  # the column holding a row's treatment ("" without factors)
@@ -183,7 +183,9 @@ def _judge(policy: OutlierPolicy, rows: pd.DataFrame, by: tuple[str, ...], value
 
 def _say(judged: Any, total: int, what: str, among: str) -> str:
     rule = judged.policy.split(" per ")[0]
+    small = sum("fewer than" in note for note in judged.notes)
+    unjudged = f"; {small} such group(s) of fewer than {MIN_GROUP} values were not judged" if small else ""
     return (
         f"Outlier policy (analysis.outliers) {rule.removeprefix('outliers: ')}, judged per {among}: "
-        f"{len(judged.excluded)} of {total} {what} excluded."
+        f"{len(judged.excluded)} of {total} {what} excluded{unjudged}."
     )
