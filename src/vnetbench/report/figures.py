@@ -70,9 +70,12 @@ def per_repetition(
     fig, ax = plt.subplots(figsize=(7, 3.6))
     several = "measurement" in frame and frame["measurement"].nunique() > 1
     keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
-    for key, group in frame.groupby(keys, sort=False):
+    treatments = "treatment" in frame  # a designed campaign: one line per connection and treatment
+    for key, group in frame.groupby(keys + (["treatment"] if treatments else []), sort=False):
         group = group.sort_values("repetition")
-        label = f"{key[-2]}→{key[-1]}" + (f" ({key[0]})" if several else "")
+        src, dst = key[len(keys) - 2], key[len(keys) - 1]
+        inner = ([key[0]] if several else []) + ([key[-1]] if treatments else [])
+        label = f"{src}→{dst}" + (f" ({', '.join(map(str, inner))})" if inner else "")
         ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=label)
     for label, value in (reference or {}).items():
         ax.axhline(value, color="grey", linestyle="--", linewidth=1)
@@ -90,7 +93,11 @@ def per_repetition(
 def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
     """Measured mean throughput as a share of the overhead-model maximum, per connection."""
     fig, ax = plt.subplots(figsize=(7, 0.5 + 0.4 * len(table)))
-    labels = [f"{r.src}→{r.dst} ({r.measurement})" for r in table.itertuples()]
+    treatments = "treatment" in table
+    labels = [
+        f"{r['src']}→{r['dst']} ({r['measurement']}" + (f", {r['treatment']})" if treatments else ")")
+        for r in table.to_dict("records")
+    ]
     values = table["of_model_max"].to_numpy() * 100
     bars = ax.barh(labels, values, color="#4878a8")
     ax.axvline(100, color="black", linewidth=1)
@@ -109,7 +116,9 @@ def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
     return save(fig, path)
 
 
-def competition_bars(comp: Competition, scale: float, unit: str, path: Path) -> Path:
+def competition_bars(
+    comp: Competition, scale: float, unit: str, path: Path, treatment: str | None = None
+) -> Path:
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
@@ -121,7 +130,8 @@ def competition_bars(comp: Competition, scale: float, unit: str, path: Path) -> 
     ax.set_xticks(x, labels)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend above the bars
     ax.set_ylabel(unit)
-    ax.set_title(f"{comp.pattern} · {comp.measurement}: alone vs together (Jain {comp.jain_mean:.3f})")
+    name = f"{comp.pattern} · {comp.measurement}" + (f"\n{treatment}" if treatment else "")
+    ax.set_title(f"{name}: alone vs together (Jain {comp.jain_mean:.3f})", fontsize=10 if treatment else None)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return save(fig, path)
@@ -137,18 +147,84 @@ def timeseries(
     path: Path,
 ) -> Path:
     fig, ax = plt.subplots(figsize=(7, 3.4))
+    _steps(ax, samples, labels, metric, scale)
+    ax.set_xlabel("time since the flow started (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return save(fig, path)
+
+
+def _steps(ax: plt.Axes, samples: pd.DataFrame, labels: Mapping[int, str], metric: str, scale: float) -> None:
+    """One step line per measurement; the y axis from 0 with room above (a flat line at the top of
+    the axis would hide in its frame)."""
+    top = 0.0
     for mid, label in labels.items():
         s = samples[
             (samples["measurement_id"] == mid) & (samples["metric"] == metric) & samples["stream"].isna()
         ]
         s = s.sort_values("t_ns")
         ax.step(s["t_ns"] / 1e9, s["value"] / scale, where="post", label=label)
-    ax.set_xlabel("time since the flow started (s)")
-    ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
-    ax.set_title(title)
+        top = max(top, float((s["value"] / scale).max())) if len(s) else top
+    ax.set_ylim(0, top * 1.15 if top > 0 else None)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+
+
+def timeseries_grid(
+    panels: list[tuple[str, Mapping[int, str]]],
+    samples: pd.DataFrame,
+    metric: str,
+    scale: float,
+    ylabel: str,
+    title: str,
+    path: Path,
+) -> Path:
+    """Small multiples of `timeseries`: one panel per treatment, on a shared y axis."""
+    cols = min(2, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(10, 0.6 + 2.3 * rows), sharey=True, squeeze=False)
+    for ax, (label, labels) in zip(axes.flat, panels, strict=False):
+        _steps(ax, samples, labels, metric, scale)
+        ax.set_title(label, fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("time since the flow started (s)")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=11)
+    return save(fig, path)
+
+
+def competition_by_treatment(
+    entries: list[tuple[str, Competition, float | None]], scale: float, unit: str, title: str, path: Path
+) -> Path:
+    """One bar per treatment: the flows' throughput together stacked, and a tick at the overhead-model
+    maximum of the link they share (or of each flow's own link, when they share none)."""
+    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(entries)))
+    names = list(dict.fromkeys(f"{f.src}→{f.dst}" for _, comp, _ in entries for f in comp.flows))
+    colors = plt.get_cmap("tab10")
+    shown: set[str] = set()
+    for y, (_, comp, model) in enumerate(entries):
+        left = 0.0
+        for f in comp.flows:
+            name = f"{f.src}→{f.dst}"
+            value = f.together_mean / scale
+            ax.barh(y, value, left=left, color=colors(names.index(name) % 10), edgecolor="white",
+                    label=None if name in shown else name)  # fmt: skip
+            shown.add(name)
+            left += value
+        if model:
+            label = None if "model" in shown else "model max of the shared link"
+            ax.plot([model / scale] * 2, [y - 0.45, y + 0.45], color="black", linewidth=2, label=label)
+            shown.add("model")
+    ax.set_yticks(range(len(entries)), [label for label, _, _ in entries], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"throughput together ({unit}), stacked per flow")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, axis="x")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     return save(fig, path)
 
 

@@ -12,9 +12,12 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.campaign_data import SAMPLE_METRICS
 from vnetbench.report import figures
+from vnetbench.report.prepared import TREATMENT, Prepared, prepare
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
+from vnetbench.report.shared_link import SharedLink, SharedLinks
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
 from vnetbench.store.db import Store
@@ -39,12 +42,15 @@ def _stats_table(
     extra = extra or []
     # several measurements of one kind (tcp and a tuned tcp, udp at 1× and 2×): name each row's
     several = "measurement" in table and table["measurement"].nunique() > 1
-    columns = ["connection", *(["measurement"] if several else []), "placement", "n", f"mean ({unit})"]
+    treatment = "treatment" in table  # a designed campaign: one row per connection and treatment
+    columns = ["connection", *(["treatment"] if treatment else [])]
+    columns += [*(["measurement"] if several else []), "placement", "n", f"mean ({unit})"]
     columns += ["SD", "min", "median", "p95", "max"] + [name for name, _, _ in extra]
     rows = []
     for r in table.to_dict("records"):
         row = [
             f"{r['src']} → {r['dst']}",
+            *([r["treatment"]] if treatment else []),
             *([r["measurement"]] if several else []),
             r["placement"],
             str(r["n"]),
@@ -70,13 +76,14 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     row = store.campaign(campaign_id)
     assert row is not None
     frame = store.measurements_frame(campaign_id)
-    samples = store.samples_frame(campaign_id, ["rtt_ns", "throughput_bps"])
+    samples = store.samples_frame(campaign_id, list(SAMPLE_METRICS))
+    prep = prepare(row, frame, samples, store.builds_frame(campaign_id))  # treatments, omit, outliers
     ordered: list[tuple[int, Section | None]] = [
         (10, _overview(store, row, frame, fig_dir)),
-        (20, _rtt_section(frame, samples, fig_dir)),
-        (30, _throughput_section(frame, "tcp", fig_dir)),
-        (40, _throughput_section(frame, "udp", fig_dir)),
-        (50, _competition_section(frame, samples, fig_dir)),
+        (20, _rtt_section(prep, fig_dir)),
+        (30, _throughput_section(prep, "tcp", fig_dir)),
+        (40, _throughput_section(prep, "udp", fig_dir)),
+        (50, _competition_section(prep, row, fig_dir)),
     ]
     context = ReportContext(store, row, frame, fig_dir)
     for order, build in section_builders():
@@ -151,13 +158,20 @@ def _description(spec_text: str) -> str:
         return ""
 
 
-def _rtt_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> Section | None:
-    table = d.rtt_table(frame, samples)
+def _label(r: dict[str, Any] | pd.Series, several: bool = False) -> str:
+    """A CDF line's name: the connection, its measurement (when several), its treatment, placement."""
+    inner = [str(r["measurement"])] if several else []
+    inner += [str(r[TREATMENT])] if r.get(TREATMENT) else []
+    return f"{r['src']}→{r['dst']} ({', '.join([*inner, str(r['placement'])])})"
+
+
+def _rtt_section(prep: Prepared, fig_dir: Path) -> Section | None:
+    table = prep.per_treatment(prep.frame, lambda f: d.rtt_table(f, prep.samples))
     if table.empty:
         return None
-    section = Section(
-        "Round-trip time", "rtt", intro="Every reply of every repetition (ping -D), per connection."
-    )
+    intro = "Every reply of every repetition (ping -D), per connection"
+    intro += " and treatment." if prep.factorial else "."
+    section = Section("Round-trip time", "rtt", intro=" ".join(filter(None, [intro, prep.intro("rtt")])))
     section.tables.append(
         _stats_table(
             "RTT per connection",
@@ -166,14 +180,14 @@ def _rtt_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> S
             [("loss", "loss", _pct), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
         )
     )
-    rows = d.ok_alone(frame)
+    rows = d.ok_alone(prep.frame)
     rows = rows[rows["kind"] == "rtt"]
-    rtts = samples[samples["metric"] == "rtt_ns"]
+    rtts = prep.samples[prep.samples["metric"] == "rtt_ns"]
     series, styles = {}, {}
-    for (src, dst, placement), group in rows.groupby(["src", "dst", "placement"], sort=False):
-        label = f"{src}→{dst} ({placement})"
+    for _, group in rows.groupby(["src", "dst", "placement", TREATMENT], sort=False):
+        label = _label(group.iloc[0])
         series[label] = rtts[rtts["measurement_id"].isin(group["id"])]["value"] / 1e6
-        styles[label] = figures.PLACEMENT_STYLE.get(placement, "-")
+        styles[label] = figures.PLACEMENT_STYLE.get(str(group["placement"].iloc[0]), "-")
     section.figures.append(
         Figure(
             "CDF of RTT per connection",
@@ -183,39 +197,40 @@ def _rtt_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> S
     return section
 
 
-def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Section | None:
-    table = d.connection_table(frame, kind, "throughput_bps", 1e6)
+def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | None:
+    frame = prep.frame
+    table = prep.per_treatment(frame, lambda f: d.connection_table(f, kind, "throughput_bps", 1e6))
     if table.empty:
         return None
     name = kind.upper()
-    section = Section(
-        f"{name} throughput",
-        kind,
-        intro=f"{name} goodput at the receiver, one value per repetition, per connection. "
+    own = " under its own treatment (a factor may change link rates)" if prep.factorial else ""
+    intro = (
+        f"{name} goodput at the receiver, one value per repetition, per connection"
+        f"{' and treatment' if prep.factorial else ''}. "
         "'of model max' compares the mean with the overhead-model maximum of the path's "
-        "bottleneck link (rate × payload / frame bytes).",
+        f"bottleneck link{own} (rate × payload / frame bytes)."
     )
+    section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
     extra = [
         ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
         ("model max (Mbit/s)", "model_max", _fmt),
         ("of model max", "of_model_max", _pct),
     ]
     if kind == "udp":
-        loss = d.connection_table(frame, kind, "loss_ratio", 1.0)
-        jitter = d.connection_table(frame, kind, "jitter_mean_ns", 1e6)
+        keys = [*d.CONNECTION, *(["treatment"] if prep.factorial else [])]
+        loss = prep.per_treatment(frame, lambda f: d.connection_table(f, kind, "loss_ratio", 1.0))
+        jitter = prep.per_treatment(frame, lambda f: d.connection_table(f, kind, "jitter_mean_ns", 1e6))
         for t, col in ((loss, "loss_mean"), (jitter, "jitter_mean")):
             if not t.empty:
-                table = table.merge(
-                    t[[*d.CONNECTION, "mean"]].rename(columns={"mean": col}), on=d.CONNECTION, how="left"
-                )
+                table = table.merge(t[[*keys, "mean"]].rename(columns={"mean": col}), on=keys, how="left")
         extra += [("mean loss", "loss_mean", _pct), ("mean jitter (ms)", "jitter_mean", _fmt)]
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
     several = rows["measurement"].nunique() > 1
     series = {
-        f"{s}→{t} ({m + ', ' if several else ''}{p})": g["throughput_bps"] / 1e6
-        for (m, s, t, p), g in rows.groupby(["measurement", "src", "dst", "placement"], sort=False)
+        _label(g.iloc[0], several): g["throughput_bps"] / 1e6
+        for _, g in rows.groupby(["measurement", "src", "dst", "placement", TREATMENT], sort=False)
     }
     section.figures.append(
         Figure(
@@ -236,6 +251,8 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
                 figures.model_ratio(shaped, f"{name}: measured / model maximum", fig_dir / f"{kind}_model"),
             )
         )
+    if prep.factorial:
+        rows = rows.assign(treatment=rows[TREATMENT])  # one line per connection and treatment
     if rows["repetition"].nunique() > 1:
         section.figures.append(
             Figure(
@@ -267,21 +284,27 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
     return section
 
 
-def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> Section | None:
-    results = d.competition(frame)
+def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path) -> Section | None:
+    results = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
     if not results:
         return None
-    section = Section(
-        "Simultaneous flows",
-        "competition",
-        intro="Star and fan-in patterns measure each flow alone, then all together behind a start "
-        "barrier. Do simultaneous flows get less than each alone?",
+    links = SharedLinks(campaign)
+    intro = (
+        "Star and fan-in patterns measure each flow alone, then all together behind a start "
+        "barrier. Do simultaneous flows get less than each alone?"
     )
-    for i, comp in enumerate(results):
+    if prep.factorial:
+        intro += " One table per treatment: flows of different treatments are never summed or compared."
+    section = Section(
+        "Simultaneous flows", "competition", intro=" ".join(filter(None, [intro, prep.intro("together")]))
+    )
+    section.items = _verdicts(results)
+    combined: dict[tuple[str, str], list[tuple[str, d.Competition, float | None]]] = {}
+    for i, (treatment, comp) in enumerate(results):
+        name = f"{comp.pattern} · {comp.measurement}" + (f" · {treatment}" if treatment else "")
         throughput = comp.metric == "throughput_bps"
         scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
-        section.items.append(f"<b>{comp.pattern} · {comp.measurement}</b>: {comp.verdict}.")
-        section.items.extend(comp.reasons)
+        shared = links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
         of_model = bool(throughput and comp.model_max)
         rows = [
             [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
@@ -290,11 +313,11 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
         ]
         rows.append(
             ["sum together", "", _fmt(comp.sum_together / scale), ""]
-            + ([_sum_share(comp)] if of_model else [])
+            + ([_sum_share(comp, shared)] if of_model else [])
         )
         section.tables.append(
             TableView(
-                f"{comp.pattern} · {comp.measurement}",
+                name,
                 ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
                 + (["together / model max"] if of_model else []),
                 rows,
@@ -303,43 +326,113 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
                 f"{comp.skew_max_ns / 1e6:.2f} ms max",
             )
         )
+        if prep.factorial and throughput:  # one figure across treatments, after the tables
+            model = shared.model_max_bps if shared and shared.model_max_bps else comp.model_max
+            combined.setdefault((comp.pattern, comp.measurement), []).append((str(treatment), comp, model))
+            continue
         section.figures.append(
             Figure(
-                f"{comp.pattern}: alone vs together",
-                figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}"),
+                f"{name}: alone vs together",
+                figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}", treatment),
             )
         )
         if throughput:
-            together = frame[
-                (frame["pattern"] == comp.pattern)
-                & (frame["measurement"] == comp.measurement)
-                & (frame["group_kind"] == "together")
-                & (frame["status"] == "ok")
-            ]
-            first_rep = together[together["repetition"] == together["repetition"].min()]
-            labels = {int(r.id): f"{r.src}→{r.dst}" for r in first_rep.itertuples()}
+            rep, labels = _first_together(prep, comp, treatment)
             section.figures.append(
                 Figure(
-                    f"{comp.pattern}: throughput over time, together",
+                    f"{name}: throughput over time, together",
                     figures.timeseries(
-                        samples,
+                        prep.samples,
                         labels,
                         "throughput_bps",
                         1e6,
                         "Mbit/s",
-                        f"{comp.pattern} · {comp.measurement}: the flows together (repetition "
-                        f"{int(first_rep['repetition'].min()) if len(first_rep) else 1})",
+                        f"{name}: the flows together (repetition {rep})",
                         fig_dir / f"competition_ts_{i}",
                     ),
                 )
             )
+    for j, ((pattern, measurement), entries) in enumerate(combined.items()):
+        name = f"{pattern} · {measurement}"
+        section.figures.append(
+            Figure(
+                f"{name}: the flows together, per treatment",
+                figures.competition_by_treatment(
+                    entries,
+                    1e6,
+                    "Mbit/s",
+                    f"{name}: mean throughput together per treatment",
+                    fig_dir / f"competition_treatments_{j}",
+                ),
+                "each bar is one treatment's flows stacked; the black tick is the overhead-model "
+                "maximum of the link they share",
+            )
+        )
+        panels = [(t, _first_together(prep, comp, t)[1]) for t, comp, _ in entries]
+        section.figures.append(
+            Figure(
+                f"{name}: throughput over time, together, per treatment",
+                figures.timeseries_grid(
+                    panels,
+                    prep.samples,
+                    "throughput_bps",
+                    1e6,
+                    "Mbit/s",
+                    f"{name}: the flows together (first repetition of each treatment)",
+                    fig_dir / f"competition_ts_treatments_{j}",
+                ),
+            )
+        )
     return section
 
 
-def _sum_share(comp: d.Competition) -> str:
+def _verdicts(results: list[tuple[str | None, d.Competition]]) -> list[str]:
+    """Each competition's verdict and reasons; one line for a pattern whose every treatment got the
+    same bare verdict (no flow measured alone, say)."""
+    items: list[str] = []
+    groups: dict[tuple[str, str], list[tuple[str | None, d.Competition]]] = {}
+    for treatment, comp in results:
+        groups.setdefault((comp.pattern, comp.measurement), []).append((treatment, comp))
+    for (pattern, measurement), entries in groups.items():
+        verdicts = {comp.verdict for _, comp in entries}
+        if len(entries) > 1 and len(verdicts) == 1 and not any(comp.reasons for _, comp in entries):
+            items.append(
+                f"<b>{pattern} · {measurement}</b>, all {len(entries)} treatments: {verdicts.pop()}."
+            )
+            continue
+        for treatment, comp in entries:
+            name = f"{pattern} · {measurement}" + (f" · {treatment}" if treatment else "")
+            items.append(f"<b>{name}</b>: {comp.verdict}.")
+            items.extend(comp.reasons)
+    return items
+
+
+def _first_together(prep: Prepared, comp: d.Competition, treatment: str | None) -> tuple[int, dict[int, str]]:
+    """The first repetition of a competition's flows together, and their ids → labels."""
+    frame = prep.frame
+    together = frame[
+        (frame["pattern"] == comp.pattern)
+        & (frame["measurement"] == comp.measurement)
+        & (frame["group_kind"] == "together")
+        & (frame[TREATMENT] == (treatment or ""))
+    ]
+    first = together[together["repetition"] == together["repetition"].min()]
+    rep = int(first["repetition"].min()) if len(first) else 1
+    return rep, {int(r.id): f"{r.src}→{r.dst}" for r in first.itertuples()}
+
+
+def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
     """The flows' sum against one bottleneck's overhead-model maximum (and raw rate). A sum above one
-    link's maximum shows the flows do not all cross one such link (a star over separate links)."""
+    link's maximum shows the flows do not all cross one such link (a star over separate links).
+    When the flows share a shaped link other than their own bottleneck (a star into a host whose
+    uplink is faster than each VM's link), the sum is compared with that link."""
     assert comp.model_max
+    if shared and shared.model_max_bps and shared.rate_bps != comp.link_rate:
+        share = comp.sum_together / shared.model_max_bps
+        return (
+            f"{_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, model max "
+            f"{_fmt(shared.model_max_bps / 1e6)} Mbit/s)"
+        )
     share = comp.sum_together / comp.model_max
     if share > 1.1:
         return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"

@@ -1,0 +1,191 @@
+"""What the built-in report sections (RTT, TCP, UDP, simultaneous flows) read.
+
+The campaign's ok measurements, each labelled with its treatment (its factor levels), after the
+spec's transient removal (`analysis.omit`) and outlier policy (`analysis.outliers`). Both steps are
+the analysis modules' own (`campaign_data.flow_table`, `transient.drop_transient`, `OutlierPolicy`),
+the ones `vnetbench analyze` uses, so the report's tables and the analysis agree.
+
+Outliers are judged among comparable values: one connection's repetitions under one treatment
+(throughput of flows measured alone), one connection's replies under one treatment (RTT), one flow's
+repetitions together under one treatment (simultaneous flows; a group with an outlier flow is
+excluded whole, since its sum and Jain's index need every flow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.analysis import campaign_data as cd
+from vnetbench.analysis.descriptive import ALONE
+from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
+from vnetbench.analysis.transient import NS, drop_transient
+
+TREATMENT = "treatment_label"  # the column holding a row's treatment ("" without factors)
+CONNECTION = ("measurement", "src", "dst", "placement")
+
+
+@dataclass
+class Prepared:
+    frame: pd.DataFrame  # ok measurements: responses after transient removal, outliers dropped
+    samples: pd.DataFrame  # samples at t ≥ omit, RTT replies judged outliers dropped
+    treatments: list[str]  # labels in the design's standard order; empty without factors
+    notes: dict[str, list[str]] = field(default_factory=dict)  # per section (tcp, udp, rtt, together)
+
+    @property
+    def factorial(self) -> bool:
+        return bool(self.treatments)
+
+    def split(self, frame: pd.DataFrame) -> Iterator[tuple[str | None, pd.DataFrame]]:
+        """(treatment, its rows) in the design's order; (None, frame) without factors."""
+        if not self.factorial or frame.empty:
+            yield None, frame
+            return
+        for label in self.treatments:
+            rows = frame[frame[TREATMENT] == label]
+            if len(rows):
+                yield label, rows
+
+    def per_treatment(
+        self, frame: pd.DataFrame, table: Callable[[pd.DataFrame], pd.DataFrame]
+    ) -> pd.DataFrame:
+        """`table` of each treatment's rows, stacked, with a `treatment` column (none without factors)."""
+        parts = []
+        for label, rows in self.split(frame):
+            part = table(rows)
+            if not part.empty:
+                parts.append(part if label is None else part.assign(treatment=label))
+        return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+    def intro(self, section: str) -> str:
+        """Sentences on what was removed before this section's statistics ('' when nothing applies)."""
+        return " ".join(self.notes.get(section, []))
+
+
+def treatment_label(levels: Any, names: list[str]) -> str:
+    if not isinstance(levels, dict):
+        return ""
+    return ", ".join(f"{n}={levels.get(n)}" for n in names)
+
+
+def prepare(
+    campaign: dict[str, Any], frame: pd.DataFrame, samples: pd.DataFrame, builds: pd.DataFrame
+) -> Prepared:
+    names, levels, omit_ns, method = _settings(campaign)
+    flows, _ = cd.flow_table(frame, samples, builds, names, omit_ns)
+    treatments = _treatment_order(levels, names)
+    if not flows.empty:
+        flows[TREATMENT] = [treatment_label(f, names) for f in flows["factors"]] if names else ""
+        seen = [t for t in dict.fromkeys(flows[TREATMENT]) if t not in treatments]
+        treatments += seen if names else []
+    prep = Prepared(flows, samples, treatments, {k: [] for k in ("tcp", "udp", "rtt", "together")})
+    if flows.empty:
+        return prep
+    if omit_ns > 0:
+        _omit(prep, omit_ns)
+    if method != "none":
+        _outliers(prep, OutlierPolicy(method))
+    return prep
+
+
+def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str]:
+    """Factor names and levels, omit (ns) and outlier method of the stored spec (none if unreadable)."""
+    from vnetbench.analysis.campaign_analysis import settings_from_spec, spec_of
+    from vnetbench.spec.loader import SpecInvalid
+
+    try:
+        spec = spec_of(campaign)
+    except (SpecInvalid, TypeError, AttributeError):  # a hand-made campaign row without a spec
+        return [], [], 0, "none"
+    s = settings_from_spec(spec)
+    return [f.name for f in spec.factors], [list(f.levels) for f in spec.factors], s.omit_ns, s.outliers
+
+
+def _treatment_order(levels: list[list[Any]], names: list[str]) -> list[str]:
+    import itertools
+
+    if not names:
+        return []
+    return [treatment_label(dict(zip(names, c, strict=True)), names) for c in itertools.product(*levels)]
+
+
+def _omit(prep: Prepared, omit_ns: int) -> None:
+    """Samples before omit leave the sample frame; flow_table already recomputed each flow's
+    responses from the rest. Count what left, per section."""
+    filtered = drop_transient(prep.samples, omit_ns)
+    prep.samples = filtered.kept
+    gone = filtered.excluded
+    if "stream" in gone:
+        gone = gone[gone["stream"].isna()]  # per-stream rows of multi-stream tools repeat the sums
+    flows = prep.frame.set_index("id")
+    kinds = gone["measurement_id"].map(flows["kind"])
+    together = gone["measurement_id"].map(~flows["group_kind"].isin(ALONE)).fillna(False).astype(bool)
+    seconds = f"{omit_ns / NS:g} s"
+    tput, rtt = gone["metric"] == "throughput_bps", gone["metric"] == "rtt_ns"
+    for section, mask, what in (
+        ("tcp", tput & (kinds == "tcp") & ~together, "throughput intervals"),
+        ("udp", tput & (kinds == "udp") & ~together, "throughput intervals"),
+        ("rtt", rtt & (kinds == "rtt") & ~together, "replies"),
+        ("together", tput & together, "throughput intervals"),
+    ):
+        n = int(mask.fillna(False).astype(bool).sum())
+        recomputed = "each value is recomputed from the rest" if section != "rtt" else "they are left out"
+        prep.notes[section].append(
+            f"Transient removal (analysis.omit): the first {seconds} of every flow is dropped, "
+            f"{n} {what} in all; {recomputed}."
+        )
+
+
+def _outliers(prep: Prepared, policy: OutlierPolicy) -> None:
+    flows = prep.frame
+    alone = flows["group_kind"].isin(ALONE)
+    drop: set[int] = set()
+    for kind in ("tcp", "udp"):
+        rows = flows[alone & (flows["kind"] == kind)].dropna(subset=["throughput_bps"])
+        if rows.empty:
+            continue
+        judged = _judge(policy, rows, (*CONNECTION, TREATMENT), "throughput_bps")
+        drop |= set(judged.excluded["id"].astype(int))
+        prep.notes[kind].append(_say(judged, len(rows), "measurements", "connection and treatment"))
+    together = flows[~alone & flows["kind"].isin(["tcp", "udp"])].dropna(subset=["throughput_bps"])
+    if not together.empty:
+        judged = _judge(policy, together, ("pattern", *CONNECTION, TREATMENT), "throughput_bps")
+        steps = set(judged.excluded["step_key"])
+        drop |= set(together[together["step_key"].isin(steps)]["id"].astype(int))
+        note = _say(judged, len(together), "flows", "flow and treatment")
+        prep.notes["together"].append(f"{note} {len(steps)} group(s) with such a flow are left out whole.")
+    _rtt_outliers(prep, policy, alone)
+    prep.frame = flows[~flows["id"].isin(drop)].reset_index(drop=True)
+
+
+def _rtt_outliers(prep: Prepared, policy: OutlierPolicy, alone: pd.Series) -> None:
+    flows = prep.frame
+    rows = flows[alone & (flows["kind"] == "rtt")]
+    samples = prep.samples
+    if rows.empty or samples.empty:
+        return
+    keys = [*CONNECTION, TREATMENT]
+    rtt = samples[(samples["metric"] == "rtt_ns") & samples["measurement_id"].isin(rows["id"])]
+    replies = rtt.join(rows.set_index("id")[keys], on="measurement_id")  # keeps the samples' index
+    if replies.empty:
+        return
+    judged = _judge(policy, replies, tuple(keys), "value")
+    prep.samples = samples.drop(index=judged.excluded.index)
+    prep.notes["rtt"].append(_say(judged, len(replies), "replies", "connection and treatment"))
+
+
+def _judge(policy: OutlierPolicy, rows: pd.DataFrame, by: tuple[str, ...], value: str) -> Any:
+    return OutlierPolicy(policy.method, policy.k, by=by, value=value).apply(rows)
+
+
+def _say(judged: Any, total: int, what: str, among: str) -> str:
+    rule = judged.policy.split(" per ")[0]
+    small = sum("fewer than" in note for note in judged.notes)
+    unjudged = f"; {small} such group(s) of fewer than {MIN_GROUP} values were not judged" if small else ""
+    return (
+        f"Outlier policy (analysis.outliers) {rule.removeprefix('outliers: ')}, judged per {among}: "
+        f"{len(judged.excluded)} of {total} {what} excluded{unjudged}."
+    )
