@@ -35,6 +35,7 @@ def create_campaign(
     seed = seed if seed is not None else secrets.randbits(31)
     plan = make_plan(spec, campaign_id, seed)
     kinds = {s.kind for s in plan.steps}
+    kinds |= {"background" for v in plan.variants for p in v.patterns if p.background}  # their tool too
     store.create_campaign(
         id=campaign_id,
         name=spec.campaign.name,

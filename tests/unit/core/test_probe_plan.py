@@ -131,3 +131,33 @@ def test_probe_scenarios_plan_and_have_docs(name: str) -> None:
     assert plan.steps and plan.planned_ns < 5 * 60 * 10**9  # scaled to run in minutes
     doc = Path(__file__).resolve().parents[3] / "docs" / "scenarios" / f"{name}.md"
     assert doc.is_file(), f"{doc} is missing"
+
+
+def test_background_flows_join_every_step_of_their_pattern() -> None:
+    from vnetbench.layout import build_layout
+    from vnetbench.probe_steps import background_plans
+    from vnetbench.store.db import MeasurementRecord
+
+    plan = make_plan(parse_spec(BASE), "c0ffee00", 1)
+    campaign, layout = plan.variants[0], plan.layouts[0] if plan.layouts else None
+    layout = layout or build_layout(campaign, "c0ffee00")
+    step = next(s for s in plan.steps if s.measurement == "sweep")
+    base = MeasurementRecord(
+        campaign_id="c0ffee00", key=step.key, step_key=step.key, seq=step.seq, repetition=1,
+        pattern=step.pattern, pattern_kind=step.pattern_kind, group_kind=step.group_kind, group_size=1,
+        measurement="sweep", kind="pps", src="a", dst="b", placement="same-host",
+    )  # fmt: skip
+    ports = iter(range(6000, 6010))
+    plans = background_plans(step, campaign, layout, base, lambda: next(ports))
+    assert len(plans) == 1
+    rec, cmds = plans[0]
+    assert rec.key == f"{step.key}/bg/bg/c>d" and rec.group_kind == "background"
+    assert (rec.kind, rec.src, rec.dst, rec.measurement) == ("background", "c", "d", "bg")
+    assert rec.offered_bps == 1000 * 64 * 8
+    dst = layout.address_of("d", "c")
+    assert cmds.client[cmds.client.index("--dst") + 1] == f"{dst}:6000"
+    assert cmds.client[cmds.client.index("--duration") + 1] == "1.5"  # the step's 1 s + 0.5 s tail
+    assert cmds.port == 6000
+    # a pattern without background gets none
+    cs = next(s for s in plan.steps if s.kind == "cpushare")
+    assert background_plans(cs, campaign, layout, base, lambda: next(ports)) == []

@@ -179,12 +179,14 @@ def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
                 ]
             )
         ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
+        notes = [] if limits else ["unshaped path: no link-rate limit"]
         for lim in sorted(limits):
-            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
-        if not limits:
-            ax.text(
-                0.02, 0.95, "unshaped path: no link-rate limit", transform=ax.transAxes, fontsize=8, va="top"
-            )
+            if lim <= 1.5 * top:
+                ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
+            else:  # drawing it would squash every curve to the axis
+                notes.append(f"link limit {lim:,.0f} pps: far above the offered rates")
+        if notes:
+            ax.text(0.02, 0.95, "\n".join(notes), transform=ax.transAxes, fontsize=8, va="top")
         ax.set_xlabel("offered rate (packets/s)")
         ax.set_ylabel("received rate (packets/s)")
         ax.set_title(
