@@ -59,6 +59,11 @@ def _pct(value: Any) -> str:
     return "–" if value is None or pd.isna(value) else f"{100 * value:.1f} %"
 
 
+def _loss(value: Any) -> str:
+    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
+    return "–" if value is None or pd.isna(value) else f"{100 * value:.2f} %"
+
+
 def _mbit(value: Any) -> str:
     return "–" if value is None or pd.isna(value) else f"{value / 1e6:.4g}"
 
@@ -163,7 +168,7 @@ def _rtt_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Path) -> S
             "RTT per connection",
             table,
             "ms",
-            [("loss", "loss", _pct), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
+            [("loss", "loss", _loss), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
         )
     )
     rows = d.ok_alone(frame)
@@ -208,7 +213,7 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
                 table = table.merge(
                     t[[*d.CONNECTION, "mean"]].rename(columns={"mean": col}), on=d.CONNECTION, how="left"
                 )
-        extra += [("mean loss", "loss_mean", _pct), ("mean jitter (ms)", "jitter_mean", _fmt)]
+        extra += [("mean loss", "loss_mean", _loss), ("mean jitter (ms)", "jitter_mean", _fmt)]
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
@@ -288,18 +293,19 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
             + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
             for f in comp.flows
         ]
-        rows.append(
-            ["sum together", "", _fmt(comp.sum_together / scale), ""]
-            + ([_sum_share(comp)] if of_model else [])
-        )
+        if throughput:  # a sum of RTTs means nothing
+            rows.append(
+                ["sum together", "", _fmt(comp.sum_together / scale), ""]
+                + ([_sum_share(comp)] if of_model else [])
+            )
         section.tables.append(
             TableView(
                 f"{comp.pattern} · {comp.measurement}",
                 ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
                 + (["together / model max"] if of_model else []),
                 rows,
-                note=f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; start skew "
-                f"{comp.skew_mean_ns / 1e6:.2f} ms mean, "
+                note=(f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; " if throughput else "")
+                + f"start skew {comp.skew_mean_ns / 1e6:.2f} ms mean, "
                 f"{comp.skew_max_ns / 1e6:.2f} ms max",
             )
         )
@@ -342,7 +348,7 @@ def _sum_share(comp: d.Competition) -> str:
     assert comp.model_max
     share = comp.sum_together / comp.model_max
     if share > 1.1:
-        return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"
+        return f"{_pct(share)} of one link's model max: the flows cross separate links"
     rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
     return f"{_pct(share)}{rate}"
 
