@@ -145,7 +145,7 @@ def timeseries(
         ax.step(s["t_ns"] / 1e9, s["value"] / scale, where="post", label=label)
     ax.set_xlabel("time since the flow started (s)")
     ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.2)  # from 0, with room for the legend above the lines
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)

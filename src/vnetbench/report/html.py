@@ -311,7 +311,7 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
         )
         section.figures.append(
             Figure(
-                f"{comp.pattern}: alone vs together",
+                f"{comp.pattern} · {comp.measurement}: alone vs together",
                 figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}"),
             )
         )
@@ -326,7 +326,7 @@ def _competition_section(frame: pd.DataFrame, samples: pd.DataFrame, fig_dir: Pa
             labels = {int(r.id): f"{r.src}→{r.dst}" for r in first_rep.itertuples()}
             section.figures.append(
                 Figure(
-                    f"{comp.pattern}: throughput over time, together",
+                    f"{comp.pattern} · {comp.measurement}: throughput over time, together",
                     figures.timeseries(
                         samples,
                         labels,
