@@ -198,7 +198,14 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
         kind,
         intro=f"{name} goodput at the receiver, one value per repetition, per connection. "
         "'of model max' compares the mean with the overhead-model maximum of the path's "
-        "bottleneck link (rate × payload / frame bytes).",
+        "bottleneck link (rate × payload / frame bytes)."
+        + (
+            " 'offered' is the rate iperf3 was asked for, 'sent' what it sent: a sender whose own link is "
+            "the shaped one is held back by its kernel (sent < offered, no loss), while an overloaded link "
+            "further on drops the excess (loss)."
+            if kind == "udp"
+            else ""
+        ),
     )
     extra = [
         ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
@@ -206,14 +213,23 @@ def _throughput_section(frame: pd.DataFrame, kind: str, fig_dir: Path) -> Sectio
         ("of model max", "of_model_max", _pct),
     ]
     if kind == "udp":
+        # offered vs sent vs received: a sender pushed back by its own shaped link sends less than offered
+        # and loses nothing; an overloaded path downstream drops the difference instead
+        offered = d.connection_table(frame, kind, "offered_bps", 1e6)
+        sent = d.connection_table(frame, kind, "sender_throughput_bps", 1e6)
         loss = d.connection_table(frame, kind, "loss_ratio", 1.0)
         jitter = d.connection_table(frame, kind, "jitter_mean_ns", 1e6)
-        for t, col in ((loss, "loss_mean"), (jitter, "jitter_mean")):
+        for t, col in ((offered, "offered"), (sent, "sent"), (loss, "loss_mean"), (jitter, "jitter_mean")):
             if not t.empty:
                 table = table.merge(
                     t[[*d.CONNECTION, "mean"]].rename(columns={"mean": col}), on=d.CONNECTION, how="left"
                 )
-        extra += [("mean loss", "loss_mean", _loss), ("mean jitter (ms)", "jitter_mean", _fmt)]
+        extra += [
+            ("offered (Mbit/s)", "offered", _fmt),
+            ("sent (Mbit/s)", "sent", _fmt),
+            ("mean loss", "loss_mean", _loss),
+            ("mean jitter (ms)", "jitter_mean", _fmt),
+        ]
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
