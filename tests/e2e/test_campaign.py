@@ -32,6 +32,8 @@ from tests.e2e.conftest import clean_up, leftovers, only_campaign, vnb
 from vnetbench.model import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
+pytestmark = pytest.mark.root
+
 SPEC = """\
 name: e2e-link
 description: a 100 mbit bottleneck measured by TCP, UDP at 1x and 2x the link, and a three-flow fan-in

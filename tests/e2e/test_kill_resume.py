@@ -11,9 +11,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.conftest import clean_up, cli_argv, leftovers, only_campaign, vnb
 from vnetbench.campaign import load_plan
 from vnetbench.store.db import Store
+
+pytestmark = pytest.mark.root
 
 SPEC = """\
 name: e2e-kill

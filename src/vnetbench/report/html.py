@@ -65,6 +65,11 @@ def _pct(value: Any) -> str:
     return "–" if value is None or pd.isna(value) else f"{100 * value:.1f} %"
 
 
+def _loss(value: Any) -> str:
+    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
+    return "–" if value is None or pd.isna(value) else f"{100 * value:.2f} %"
+
+
 def _mbit(value: Any) -> str:
     return "–" if value is None or pd.isna(value) else f"{value / 1e6:.4g}"
 
@@ -177,7 +182,7 @@ def _rtt_section(prep: Prepared, fig_dir: Path) -> Section | None:
             "RTT per connection",
             table,
             "ms",
-            [("loss", "loss", _pct), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
+            [("loss", "loss", _loss), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
         )
     )
     rows = d.ok_alone(prep.frame)
@@ -209,6 +214,13 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
         f"{' and treatment' if prep.factorial else ''}. "
         "'of model max' compares the mean with the overhead-model maximum of the path's "
         f"bottleneck link{own} (rate × payload / frame bytes)."
+        + (
+            " 'offered' is the rate iperf3 was asked for, 'sent' what it sent: a sender whose own link is "
+            "the shaped one is held back by its kernel (sent < offered, no loss), while an overloaded link "
+            "further on drops the excess (loss)."
+            if kind == "udp"
+            else ""
+        )
     )
     section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
     extra = [
@@ -217,13 +229,25 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
         ("of model max", "of_model_max", _pct),
     ]
     if kind == "udp":
+        # offered vs sent vs received: a sender pushed back by its own shaped link sends less than offered
+        # and loses nothing; an overloaded path downstream drops the difference instead
         keys = [*d.CONNECTION, *(["treatment"] if prep.factorial else [])]
-        loss = prep.per_treatment(frame, lambda f: d.connection_table(f, kind, "loss_ratio", 1.0))
-        jitter = prep.per_treatment(frame, lambda f: d.connection_table(f, kind, "jitter_mean_ns", 1e6))
-        for t, col in ((loss, "loss_mean"), (jitter, "jitter_mean")):
+        metrics = {
+            "offered": ("offered_bps", 1e6),
+            "sent": ("sender_throughput_bps", 1e6),
+            "loss_mean": ("loss_ratio", 1.0),
+            "jitter_mean": ("jitter_mean_ns", 1e6),
+        }
+        for col, (metric, unit_scale) in metrics.items():
+            t = prep.per_treatment(frame, lambda f, m=metric, u=unit_scale: d.connection_table(f, kind, m, u))
             if not t.empty:
                 table = table.merge(t[[*keys, "mean"]].rename(columns={"mean": col}), on=keys, how="left")
-        extra += [("mean loss", "loss_mean", _pct), ("mean jitter (ms)", "jitter_mean", _fmt)]
+        extra += [
+            ("offered (Mbit/s)", "offered", _fmt),
+            ("sent (Mbit/s)", "sent", _fmt),
+            ("mean loss", "loss_mean", _loss),
+            ("mean jitter (ms)", "jitter_mean", _fmt),
+        ]
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
     rows = rows[rows["kind"] == kind]
@@ -311,18 +335,19 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
             + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
             for f in comp.flows
         ]
-        rows.append(
-            ["sum together", "", _fmt(comp.sum_together / scale), ""]
-            + ([_sum_share(comp, shared)] if of_model else [])
-        )
+        if throughput:  # a sum of RTTs means nothing
+            rows.append(
+                ["sum together", "", _fmt(comp.sum_together / scale), ""]
+                + ([_sum_share(comp, shared)] if of_model else [])
+            )
         section.tables.append(
             TableView(
                 name,
                 ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
                 + (["together / model max"] if of_model else []),
                 rows,
-                note=f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; start skew "
-                f"{comp.skew_mean_ns / 1e6:.2f} ms mean, "
+                note=(f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; " if throughput else "")
+                + f"start skew {comp.skew_mean_ns / 1e6:.2f} ms mean, "
                 f"{comp.skew_max_ns / 1e6:.2f} ms max",
             )
         )
@@ -435,7 +460,7 @@ def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
         )
     share = comp.sum_together / comp.model_max
     if share > 1.1:
-        return f"{_pct(share)}: more than one link carries; the flows do not share one bottleneck"
+        return f"{_pct(share)} of one link's model max: the flows cross separate links"
     rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
     return f"{_pct(share)}{rate}"
 

@@ -1,7 +1,8 @@
 """Fixtures for the local provider's integration tests: real namespaces, real tools, root.
 
 Every test campaign id starts with "it", so its kernel objects are named vnbit…; the session
-check at the end asserts none of them, and no child process or namespace fd of ours, is left.
+check at the end asserts that none of this session's (ISSUED; other sessions on a shared machine use
+"it" too), and no child process or namespace fd of ours, is left.
 """
 
 from __future__ import annotations
@@ -59,8 +60,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=SKIP))
 
 
+ISSUED: set[str] = set()  # campaign ids of this session: the machine is shared, other sessions use "it" too
+
+
 def new_campaign_id() -> str:
-    return "it" + secrets.token_hex(3)
+    cid = "it" + secrets.token_hex(3)
+    ISSUED.add(cid)
+    return cid
+
+
+def _ours(name: str, prefix: str = "vnb") -> bool:
+    return any(name.startswith(prefix + cid) for cid in ISSUED)
 
 
 def load_layout(name: str, campaign_id: str) -> Layout:
@@ -121,14 +131,14 @@ def leftovers() -> list[str]:
     """Anything of our test campaigns still on the machine."""
     found = []
     if os.path.isdir(NETNS_DIR):
-        found += [f"netns {n}" for n in os.listdir(NETNS_DIR) if n.startswith(TEST_PREFIX)]
+        found += [f"netns {n}" for n in os.listdir(NETNS_DIR) if _ours(n)]
     controller = cgroups.detect()
     if controller:
         for dirpath, dirnames, _ in os.walk(controller.root):
-            found += [f"cgroup {dirpath}/{d}" for d in dirnames if d.startswith(TEST_PREFIX)]
+            found += [f"cgroup {dirpath}/{d}" for d in dirnames if _ours(d)]
     if os.path.isdir(runtime.RUN_ROOT):
-        found += [f"rundir {n}" for n in os.listdir(runtime.RUN_ROOT) if n.startswith("it")]
-    found += [f"registry {cid}" for cid, _ in runtime.active() if cid.startswith("it")]
+        found += [f"rundir {n}" for n in os.listdir(runtime.RUN_ROOT) if _ours(n, "")]
+    found += [f"registry {cid}" for cid, _ in runtime.active() if cid in ISSUED]
     me = str(os.getpid())
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -142,7 +152,7 @@ def leftovers() -> list[str]:
         fields = stat[stat.rindex(")") + 2 :].split()
         if fields[1] == me and fields[0] != "Z" and comm in TOOL_NAMES:
             found.append(f"child process {pid} {cmdline}")
-        if "/run/vnetbench/it" in cmdline:
+        if any(f"/run/vnetbench/{cid}" in cmdline for cid in ISSUED):
             found.append(f"OVS process {pid} {cmdline}")
     for fd in os.listdir("/proc/self/fd"):
         with contextlib.suppress(OSError):

@@ -287,13 +287,24 @@ def _cpu_share(built: Built, node: str, seconds: float = 2.0) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") / wall
 
 
+def _cpu_share_unloaded(built: Built, node: str, low: float) -> float:
+    """Other work on a shared machine can only lower a capped spinner's share, never raise it: measure up
+    to three times and keep the highest (every measurement must stay under the cap)."""
+    shares = []
+    for _ in range(3):
+        shares.append(_cpu_share(built, node))
+        if shares[-1] >= low:
+            break
+    return max(shares)
+
+
 def test_host_cpu_quota_gives_half_a_core(every_link: Built) -> None:
-    share = _cpu_share(every_link, "n6")  # h3 has cpu: 0.5
+    share = _cpu_share_unloaded(every_link, "n6", 0.4)  # h3 has cpu: 0.5
     assert 0.4 <= share <= 0.6, share
 
 
 def test_node_cpu_quota_nested_in_its_host(every_link: Built) -> None:
-    share = _cpu_share(every_link, "n7")  # n7 has cpu: 0.25 inside h3's 0.5
+    share = _cpu_share_unloaded(every_link, "n7", 0.18)  # n7 has cpu: 0.25 inside h3's 0.5
     assert 0.18 <= share <= 0.32, share
 
 
