@@ -7,36 +7,21 @@ campaigns is left on the machine (namespaces, links, cgroups, runtime directorie
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from vnetbench.providers.local import cgroups, features, runtime
+from tests.requirements import missing
+from vnetbench.providers.local import cgroups, runtime
 from vnetbench.providers.local.netns import NETNS_DIR
 from vnetbench.store.db import Store
 
 TOOLS = ("iperf3", "ping")
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: network namespaces, veth, tc and cgroups (run the suite as root)"
-    found = features.probe()
-    if not found.netns:
-        return f"network namespaces unavailable (CONFIG_NET_NS): {found.error}"
-    for kind in ("veth", "bridge", "tbf"):
-        if not found.has(kind):
-            return f"the kernel lacks {kind} ({features.KERNEL_OPTION[kind]})"
-    for tool in TOOLS:
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (apt-get install {'iputils-ping' if tool == 'ping' else tool})"
-    return None
-
-
-SKIP = _skip_reason()
+SKIP = missing(TOOLS)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -6,6 +6,8 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vnetbench.analysis.campaign_tables import Tabular
+
 
 @dataclass
 class Figure:
@@ -22,12 +24,8 @@ class Figure:
         return self.png.with_suffix(".svg").name
 
 
-@dataclass
-class TableView:
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    note: str = ""
+# A table of display strings is the same thing in the terminal (`vnetbench analyze`) and here.
+TableView = Tabular
 
 
 @dataclass

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -20,22 +18,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.requirements import missing
+
 pytestmark = pytest.mark.root
 
 VNB = [sys.executable, "-m", "vnetbench.cli"]
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: network namespaces, veth, tc and cgroups (run the suite as root)"
-    if shutil.which("iperf3") is None:
-        return "iperf3 is not installed (apt-get install iperf3)"
-    if not Path("/proc/self/ns/net").exists():
-        return "network namespaces unavailable (CONFIG_NET_NS)"
-    return None
-
-
-if (reason := _skip_reason()) is not None:
+if (reason := missing(("iperf3",))) is not None:
     pytest.skip(reason, allow_module_level=True)
 
 TCP_SPEC = """

@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vnetbench.providers.local import cgroups, features
+from tests.requirements import missing
 from vnetbench.store.db import Store
 
 pytestmark = pytest.mark.root
@@ -68,23 +68,7 @@ schedule: {{repetitions: 2}}
 """
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: network namespaces, veth, tc and cgroups (run the suite as root)"
-    found = features.probe()
-    if not found.netns:
-        return f"network namespaces unavailable (CONFIG_NET_NS): {found.error}"
-    for kind in ("veth", "bridge", "tbf"):
-        if not found.has(kind):
-            return f"the kernel lacks {kind} ({features.KERNEL_OPTION[kind]})"
-    if cgroups.detect() is None:
-        return "no cgroup cpu controller (cfs quota) for `cpu: 0.5`"
-    if not (Path(sys.executable).parent / "vnb-probe").is_file():
-        return "vnb-probe is not built next to this Python (pip install -e .)"
-    return None
-
-
-SKIP = _skip_reason()
+SKIP = missing(cpu_quota=True, probe=True)
 
 
 def _cpu_idle_ns() -> tuple[int, int]:

@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.requirements import missing
 from vnetbench.layout import Layout, build_layout
-from vnetbench.providers.local import LocalProvider, cgroups, features, kernel, runtime
+from vnetbench.providers.local import LocalProvider, cgroups, kernel, runtime
 from vnetbench.providers.local.netns import NETNS_DIR, netlink_socket
 from vnetbench.spec import load_spec
 from vnetbench.store.db import Store
@@ -27,19 +28,7 @@ TEST_PREFIX = "vnbit"
 TOOL_NAMES = {"iperf3", "ping", "sleep", "sh", "ovs-vswitchd", "ovsdb-server", "python3"}
 
 
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: network namespaces, veth, tc and cgroups (run the suite as root)"
-    found = features.probe()
-    if not found.netns:
-        return f"network namespaces unavailable (CONFIG_NET_NS): {found.error}"
-    for kind in ("veth", "bridge", "tbf"):
-        if not found.has(kind):
-            return f"the kernel lacks {kind} ({features.KERNEL_OPTION[kind]})"
-    return None
-
-
-SKIP = _skip_reason()
+SKIP = missing()
 pytestmark = pytest.mark.root
 
 

@@ -9,34 +9,19 @@ it is left behind.
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.requirements import missing
 from vnetbench.campaign import create_campaign, run_campaign
-from vnetbench.providers.local import LocalProvider, features
+from vnetbench.providers.local import LocalProvider
 from vnetbench.providers.local.netns import NETNS_DIR
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
 from vnetbench.telemetry.cli import analysis
 
-
-def _skip_reason() -> str | None:
-    if os.geteuid() != 0:
-        return "needs root: network namespaces, veth and tc"
-    found = features.probe()
-    if not found.netns:
-        return f"network namespaces unavailable (CONFIG_NET_NS): {found.error}"
-    for kind in ("veth", "bridge", "tbf"):
-        if not found.has(kind):
-            return f"the kernel lacks {kind}"
-    if shutil.which("iperf3") is None:
-        return "iperf3 is not installed (apt-get install iperf3)"
-    return None
-
-
-SKIP = _skip_reason()
+SKIP = missing(("iperf3",))
 pytestmark = [pytest.mark.root, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from vnetbench.report.sections import ReportContext
-from vnetbench.report.view import Figure, Section, TableView
+from vnetbench.report.view import Figure, Section
 
 ORDER = 70
 MAX_REPRODUCIBILITY_FIGURES = 6
@@ -34,7 +34,7 @@ def build(ctx: ReportContext) -> list[Section]:
             part.title,
             f"analysis-{part.anchor}",
             intro=part.intro,
-            tables=[TableView(t.title, t.columns, t.rows, t.note) for t in part.tables],
+            tables=list(part.tables),
             items=list(part.items),
         )
         if part.anchor == "effects":
