@@ -209,13 +209,17 @@ def localize(
             ),
         )
     )
+    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
     prev: Hop | None = None
     for hop in path.hops:
+        # the receiver's own interface also receives what others send it (on a remote host: the
+        # controller's SSH): its non-UDP frames are the receiver's TCP and ICMP input
+        own = hop.ns == path.dst_ns and hop.direction == "rx" and other_in is not None
+        hop_other = other_in if own and "dst" not in path.shared else other
         if hop.direction != "fwd":
-            stages.append(_hop_stage(hop, prev, totals, k, other or 0.0, hop.key in path.shared))
+            stages.append(_hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared))
         prev = hop
     delivered = g(totals, d_snmp, "Ip.InDelivers")
-    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
     ip_stage = Stage(
         "receiver-ip",
         "delivered by the receiver's IP layer" + (" (reassembled)" if k > 1 else ""),
