@@ -380,13 +380,23 @@ def series(store: Store, measurement_id: int, scope: str, metric: str) -> pd.Dat
 
 
 def cpu_busy_series(store: Store, measurement_id: int) -> pd.DataFrame:
-    """Host CPU busy share per reading (t_ns, busy_ratio)."""
+    """Host CPU busy share per reading (t_ns, busy_ratio); on remote hosts (SSH), the receiver's."""
     tt = t.telemetry
-    rows = store._frame(
-        select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
-            tt.c.measurement_id == measurement_id, tt.c.scope == "cpu"
+
+    def rows_of(scope: str) -> pd.DataFrame:
+        return store._frame(
+            select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
+                tt.c.measurement_id == measurement_id, tt.c.scope == scope
+            )
         )
-    )
+
+    rows = rows_of("cpu")
+    if rows.empty:
+        tr = t.telemetry_runs
+        with store.engine.connect() as conn:
+            path = conn.execute(select(tr.c.path).where(tr.c.measurement_id == measurement_id)).scalar()
+        if path and path.get("dst_ns"):
+            rows = rows_of(f"cpu@{path['dst_ns']}")
     if rows.empty:
         return pd.DataFrame(columns=["t_ns", "busy_ratio"])
     wide = rows.pivot_table(index="t_ns", columns="metric", values="value", aggfunc="sum").fillna(0.0)

@@ -90,6 +90,7 @@ def test_ssh_campaign_telemetry_and_loss_at_the_socket(sshnet: SshNet, tmp_path:
     assert stages["socket"]["explainers"][0]["packets"] == pytest.approx(loc["app_lost"], rel=0.01)
     cpu = json.loads(out.stdout)["cpu_per_measurement"][0]
     assert cpu["sender_cpu_ratio"] is not None and 0 < cpu["sender_cpu_ratio"] < 1.5
+    assert 0 < cpu["host_busy_ratio"] <= 1  # the receiver's host
     assert store.live_objects(cid) == []
     store.close()
     assert leftovers(sshnet) == []

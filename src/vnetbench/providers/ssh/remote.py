@@ -116,7 +116,10 @@ def kill_command(procs: list[tuple[int, int | None]], signal: str = "KILL", sudo
 
 def telemetry_command(pids: list[int], qdiscs: bool) -> str:
     """Read the host's counters (no sudo: /proc and `tc qdisc show` are readable by anyone)."""
-    return sh(TELEMETRY, 1 if qdiscs else 0, *(int(p) for p in pids))
+    valid = [int(p) for p in pids]
+    if any(p <= 0 for p in valid):
+        raise ValueError(f"not a process id: {min(valid)}")
+    return sh(TELEMETRY, 1 if qdiscs else 0, *valid)
 
 
 def route_command(address: str) -> str:
