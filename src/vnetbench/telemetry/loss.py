@@ -119,6 +119,18 @@ def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str])
     return out
 
 
+def _less(explainers: list[Explainer], packets: float, metric: str = "Udp.SndbufErrors") -> list[Explainer]:
+    """Explainers without `packets` of `metric` (drops that another stage's counter explains)."""
+    out = []
+    for e in explainers:
+        if e.metric == metric and packets:
+            e.packets -= packets
+            if e.packets <= 0:
+                continue
+        out.append(e)
+    return out
+
+
 def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float, shared: bool) -> Stage:
     """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP)."""
     scope = f"if:{hop.ns}/{hop.name}"
@@ -178,14 +190,26 @@ def localize(
     s_snmp, d_snmp = f"snmp:{path.src_ns}", f"snmp:{path.dst_ns}"
     g = _get
     stages: list[Stage] = [Stage("app-sent", "sent by the application", src, sent)]
+    # A qdisc on the sender's own interface that drops tells the socket (ENOBUFS): the kernel counts
+    # the datagram in Udp.SndbufErrors and Ip.OutDiscards, not in Udp.OutDatagrams, though it was
+    # accepted and left the IP layer. Those are counted where they were lost: at that qdisc.
+    own = [h for h in path.hops if h.ns == path.src_ns and h.direction == "tx"]
+    own_drops = sum(
+        m.get("drops", 0.0)
+        for scope, m in totals.items()
+        if any(scope.startswith(f"qdisc:{h.ns}/{h.name}/") for h in own)
+    )
+    reported = min(own_drops / k, g(totals, s_snmp, "Udp.SndbufErrors") or 0.0)
+    out_udp = g(totals, s_snmp, "Udp.OutDatagrams")
     stages.append(
         Stage(
             "sender-udp",
             "accepted by the sender's UDP stack",
             src,
-            g(totals, s_snmp, "Udp.OutDatagrams"),
-            explainers=_snmp_explainers(
-                totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}
+            None if out_udp is None else out_udp + reported,
+            explainers=_less(
+                _snmp_explainers(totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}),
+                reported,
             ),
         )
     )
@@ -197,15 +221,19 @@ def localize(
             "left the sender's IP layer",
             src,
             None if ip_out is None or other is None else ip_out - other,
-            explainers=_snmp_explainers(
-                totals,
-                path.src_ns,
-                src,
-                {
-                    "Ip.OutDiscards": "IP output discard",
-                    "Ip.OutNoRoutes": "no route",
-                    "Ip.FragFails": "fragmentation failure",
-                },
+            explainers=_less(
+                _snmp_explainers(
+                    totals,
+                    path.src_ns,
+                    src,
+                    {
+                        "Ip.OutDiscards": "IP output discard",
+                        "Ip.OutNoRoutes": "no route",
+                        "Ip.FragFails": "fragmentation failure",
+                    },
+                ),
+                reported,
+                "Ip.OutDiscards",
             ),
         )
     )

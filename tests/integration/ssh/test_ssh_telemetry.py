@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.ssh.sshnet import SshNet
+from tests.integration.ssh.sshnet import SshHost, SshNet
 from tests.integration.ssh.test_ssh_campaign import leftovers
 from vnetbench.store.db import Store
 
@@ -93,4 +93,58 @@ def test_ssh_campaign_telemetry_and_loss_at_the_socket(sshnet: SshNet, tmp_path:
     assert 0 < cpu["host_busy_ratio"] <= 1  # the receiver's host
     assert store.live_objects(cid) == []
     store.close()
+    assert leftovers(sshnet) == []
+
+
+def _tc(host: SshHost, *args: str) -> None:
+    subprocess.run(["ip", "netns", "exec", host.ns, "tc", "qdisc", *args], check=True, capture_output=True)
+
+
+def test_ssh_campaign_loss_at_a_qdisc_on_the_senders_interface(sshnet: SshNet, tmp_path: Path) -> None:
+    sender, receiver = sshnet.hosts[1], sshnet.hosts[2]
+    spec = json.loads(json.dumps(SPEC))
+    spec["measurements"] = [
+        {"name": "udp", "kind": "udp", "duration": "2s", "rate": "60mbit", "length": 1400}
+    ]
+    spec["inventory"] = {**sshnet.inventory(), "nodes": {"a": sender.name, "b": receiver.name}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(spec))
+    db = tmp_path / "s.db"
+    _tc(
+        sender,
+        "add",
+        "dev",
+        "eth0",
+        "root",
+        "handle",
+        "5:",
+        "tbf",
+        "rate",
+        "20mbit",
+        "burst",
+        "32kb",
+        "limit",
+        "64kb",
+    )
+    try:
+        run = _cli("run", str(tmp_path / "c.yaml"), "--db", str(db), "--no-report")
+    finally:
+        _tc(sender, "del", "dev", "eth0", "root")
+    assert run.returncode == 0, run.stderr
+    out = _cli("loss", "--db", str(db), "--json")
+    assert out.returncode == 0, out.stderr
+    (loc,) = json.loads(out.stdout)["loss_localization"]
+    assert loc["app_lost"] > 0.3 * loc["sent"]
+    assert loc["cause"] == "qdisc drop"
+    assert loc["counter"] == "tbf drops on node:a/eth0"
+    assert loc["counter_scope"] == f"qdisc:{sender.name}/eth0/tbf:5"
+    assert loc["counter_packets"] == pytest.approx(loc["app_lost"], rel=0.01)
+    stages = {s["key"]: s for s in loc["stages"]}
+    assert stages["tx:node:a/eth0"]["lost"] == pytest.approx(loc["app_lost"], rel=0.01)
+    # the kernel also reports these drops to the socket (Udp.SndbufErrors): not counted twice
+    assert stages["sender-udp"]["count"] == pytest.approx(loc["sent"], rel=0.01)
+    assert not stages["sender-udp"]["explainers"]
+    # TCP through the shaper (SSH, iperf3's control) is counted in segments by Tcp.OutSegs but in
+    # packets by Ip.OutRequests (GSO): a few dozen packets of noise around the stack and interfaces
+    hop_losses = sum(max(s["lost"] or 0.0, 0.0) for s in loc["stages"])
+    assert hop_losses == pytest.approx(loc["app_lost"], rel=0.03)
     assert leftovers(sshnet) == []
