@@ -69,7 +69,8 @@ def test_only_integers_and_addresses_reach_the_scripts(bad: str) -> None:
 
 
 def test_parts_and_tc_json() -> None:
-    assert split_parts("junk\n@@vnb stat\ncpu 1 2\n@@vnb pid:7\nx\n") == {"stat": "cpu 1 2\n", "pid:7": "x\n"}
+    text = "/proc/stat:cpu 1 2\n/proc/7/stat:7 (a:b) S\n/etc/x:no\n/proc/net/dev:\n@@vnb tc\n[]\n"
+    assert split_parts(text) == {"stat": "cpu 1 2\n", "pid:7": "7 (a:b) S\n", "dev": "\n", "tc": "[]\n"}
     text = (
         '[{"kind":"noqueue","handle":"0:","dev":"lo","bytes":0,"packets":0,"drops":0},'
         '{"kind":"tbf","handle":"8001:","dev":"eth0","root":true,"bytes":9,"packets":3,"drops":2,'

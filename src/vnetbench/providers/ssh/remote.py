@@ -67,15 +67,13 @@ mkdir -p -m 700 "$d" || exit 1
 for t; do command -v "$t" >/dev/null || echo "$t"; done
 """
 
-# Telemetry, one round trip per host per reading. $1: 1 to dump the qdiscs (tc), the rest: pids.
-# Each part follows a "@@vnb NAME" line; a process that has gone prints no part.
+# Telemetry, one round trip per host per reading. $1: 1 to dump the qdiscs (tc), the rest:
+# /proc/PID/stat paths. One grep prints every file's lines prefixed "PATH:" (fewer processes than a
+# cat per file; the long intr/softirq lines of /proc/stat are left out); a process that has gone
+# prints nothing. Then, after a "@@vnb tc" line, the qdiscs as JSON ("@@vnb notc" without tc).
 TELEMETRY = r"""q=$1; shift
-echo "@@vnb stat"; grep '^cpu' /proc/stat
-echo "@@vnb softnet"; cat /proc/net/softnet_stat
-echo "@@vnb snmp"; cat /proc/net/snmp
-echo "@@vnb netstat"; cat /proc/net/netstat
-echo "@@vnb dev"; cat /proc/net/dev
-for p; do s=$(cat "/proc/$p/stat" 2>/dev/null) && printf '@@vnb pid:%s\n%s\n' "$p" "$s"; done
+grep -H -v -e '^intr ' -e '^softirq ' /proc/stat /proc/net/softnet_stat /proc/net/snmp \
+  /proc/net/netstat /proc/net/dev "$@" 2>/dev/null
 if [ "$q" = 1 ]; then
   if command -v tc >/dev/null 2>&1; then echo "@@vnb tc"; tc -s -j qdisc show; else echo "@@vnb notc"; fi
 fi
@@ -119,7 +117,7 @@ def telemetry_command(pids: list[int], qdiscs: bool) -> str:
     valid = [int(p) for p in pids]
     if any(p <= 0 for p in valid):
         raise ValueError(f"not a process id: {min(valid)}")
-    return sh(TELEMETRY, 1 if qdiscs else 0, *valid)
+    return sh(TELEMETRY, 1 if qdiscs else 0, *(f"/proc/{p}/stat" for p in valid))
 
 
 def route_command(address: str) -> str:

@@ -21,8 +21,25 @@ READ_TIMEOUT_S = 10.0
 SEPARATOR = "@@vnb "
 
 
+FILES = {
+    "/proc/stat": "stat",
+    "/proc/net/softnet_stat": "softnet",
+    "/proc/net/snmp": "snmp",
+    "/proc/net/netstat": "netstat",
+    "/proc/net/dev": "dev",
+}
+
+
+def _part_of(path: str) -> str | None:
+    if path in FILES:
+        return FILES[path]
+    pid = path.removeprefix("/proc/").removesuffix("/stat")
+    return f"pid:{pid}" if pid.isdigit() else None
+
+
 def split_parts(text: str) -> dict[str, str]:
-    """'@@vnb NAME' lines followed by their text -> {NAME: text}."""
+    """The TELEMETRY script's output -> {part: text}: "PATH:line" lines by file (stat, snmp ...,
+    pid:N), then "@@vnb NAME" lines each followed by their part's text."""
     parts: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in text.splitlines(keepends=True):
@@ -30,6 +47,11 @@ def split_parts(text: str) -> dict[str, str]:
             current = parts.setdefault(line[len(SEPARATOR) :].strip(), [])
         elif current is not None:
             current.append(line)
+        else:
+            path, sep, rest = line.partition(":")
+            name = _part_of(path) if sep else None
+            if name is not None:
+                parts.setdefault(name, []).append(rest)
     return {name: "".join(lines) for name, lines in parts.items()}
 
 
