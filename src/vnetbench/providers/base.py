@@ -80,6 +80,10 @@ class TelemetryReader(ABC):
     def route(self, peer: str) -> tuple[str, str]:
         """Raw JSON of `ip -j route get PEER` (empty if there is no route) and of `ip -j addr show`."""
 
+    def reachable(self) -> bool:
+        """False when the host is known to be down (then it is not read: no waiting on it)."""
+        return True
+
 
 class Provider(ABC):
     name: str

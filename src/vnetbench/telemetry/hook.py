@@ -95,7 +95,9 @@ class TelemetryHook:
     ) -> Session | None:
         config: Telemetry = variant.telemetry
         fd_of = getattr(self.provider, "namespace_fd", None)
-        remote = fd_of is None and all(self.provider.telemetry_reader(r.src) for r, _, _ in flows)
+        remote = fd_of is None and all(
+            self.provider.telemetry_reader(n) for r, _, _ in flows for n in (r.src, r.dst)
+        )
         if not config.enabled or not flows or (fd_of is None and not remote):
             return None
         try:
@@ -164,7 +166,13 @@ class TelemetryHook:
 
         for rec, client, server in flows:
             sender, receiver = plan_for(rec.src), plan_for(rec.dst)
-            path = self._remote_path(layout, rec, sender.reader, receiver.reader)
+            down = [p.reader.host for p in (sender, receiver) if not p.reader.reachable()]
+            if down:  # not read at all: every reading would wait for the connection to time out
+                text = f"host {', '.join(dict.fromkeys(down))} unreachable: no telemetry from it"
+                rec.events.append(Event("telemetry_error", text))
+                path = FlowPath(rec.src, rec.dst, sender.reader.host, receiver.reader.host, 1500)
+            else:
+                path = self._remote_path(layout, rec, sender.reader, receiver.reader)
             length = getattr(m, "length", None)
             frags = fragments_per_datagram(int(length), path.mtu) if m.kind == "udp" and length else None
             names: dict[str, str] = {}
@@ -177,7 +185,7 @@ class TelemetryHook:
                 plans[hop.ns].qdiscs |= hop.direction == "tx"
             planned.append(_Flow(rec, path, frags, names))
         mark_shared([f.path for f in planned])
-        source = RemoteSource(list(plans.values()))
+        source = RemoteSource([p for p in plans.values() if p.reader.reachable()])
         sampler = Sampler([source], config.interval)
         try:
             sampler.start()

@@ -59,6 +59,8 @@ class RemoteSource:
 
     @staticmethod
     def _read_one(plan: HostPlan) -> dict[str, str] | BaseException:
+        if not plan.reader.reachable():  # went down during the measurement: do not wait on it
+            return RuntimeError(f"host {plan.reader.host} unreachable")
         try:
             return plan.reader.read(plan.pids, plan.qdiscs)
         except Exception as err:  # one host's failure must not lose the others' reading

@@ -149,6 +149,11 @@ def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
     assert all(f"host {victim.name} unreachable" in r for r in tcp_c["reason"]), tcp_c["reason"].tolist()
     assert (tcp_c["attempt"] == 2).all()  # retried once, per the schedule
     assert (rtt_c["status"] == "ok").all()
+    # telemetry does not wait on the dead host: the echoes to it say so (and have no other problem)
+    events = store.events_frame(started.campaign_id)
+    tel = events[events["kind"] == "telemetry_error"]
+    assert sorted(tel["measurement_id"].astype(int)) == sorted(rtt_c["id"].astype(int))
+    assert (tel["detail"] == f"host {victim.name} unreachable: no telemetry from it").all()
     assert len(others) == 8 and (others["status"] == "ok").all(), others["reason"].tolist()
     events = store.events_frame(started.campaign_id)
     states = [json.loads(d) for d in events[events["kind"] == "host_state"]["detail"]]

@@ -67,6 +67,9 @@ class SshTelemetryReader(TelemetryReader):
             )
         return str(done.stdout)
 
+    def reachable(self) -> bool:
+        return self.pool.state.get(self.host) is not False
+
     def read(self, pids: Sequence[int], qdiscs: bool) -> dict[str, str]:
         return split_parts(self._run(remote.telemetry_command([int(p) for p in pids], qdiscs)))
 
