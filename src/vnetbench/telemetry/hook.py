@@ -105,6 +105,10 @@ class TelemetryHook:
                 return self._start_remote(config, layout, m, flows)
             return self._start(config, layout, m, flows, fd_of)
         except Exception as err:  # never fail the measurement
+            from vnetbench.runner import Interrupted  # (imported here: the runner imports this module)
+
+            if isinstance(err, Interrupted):  # Ctrl-C while starting: the runner's to handle
+                raise
             log.warning("telemetry not started: %s", err)
             for rec, _, _ in flows:
                 rec.events.append(
@@ -151,7 +155,7 @@ class TelemetryHook:
                 c.close()
             raise
         sampler = Sampler(sources, config.interval)
-        sampler.start()
+        _start_or_close(sampler, closers)
         return Session(sampler, closers, planned, captures)
 
     def _start_remote(self, config: Telemetry, layout: Layout, m: Any, flows: Sequence[Any]) -> Session:
@@ -187,11 +191,7 @@ class TelemetryHook:
         mark_shared([f.path for f in planned])
         source = RemoteSource([p for p in plans.values() if p.reader.reachable()])
         sampler = Sampler([source], config.interval)
-        try:
-            sampler.start()
-        except BaseException:
-            source.close()
-            raise
+        _start_or_close(sampler, [source])
         return Session(sampler, [source], planned, [])
 
     def _remote_path(
@@ -340,6 +340,18 @@ class TelemetryHook:
     def discard(self, records: Sequence[MeasurementRecord]) -> None:
         for rec in records:
             self._pending.pop(id(rec), None)
+
+
+def _start_or_close(sampler: Sampler, closers: list[Any]) -> None:
+    """Start sampling; if that is interrupted (Ctrl-C during the baseline reading), stop the sampler's
+    thread before closing what it reads."""
+    try:
+        sampler.start()
+    except BaseException:
+        sampler.stop()
+        for c in closers:
+            c.close()
+        raise
 
 
 def _rows_for(flow: _Flow, result: Result) -> list[dict[str, Any]]:

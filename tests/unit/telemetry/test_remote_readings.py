@@ -21,6 +21,9 @@ class ShellReader(SshTelemetryReader):
     def __init__(self, host: str) -> None:
         self.host = host
 
+    def reachable(self) -> bool:
+        return True
+
     def _run(self, command: str) -> str:
         return subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=True).stdout
 
