@@ -85,13 +85,20 @@ class RemoteSource:
             if scope in self.last:
                 out[scope] = self.last[scope]
         if "tc" in raw:
-            for (dev, qdisc), stats in procfs.tc_qdiscs(raw["tc"]).items():
+            try:
+                qdiscs = procfs.tc_qdiscs(raw["tc"])
+            except ValueError:  # an iproute2 without JSON output (-j)
+                qdiscs = {}
+                self._note(f"host {host}: `tc -s -j qdisc show` gave no JSON, so no qdisc statistics")
+            for (dev, qdisc), stats in qdiscs.items():
                 if dev in plan.interfaces:
                     out[f"qdisc:{host}/{dev}/{qdisc}"] = stats
         elif plan.qdiscs and "notc" in raw:
-            note = f"host {host}: no tc, so no qdisc statistics (install iproute2)"
-            if note not in self.notes:
-                self.notes.append(note)
+            self._note(f"host {host}: no tc, so no qdisc statistics (install iproute2)")
+
+    def _note(self, note: str) -> None:
+        if note not in self.notes:
+            self.notes.append(note)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

@@ -90,3 +90,15 @@ def test_parts_and_tc_json() -> None:
             "qlen_packets": 1,
         }
     }
+
+
+def test_a_tc_without_json_is_a_note_not_a_lost_reading() -> None:
+    plan = HostPlan(ShellReader("h1"), [], {"eth0"}, qdiscs=True)
+    source = RemoteSource([plan])
+    out: dict[str, dict[str, int]] = {}
+    try:
+        source._parse(plan, {"stat": "cpu 1 2 3 4\n", "tc": 'Option "-j" is unknown\n'}, out)
+    finally:
+        source.close()
+    assert out["cpu@h1"]["idle_ns"] > 0
+    assert source.notes == ["host h1: `tc -s -j qdisc show` gave no JSON, so no qdisc statistics"]
