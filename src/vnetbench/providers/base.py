@@ -62,6 +62,29 @@ class Gate(ABC):
     def close(self) -> None: ...
 
 
+class TelemetryReader(ABC):
+    """Raw kernel counters of a node's host, for telemetry on providers without namespace handles.
+
+    One read() is one round trip; nodes on the same host share its counters (and `host` names them).
+    """
+
+    host: str
+
+    @abstractmethod
+    def read(self, pids: Sequence[int], qdiscs: bool) -> dict[str, str]:
+        """Raw text by name: stat, softnet, snmp, netstat, dev (the /proc files), pid:N (/proc/N/stat,
+        absent when the process has gone), tc (`tc -s -j qdisc show`, absent when not asked for or
+        when the host has no tc; then notc is present)."""
+
+    @abstractmethod
+    def route(self, peer: str) -> tuple[str, str]:
+        """Raw JSON of `ip -j route get PEER` (empty if there is no route) and of `ip -j addr show`."""
+
+    def reachable(self) -> bool:
+        """False when the host is known to be down (then it is not read: no waiting on it)."""
+        return True
+
+
 class Provider(ABC):
     name: str
 
@@ -87,6 +110,10 @@ class Provider(ABC):
     @abstractmethod
     def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
         """Wait until proc listens on port (tcp/udp) in its node; False if it died or the time ran out."""
+
+    def telemetry_reader(self, node: str) -> TelemetryReader | None:
+        """A reader of the counters of node's host (remote providers); None: no telemetry this way."""
+        return None
 
     def environment(self) -> dict[str, Any]:
         """Facts recorded with the campaign (kernel, CPU count ...)."""

@@ -75,4 +75,4 @@ def loss_command(
             loc["hop"] or "no loss",
             why,
         )
-    Console().print(table)
+    Console(emoji=False).print(table)  # node:b is not an emoji

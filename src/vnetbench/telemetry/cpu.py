@@ -43,10 +43,12 @@ def cpu_frame(store: Store, campaign_id: str, frame: pd.DataFrame | None = None)
         return pd.DataFrame()
     ok = frame[(frame["status"] == "ok") & frame["id"].isin(runs["measurement_id"])]
     totals = totals_by_measurement(store, [int(i) for i in ok["id"]])
+    receiver_host = {int(r["measurement_id"]): (r["path"] or {}).get("dst_ns") for _, r in runs.iterrows()}
     rows: list[dict[str, Any]] = []
     for _, m in ok.iterrows():
         tot = totals.get(int(m["id"]), {})
-        cpu = tot.get("cpu", {})
+        # local: the one machine's CPU; remote hosts (SSH): the receiver's host (cpu@HOST)
+        cpu = tot.get("cpu") or tot.get(f"cpu@{receiver_host.get(int(m['id']))}", {})
         all_ns = sum(cpu.values()) if cpu else 0.0
         busy = all_ns - cpu.get("idle_ns", 0.0) - cpu.get("iowait_ns", 0.0)
         command = m.get("command") or {}

@@ -6,7 +6,9 @@
     store.save_measurements(records, after=telemetry.save)      # same transaction
 
 Telemetry never fails a measurement: a source that cannot be read is noted (telemetry_runs.errors,
-an event), and a provider without namespace handles (a remote one) gets no telemetry.
+an event). The local provider's namespaces are read through their handles (sources.py); a remote
+provider's hosts through its TelemetryReader, one round trip per host per reading (remote.py); a
+provider with neither gets no telemetry.
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ from sqlalchemy import insert
 from sqlalchemy.engine import Connection
 
 from vnetbench.layout import Layout
-from vnetbench.providers.base import Provider, ToolProcess
+from vnetbench.providers.base import Provider, ProviderError, TelemetryReader, ToolProcess
 from vnetbench.spec.models import Campaign, Telemetry
 from vnetbench.store import schema as t
 from vnetbench.store.db import Event, MeasurementRecord
 from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram, mark_shared
+from vnetbench.telemetry.remote import HostPlan, RemoteSource, pid_scope, remote_flow_path
 from vnetbench.telemetry.sampler import Result, Sampler
 from vnetbench.telemetry.sources import HostSource, NamespaceSource, ProcessSource
 
@@ -79,6 +82,7 @@ class TelemetryHook:
         self.store_location = store_location
         self.campaign_id = campaign_id
         self._pending: dict[int, _Pending] = {}
+        self._paths: dict[tuple[str, str, str], FlowPath] = {}  # remote flow paths, by (src, dst, peer)
 
     # ------------------------------------------------------------------ sampling
 
@@ -91,11 +95,20 @@ class TelemetryHook:
     ) -> Session | None:
         config: Telemetry = variant.telemetry
         fd_of = getattr(self.provider, "namespace_fd", None)
-        if not config.enabled or not flows or fd_of is None:
+        remote = fd_of is None and all(
+            self.provider.telemetry_reader(n) for r, _, _ in flows for n in (r.src, r.dst)
+        )
+        if not config.enabled or not flows or (fd_of is None and not remote):
             return None
         try:
+            if remote:
+                return self._start_remote(config, layout, m, flows)
             return self._start(config, layout, m, flows, fd_of)
         except Exception as err:  # never fail the measurement
+            from vnetbench.runner import Interrupted  # (imported here: the runner imports this module)
+
+            if isinstance(err, Interrupted):  # Ctrl-C while starting: the runner's to handle
+                raise
             log.warning("telemetry not started: %s", err)
             for rec, _, _ in flows:
                 rec.events.append(
@@ -142,8 +155,59 @@ class TelemetryHook:
                 c.close()
             raise
         sampler = Sampler(sources, config.interval)
-        sampler.start()
+        _start_or_close(sampler, closers)
         return Session(sampler, closers, planned, captures)
+
+    def _start_remote(self, config: Telemetry, layout: Layout, m: Any, flows: Sequence[Any]) -> Session:
+        """Hosts reached by the provider (SSH): one reading per host per interval (telemetry/remote.py)."""
+        planned: list[_Flow] = []
+        plans: dict[str, HostPlan] = {}
+
+        def plan_for(node: str) -> HostPlan:
+            reader = self.provider.telemetry_reader(node)
+            assert reader is not None
+            return plans.setdefault(reader.host, HostPlan(reader))
+
+        for rec, client, server in flows:
+            sender, receiver = plan_for(rec.src), plan_for(rec.dst)
+            down = [p.reader.host for p in (sender, receiver) if not p.reader.reachable()]
+            if down:  # not read at all: every reading would wait for the connection to time out
+                text = f"host {', '.join(dict.fromkeys(down))} unreachable: no telemetry from it"
+                rec.events.append(Event("telemetry_error", text))
+                path = FlowPath(rec.src, rec.dst, sender.reader.host, receiver.reader.host, 1500)
+            else:
+                path = self._remote_path(layout, rec, sender.reader, receiver.reader)
+            length = getattr(m, "length", None)
+            frags = fragments_per_datagram(int(length), path.mtu) if m.kind == "udp" and length else None
+            names: dict[str, str] = {}
+            for role, proc, plan in (("client", client, sender), ("server", server, receiver)):
+                if proc is not None:
+                    plan.pids.append(int(proc.pid))
+                    names[pid_scope(int(proc.pid), plan.reader.host)] = f"proc:{role}"
+            for hop in path.hops:
+                plans[hop.ns].interfaces.add(hop.name)
+                plans[hop.ns].qdiscs |= hop.direction == "tx"
+            planned.append(_Flow(rec, path, frags, names))
+        mark_shared([f.path for f in planned])
+        source = RemoteSource([p for p in plans.values() if p.reader.reachable()])
+        sampler = Sampler([source], config.interval)
+        _start_or_close(sampler, [source])
+        return Session(sampler, [source], planned, [])
+
+    def _remote_path(
+        self, layout: Layout, rec: MeasurementRecord, sender: TelemetryReader, receiver: TelemetryReader
+    ) -> FlowPath:
+        """The flow's path from the hosts' routing (kept for the campaign); an empty one if unknown."""
+        peer = self.provider.address_of(layout, rec.dst, rec.src)
+        key = (rec.src, rec.dst, peer)
+        if key not in self._paths:
+            try:
+                self._paths[key] = remote_flow_path(rec.src, rec.dst, sender, receiver, peer)
+            except (ValueError, KeyError, ProviderError) as err:
+                rec.events.append(Event("telemetry_error", f"flow path unknown: {err}"))
+                return FlowPath(rec.src, rec.dst, sender.host, receiver.host, 1500)
+        path = self._paths[key]
+        return FlowPath.from_json(path.to_json())  # a copy: mark_shared sets its own `shared`
 
     def stop(self, session: Session | None) -> None:
         if session is None:
@@ -278,6 +342,18 @@ class TelemetryHook:
             self._pending.pop(id(rec), None)
 
 
+def _start_or_close(sampler: Sampler, closers: list[Any]) -> None:
+    """Start sampling; if that is interrupted (Ctrl-C during the baseline reading), stop the sampler's
+    thread before closing what it reads."""
+    try:
+        sampler.start()
+    except BaseException:
+        sampler.stop()
+        for c in closers:
+            c.close()
+        raise
+
+
 def _rows_for(flow: _Flow, result: Result) -> list[dict[str, Any]]:
     """The rows of a step's readings that concern this flow: its path, its namespaces, its processes."""
     keep = {f"snmp:{ns}" for ns in flow.path.namespaces}
@@ -300,5 +376,7 @@ def _rows_for(flow: _Flow, result: Result) -> list[dict[str, Any]]:
                 continue
         elif not scope.startswith(HOST_SCOPES):
             continue
+        elif "@" in scope and scope.split("@", 1)[1] not in flow.path.namespaces:
+            continue  # another remote host's CPU (cpu@HOST)
         out.append({"t_ns": row.t_ns, "scope": scope, "metric": row.metric, "value": row.value})
     return out

@@ -119,6 +119,18 @@ def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str])
     return out
 
 
+def _less(explainers: list[Explainer], packets: float, metric: str = "Udp.SndbufErrors") -> list[Explainer]:
+    """Explainers without `packets` of `metric` (drops that another stage's counter explains)."""
+    out = []
+    for e in explainers:
+        if e.metric == metric and packets:
+            e.packets -= packets
+            if e.packets <= 0:
+                continue
+        out.append(e)
+    return out
+
+
 def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float, shared: bool) -> Stage:
     """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP)."""
     scope = f"if:{hop.ns}/{hop.name}"
@@ -178,14 +190,26 @@ def localize(
     s_snmp, d_snmp = f"snmp:{path.src_ns}", f"snmp:{path.dst_ns}"
     g = _get
     stages: list[Stage] = [Stage("app-sent", "sent by the application", src, sent)]
+    # A qdisc on the sender's own interface that drops tells the socket (ENOBUFS): the kernel counts
+    # the datagram in Udp.SndbufErrors and Ip.OutDiscards, not in Udp.OutDatagrams, though it was
+    # accepted and left the IP layer. Those are counted where they were lost: at that qdisc.
+    own = [h for h in path.hops if h.ns == path.src_ns and h.direction == "tx"]
+    own_drops = sum(
+        m.get("drops", 0.0)
+        for scope, m in totals.items()
+        if any(scope.startswith(f"qdisc:{h.ns}/{h.name}/") for h in own)
+    )
+    reported = min(own_drops / k, g(totals, s_snmp, "Udp.SndbufErrors") or 0.0)
+    out_udp = g(totals, s_snmp, "Udp.OutDatagrams")
     stages.append(
         Stage(
             "sender-udp",
             "accepted by the sender's UDP stack",
             src,
-            g(totals, s_snmp, "Udp.OutDatagrams"),
-            explainers=_snmp_explainers(
-                totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}
+            None if out_udp is None else out_udp + reported,
+            explainers=_less(
+                _snmp_explainers(totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}),
+                reported,
             ),
         )
     )
@@ -197,25 +221,33 @@ def localize(
             "left the sender's IP layer",
             src,
             None if ip_out is None or other is None else ip_out - other,
-            explainers=_snmp_explainers(
-                totals,
-                path.src_ns,
-                src,
-                {
-                    "Ip.OutDiscards": "IP output discard",
-                    "Ip.OutNoRoutes": "no route",
-                    "Ip.FragFails": "fragmentation failure",
-                },
+            explainers=_less(
+                _snmp_explainers(
+                    totals,
+                    path.src_ns,
+                    src,
+                    {
+                        "Ip.OutDiscards": "IP output discard",
+                        "Ip.OutNoRoutes": "no route",
+                        "Ip.FragFails": "fragmentation failure",
+                    },
+                ),
+                reported,
+                "Ip.OutDiscards",
             ),
         )
     )
+    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
     prev: Hop | None = None
     for hop in path.hops:
+        # the receiver's own interface also receives what others send it (on a remote host: the
+        # controller's SSH): its non-UDP frames are the receiver's TCP and ICMP input
+        own = hop.ns == path.dst_ns and hop.direction == "rx" and other_in is not None
+        hop_other = other_in if own and "dst" not in path.shared else other
         if hop.direction != "fwd":
-            stages.append(_hop_stage(hop, prev, totals, k, other or 0.0, hop.key in path.shared))
+            stages.append(_hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared))
         prev = hop
     delivered = g(totals, d_snmp, "Ip.InDelivers")
-    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
     ip_stage = Stage(
         "receiver-ip",
         "delivered by the receiver's IP layer" + (" (reassembled)" if k > 1 else ""),
@@ -376,13 +408,23 @@ def series(store: Store, measurement_id: int, scope: str, metric: str) -> pd.Dat
 
 
 def cpu_busy_series(store: Store, measurement_id: int) -> pd.DataFrame:
-    """Host CPU busy share per reading (t_ns, busy_ratio)."""
+    """Host CPU busy share per reading (t_ns, busy_ratio); on remote hosts (SSH), the receiver's."""
     tt = t.telemetry
-    rows = store._frame(
-        select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
-            tt.c.measurement_id == measurement_id, tt.c.scope == "cpu"
+
+    def rows_of(scope: str) -> pd.DataFrame:
+        return store._frame(
+            select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
+                tt.c.measurement_id == measurement_id, tt.c.scope == scope
+            )
         )
-    )
+
+    rows = rows_of("cpu")
+    if rows.empty:
+        tr = t.telemetry_runs
+        with store.engine.connect() as conn:
+            path = conn.execute(select(tr.c.path).where(tr.c.measurement_id == measurement_id)).scalar()
+        if path and path.get("dst_ns"):
+            rows = rows_of(f"cpu@{path['dst_ns']}")
     if rows.empty:
         return pd.DataFrame(columns=["t_ns", "busy_ratio"])
     wide = rows.pivot_table(index="t_ns", columns="metric", values="value", aggfunc="sum").fillna(0.0)

@@ -6,6 +6,7 @@ keeps deltas. CPU times are converted from clock ticks to nanoseconds so metric 
 
 from __future__ import annotations
 
+import json
 import os
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -108,3 +109,20 @@ def softnet(text: str) -> dict[str, int]:
             dropped += int(cols[1], 16)
             squeezed += int(cols[2], 16)
     return {"backlog_processed": processed, "backlog_dropped": dropped, "time_squeeze": squeezed}
+
+
+TC_COUNTERS = {"packets": "packets", "bytes": "bytes", "drops": "drops", "overlimits": "overlimits"}
+TC_COUNTERS |= {"requeues": "requeues", "backlog": "backlog_bytes", "qlen": "qlen_packets"}
+
+
+def tc_qdiscs(text: str) -> dict[tuple[str, str], dict[str, int]]:
+    """`tc -s -j qdisc show` -> {(dev, "KIND:MAJOR"): counters}, named as sources.qdisc_stats names them
+    (noqueue left out)."""
+    out: dict[tuple[str, str], dict[str, int]] = {}
+    for q in json.loads(text or "[]"):
+        kind, dev = q.get("kind"), q.get("dev")
+        if not kind or not dev or kind == "noqueue":
+            continue
+        major = str(q.get("handle", "0:")).split(":")[0] or "0"
+        out[(dev, f"{kind}:{major}")] = {name: int(q.get(key, 0)) for key, name in TC_COUNTERS.items()}
+    return out

@@ -21,7 +21,7 @@ from typing import Protocol
 from vnetbench.telemetry.sources import GAUGES, Counters
 
 log = logging.getLogger("vnetbench.telemetry")
-ALWAYS_KEPT = {"cpu"}  # scopes whose zero deltas are stored too (they mark every reading)
+ALWAYS_KEPT = {"cpu"}  # scopes (and cpu@HOST) whose zero deltas are stored too (they mark every reading)
 
 
 class Source(Protocol):
@@ -94,11 +94,15 @@ class Sampler:
             try:
                 source.read(out)
             except Exception as err:  # a source that fails must not stop the others or the measurement
-                message = f"{type(source).__name__}: {type(err).__name__}: {err}"
-                if message not in self.result.errors:
-                    self.result.errors.append(message)
-                    log.warning("telemetry: %s", message)
+                self._note(f"{type(source).__name__}: {type(err).__name__}: {err}")
+            for note in getattr(source, "notes", ()):  # what a source could not read, e.g. no tc
+                self._note(note)
         return out
+
+    def _note(self, message: str) -> None:
+        if message not in self.result.errors:
+            self.result.errors.append(message)
+            log.warning("telemetry: %s", message)
 
     def _take(self) -> None:
         now = self._read_all()
@@ -112,7 +116,7 @@ class Sampler:
                         rows.append(Row(t_ns, scope, metric, float(value)))
                     continue
                 delta = value - before.get(metric, value)
-                if delta or scope in ALWAYS_KEPT:
+                if delta or scope.split("@", 1)[0] in ALWAYS_KEPT:
                     rows.append(Row(t_ns, scope, metric, float(delta)))
         self._last = {**self._last, **now}
         self.result.readings += 1

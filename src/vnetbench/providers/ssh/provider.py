@@ -22,11 +22,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from vnetbench.layout import DEFAULT_SITE, Layout
-from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, ToolProcess
+from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, TelemetryReader, ToolProcess
 from vnetbench.providers.ssh import remote
 from vnetbench.providers.ssh.connect import HostUnreachable, Pool
 from vnetbench.providers.ssh.loop import LoopThread
 from vnetbench.providers.ssh.procs import SshGate, SshToolProcess
+from vnetbench.providers.ssh.telemetry import SshTelemetryReader
 from vnetbench.spec.inventory import Inventory, ResolvedHost
 from vnetbench.store.db import now_utc_ns
 
@@ -123,6 +124,10 @@ class SshProvider(Provider):
 
     def address_of(self, layout: Layout, dst: str, seen_from: str) -> str:
         return self.hosts[self.node_host[dst]].data_address
+
+    def telemetry_reader(self, node: str) -> TelemetryReader | None:
+        host = self.node_host.get(node)
+        return None if host is None else SshTelemetryReader(self.loop, self.pool, host)
 
     def environment(self) -> dict[str, Any]:
         return {"provider": "ssh", "hosts": {h.name: f"{h.address}:{h.port}" for h in self.hosts.values()}}

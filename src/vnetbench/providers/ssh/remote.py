@@ -7,6 +7,7 @@ them as a quoted positional parameter, never spliced into script text.
 
 from __future__ import annotations
 
+import ipaddress
 import shlex
 
 # A process's start time in clock ticks since boot (/proc/PID/stat field 22; empty without /proc):
@@ -66,6 +67,25 @@ mkdir -p -m 700 "$d" || exit 1
 for t; do command -v "$t" >/dev/null || echo "$t"; done
 """
 
+# Telemetry, one round trip per host per reading. $1: 1 to dump the qdiscs (tc), the rest:
+# /proc/PID/stat paths. One grep prints every file's lines prefixed "PATH:" (fewer processes than a
+# cat per file; the long intr/softirq lines of /proc/stat are left out); a process that has gone
+# prints nothing. Then, after a "@@vnb tc" line, the qdiscs as JSON ("@@vnb notc" without tc).
+TELEMETRY = r"""q=$1; shift
+grep -H -v -e '^intr ' -e '^softirq ' /proc/stat /proc/net/softnet_stat /proc/net/snmp \
+  /proc/net/netstat /proc/net/dev "$@" 2>/dev/null
+if [ "$q" = 1 ]; then
+  if command -v tc >/dev/null 2>&1; then echo "@@vnb tc"; tc -s -j qdisc show; else echo "@@vnb notc"; fi
+fi
+exit 0
+"""
+
+# $1 an address: the route to it (JSON, empty if none) and every interface's addresses (JSON).
+ROUTE = r"""ip -j route get "$1" 2>/dev/null
+echo "@@vnb addr"
+ip -j addr show
+"""
+
 RMRUNDIR = r"""case "$1" in */vnb-*) rm -rf -- "$1";; *) exit 64;; esac"""
 
 
@@ -90,3 +110,15 @@ def kill_command(procs: list[tuple[int, int | None]], signal: str = "KILL", sudo
     """Kill (pid, start time) pairs; a None start time (no /proc) kills by pid alone."""
     items = [f"{int(pid)}:{'' if start is None else int(start)}" for pid, start in procs]
     return sh(KILL, signal, *items, sudo=sudo)
+
+
+def telemetry_command(pids: list[int], qdiscs: bool) -> str:
+    """Read the host's counters (no sudo: /proc and `tc qdisc show` are readable by anyone)."""
+    valid = [int(p) for p in pids]
+    if any(p <= 0 for p in valid):
+        raise ValueError(f"not a process id: {min(valid)}")
+    return sh(TELEMETRY, 1 if qdiscs else 0, *(f"/proc/{p}/stat" for p in valid))
+
+
+def route_command(address: str) -> str:
+    return sh(ROUTE, str(ipaddress.ip_address(address)))
