@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::delay::loss::LossModel;
 use crate::delay::sched::{Held, Impairment, ReleaseQueue, Scheduler, Verdict};
 use crate::stats::{NsHist, NsSummary};
-use crate::sys::{self, RecvBatch, SendBatch};
+use crate::sys::{self, RecvBatch, SliceSend};
 
 /// Which directions the impairment applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,7 +274,8 @@ fn forward(
     let mut queue = ReleaseQueue::new(imp.reorder);
     let mut sched = Scheduler::new(imp, seed);
     let mut rb = RecvBatch::new(o.batch, o.max_frame + 1);
-    let mut sb = SendBatch::new(o.batch, o.max_frame);
+    let mut tx = SliceSend::new(o.batch);
+    let mut due: Vec<Held> = Vec::with_capacity(o.batch);
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut errors = NsHist::new();
     let mut margin = Margin {
@@ -285,31 +286,25 @@ fn forward(
     let _ = sys::packet_stats(&side.rx); // reset the kernel's counters
     let mut seq = 0u64;
     let (mut win_start, mut win_frames, mut busy) = (sys::mono_ns(), 0u64, false);
-    let mut lens = vec![0usize; sb.capacity()];
-    let mut releases = vec![0u64; sb.capacity()];
     loop {
         let now = sys::mono_ns();
         if sys::stop_requested() || deadline.is_some_and(|d| now >= d) {
             break;
         }
-        // 1. release what is due, a batch at a time
-        let mut n = 0;
-        while n < sb.capacity() {
+        // 1. release what is due, a batch at a time, sent straight from where it was held
+        while due.len() < o.batch {
             let Some(h) = queue.pop_due(now) else { break };
-            sb.buf_mut(n)[..h.frame.len()].copy_from_slice(&h.frame);
-            sb.set_len(n, h.frame.len());
-            lens[n] = h.frame.len();
-            releases[n] = h.release;
-            pool.push(h.frame);
-            n += 1;
+            due.push(h);
         }
-        if n > 0 {
+        if !due.is_empty() {
+            let n = due.len();
             let at = sys::mono_ns();
-            for &r in &releases[..n] {
-                errors.record(at.saturating_sub(r));
+            for h in &due {
+                errors.record(at.saturating_sub(h.release));
             }
-            send_all(&mut sb, &side.tx, &mut lens[..n], &mut rep);
-            if n == sb.capacity() {
+            send_all(&mut tx, &side.tx, &due, &mut rep);
+            pool.extend(due.drain(..).map(|h| h.frame));
+            if n == o.batch {
                 continue; // more may be due
             }
         }
@@ -409,28 +404,25 @@ fn forward(
     Ok(rep)
 }
 
-/// Send slots 0..lens.len() of `sb`; on a partial send, move the rest down and try again once
-/// more; what the kernel still refuses is counted in tx_error_frames.
-fn send_all(sb: &mut SendBatch, tx: &OwnedFd, lens: &mut [usize], rep: &mut DirReport) {
-    let mut left = lens.len();
-    let mut tries = 0;
-    while left > 0 {
-        match sb.send(tx, left) {
+/// Send the held frames; on a partial send, send the rest (twice more at most after a refusal);
+/// what the kernel still refuses is counted in tx_error_frames.
+fn send_all(tx: &mut SliceSend, sock: &OwnedFd, held: &[Held], rep: &mut DirReport) {
+    let (mut sent, mut tries) = (0, 0);
+    while sent < held.len() {
+        let rest = held[sent..].iter().map(|h| h.frame.as_slice());
+        match tx.send(sock, rest) {
             Ok(k) if k > 0 => {
                 rep.tx_frames += k as u64;
-                rep.tx_bytes += lens[..k].iter().sum::<usize>() as u64;
-                left -= k;
-                for j in 0..left {
-                    let frame = sb.buf_mut(j + k)[..lens[j + k]].to_vec();
-                    sb.buf_mut(j)[..frame.len()].copy_from_slice(&frame);
-                    sb.set_len(j, frame.len());
-                    lens[j] = lens[j + k];
-                }
+                rep.tx_bytes += held[sent..sent + k]
+                    .iter()
+                    .map(|h| h.frame.len() as u64)
+                    .sum::<u64>();
+                sent += k;
             }
             _ => {
                 tries += 1;
                 if tries > 2 {
-                    rep.tx_error_frames += left as u64;
+                    rep.tx_error_frames += (held.len() - sent) as u64;
                     return;
                 }
                 std::thread::yield_now(); // e.g. ENOBUFS: let the peer's backlog drain
