@@ -775,7 +775,10 @@ mod tests {
         tx.connect(rx.local_addr().unwrap()).unwrap();
         let frames: Vec<Vec<u8>> = (0..5u8).map(|i| vec![i; 20 + i as usize]).collect();
         let mut ss = SliceSend::new(2); // capacity is a hint: 5 frames still go in one call
-        assert_eq!(ss.send(&tx, frames.iter().map(|f| f.as_slice())).unwrap(), 5);
+        assert_eq!(
+            ss.send(&tx, frames.iter().map(|f| f.as_slice())).unwrap(),
+            5
+        );
         assert_eq!(ss.send(&tx, std::iter::empty()).unwrap(), 0);
         let mut buf = [0u8; 64];
         for f in &frames {
