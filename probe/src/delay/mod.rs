@@ -24,7 +24,7 @@ use serde::Serialize;
 use crate::delay::loss::LossModel;
 use crate::delay::sched::{Held, Impairment, ReleaseQueue, Scheduler, Verdict};
 use crate::stats::{NsHist, NsSummary};
-use crate::sys::{self, RecvBatch, SliceSend};
+use crate::sys::{self, RecvBatch, RxRing, SliceSend};
 
 /// Which directions the impairment applies to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,6 +66,8 @@ pub struct NodeOpts {
     pub rt_priority: i32,
     /// Batch-mode wake-up period, ns (0: per-frame release).
     pub quantum_ns: u64,
+    /// Receive through a TPACKET_V3 ring where the delay allows (>= RING_MIN_DELAY_NS).
+    pub rx_ring: bool,
 }
 
 /// Report of one direction.
@@ -122,6 +124,8 @@ pub struct DirReport {
     pub quantum_ns: u64,
     /// The thread ran under SCHED_FIFO (--rt-priority granted).
     pub realtime: bool,
+    /// "ring" (PACKET_MMAP TPACKET_V3) or "recvmmsg".
+    pub rx_path: &'static str,
 }
 
 /// The node's report.
@@ -160,6 +164,11 @@ fn softnet_drops() -> Option<u64> {
 const BATCH_MAX_SLEEP_NS: u64 = 1_000_000;
 const RATE_WINDOW_NS: u64 = 2_000_000;
 const BUSY_FRAMES_PER_QUANTUM: u64 = 1;
+/// The ring hands a block over at most RING_RETIRE_MS after its first frame: only directions
+/// that delay every frame by at least twice that use it.
+const RING_RETIRE_MS: u32 = 1;
+const RING_MIN_DELAY_NS: u64 = 2_000_000;
+const RING_BLOCK_BYTES: usize = 1 << 20;
 
 struct Side {
     rx: OwnedFd,
@@ -271,6 +280,20 @@ fn forward(
         realtime,
         ..Default::default()
     };
+    let mut ring = if o.rx_ring && imp.delay_ns >= RING_MIN_DELAY_NS {
+        let blocks = (o.rcvbuf / RING_BLOCK_BYTES).max(4);
+        RxRing::new(
+            &side.rx,
+            RING_BLOCK_BYTES,
+            blocks,
+            o.max_frame,
+            RING_RETIRE_MS,
+        )
+        .ok()
+    } else {
+        None
+    };
+    rep.rx_path = if ring.is_some() { "ring" } else { "recvmmsg" };
     let mut queue = ReleaseQueue::new(imp.reorder);
     let mut sched = Scheduler::new(imp, seed);
     let mut rb = RecvBatch::new(o.batch, o.max_frame + 1);
@@ -309,49 +332,99 @@ fn forward(
             }
         }
         // 2. admit what arrived
-        let got = rb
-            .recv_nowait(&side.rx)
-            .map_err(|e| format!("recvmmsg on {from}: {e}"))?;
-        if got > 0 {
-            win_frames += got as u64;
+        if let Some(ring) = ring.as_mut() {
             let (mono, real) = (sys::mono_ns(), sys::real_ns());
-            for i in 0..got {
-                let (frame, meta) = rb.get(i);
-                rep.rx_frames += 1;
-                rep.rx_bytes += meta.len as u64;
-                if meta.truncated || meta.len > o.max_frame {
-                    rep.oversize_drop_frames += 1;
-                    continue;
-                }
-                // kernel receive time on the monotonic clock (falls back to now)
-                let arrived = match meta.kernel_rx_ns {
-                    Some(k) if k <= real && real - k < 1_000_000_000 => mono - (real - k),
-                    _ => mono,
+            let mut got = 0;
+            while got < o.batch {
+                let admit = |frame: &[u8], k: u64, truncated: bool| {
+                    rep.rx_frames += 1;
+                    rep.rx_bytes += frame.len() as u64;
+                    if truncated || frame.len() > o.max_frame {
+                        rep.oversize_drop_frames += 1;
+                        return;
+                    }
+                    let arrived = if k <= real && real - k < 1_000_000_000 {
+                        mono - (real - k)
+                    } else {
+                        mono
+                    };
+                    if queue.len() >= o.limit {
+                        rep.limit_drop_frames += 1;
+                        return;
+                    }
+                    match sched.admit(arrived, frame.len()) {
+                        Verdict::Lost => rep.lost_frames += 1,
+                        Verdict::QueueFull => rep.queue_drop_frames += 1,
+                        Verdict::Release(t) => {
+                            let mut buf = pool
+                                .pop()
+                                .unwrap_or_else(|| Vec::with_capacity(o.max_frame));
+                            buf.clear();
+                            buf.extend_from_slice(frame);
+                            queue.push(Held {
+                                release: t,
+                                seq,
+                                frame: buf,
+                            });
+                            seq += 1;
+                        }
+                    }
                 };
-                if queue.len() >= o.limit {
-                    rep.limit_drop_frames += 1;
-                    continue;
-                }
-                match sched.admit(arrived, frame.len()) {
-                    Verdict::Lost => rep.lost_frames += 1,
-                    Verdict::QueueFull => rep.queue_drop_frames += 1,
-                    Verdict::Release(t) => {
-                        let mut buf = pool
-                            .pop()
-                            .unwrap_or_else(|| Vec::with_capacity(o.max_frame));
-                        buf.clear();
-                        buf.extend_from_slice(frame);
-                        queue.push(Held {
-                            release: t,
-                            seq,
-                            frame: buf,
-                        });
-                        seq += 1;
+                let Some(n) = ring.next_block(admit) else {
+                    break;
+                };
+                got += n;
+            }
+            if got > 0 {
+                win_frames += got as u64;
+                rep.held_max_frames = rep.held_max_frames.max(queue.len() as u64);
+                continue;
+            }
+        } else {
+            let got = rb
+                .recv_nowait(&side.rx)
+                .map_err(|e| format!("recvmmsg on {from}: {e}"))?;
+            if got > 0 {
+                win_frames += got as u64;
+                let (mono, real) = (sys::mono_ns(), sys::real_ns());
+                for i in 0..got {
+                    let (frame, meta) = rb.get(i);
+                    rep.rx_frames += 1;
+                    rep.rx_bytes += meta.len as u64;
+                    if meta.truncated || meta.len > o.max_frame {
+                        rep.oversize_drop_frames += 1;
+                        continue;
+                    }
+                    // kernel receive time on the monotonic clock (falls back to now)
+                    let arrived = match meta.kernel_rx_ns {
+                        Some(k) if k <= real && real - k < 1_000_000_000 => mono - (real - k),
+                        _ => mono,
+                    };
+                    if queue.len() >= o.limit {
+                        rep.limit_drop_frames += 1;
+                        continue;
+                    }
+                    match sched.admit(arrived, frame.len()) {
+                        Verdict::Lost => rep.lost_frames += 1,
+                        Verdict::QueueFull => rep.queue_drop_frames += 1,
+                        Verdict::Release(t) => {
+                            let mut buf = pool
+                                .pop()
+                                .unwrap_or_else(|| Vec::with_capacity(o.max_frame));
+                            buf.clear();
+                            buf.extend_from_slice(frame);
+                            queue.push(Held {
+                                release: t,
+                                seq,
+                                frame: buf,
+                            });
+                            seq += 1;
+                        }
                     }
                 }
+                rep.held_max_frames = rep.held_max_frames.max(queue.len() as u64);
+                continue;
             }
-            rep.held_max_frames = rep.held_max_frames.max(queue.len() as u64);
-            continue;
         }
         // 3. nothing to do now: sleep until a frame arrives or shortly before the next release
         let now = sys::mono_ns();
