@@ -153,10 +153,10 @@ pub struct DelayArgs {
     /// Socket receive buffer per side, bytes (also the size of the receive ring).
     #[arg(long, default_value_t = 16 << 20)]
     pub rcvbuf: usize,
-    /// Receive with recvmmsg only. By default a direction whose delay is >= 2 ms receives
-    /// through a PACKET_MMAP TPACKET_V3 ring (less CPU per frame; the kernel hands over a block
-    /// of frames at most 1 ms after its first one, which the delay absorbs: arrival times are the
-    /// kernel's timestamps either way).
+    /// Receive with recvmmsg only. By default a direction whose delay − 3 × jitter is >= 2 ms
+    /// receives through a PACKET_MMAP TPACKET_V3 ring (less CPU per frame; the kernel hands over
+    /// a block of frames at most 1 ms after its first one, which the delay absorbs: arrival
+    /// times are the kernel's timestamps either way).
     #[arg(long)]
     pub no_rx_ring: bool,
     /// Print one JSON object on stdout.

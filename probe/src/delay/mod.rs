@@ -165,7 +165,7 @@ const BATCH_MAX_SLEEP_NS: u64 = 1_000_000;
 const RATE_WINDOW_NS: u64 = 2_000_000;
 const BUSY_FRAMES_PER_QUANTUM: u64 = 1;
 /// The ring hands a block over at most RING_RETIRE_MS after its first frame: only directions
-/// that delay every frame by at least twice that use it.
+/// that delay every frame by at least twice that (delay − 3 × jitter) use it.
 const RING_RETIRE_MS: u32 = 1;
 const RING_MIN_DELAY_NS: u64 = 2_000_000;
 /// Ring memory is pinned kernel memory: 16 blocks of 256 KB per direction (4 MB; 32 ms at
@@ -240,6 +240,27 @@ pub fn run(o: &NodeOpts) -> Result<NodeReport, String> {
     })
 }
 
+/// (CLOCK_MONOTONIC, CLOCK_REALTIME) at one instant, to turn the kernel's realtime receive
+/// timestamps into monotonic arrival times. Read as mono, real, mono: a pair read across a
+/// preemption would place arrivals early by the length of the preemption (hence releases too
+/// early), so the read is repeated while the two monotonic reads are more than 5 µs apart, and
+/// the realtime value is taken to be at their midpoint.
+fn clock_pair() -> (u64, u64) {
+    let mut best = (u64::MAX, 0, 0);
+    for _ in 0..8 {
+        let m1 = sys::mono_ns();
+        let r = sys::real_ns();
+        let m2 = sys::mono_ns();
+        if m2 - m1 < best.0 {
+            best = (m2 - m1, m1 + (m2 - m1) / 2, r);
+        }
+        if m2 - m1 <= 5_000 {
+            break;
+        }
+    }
+    (best.1, best.2)
+}
+
 /// Adapts the spin margin to how late ppoll wakes up (a high quantile: up at once, down slowly).
 struct Margin {
     ns: u64,
@@ -283,7 +304,9 @@ fn forward(
         realtime,
         ..Default::default()
     };
-    let mut ring = if o.rx_ring && imp.delay_ns >= RING_MIN_DELAY_NS {
+    // the smallest delay a frame gets (jitter: down to 3 sd / the uniform half-width below)
+    let least_delay_ns = imp.delay_ns.saturating_sub(3 * imp.jitter_ns);
+    let mut ring = if o.rx_ring && least_delay_ns >= RING_MIN_DELAY_NS {
         let blocks = (o.rcvbuf.min(RING_BYTES_MAX) / RING_BLOCK_BYTES).max(4);
         RxRing::new(
             &side.rx,
@@ -336,10 +359,13 @@ fn forward(
         }
         // 2. admit what arrived
         if let Some(ring) = ring.as_mut() {
-            let (mono, real) = (sys::mono_ns(), sys::real_ns());
             let mut got = 0;
             while got < o.batch {
+                // the clocks are read once the block is ours (at its first frame): every frame
+                // in it arrived before, so kernel time <= real and the conversion is exact
+                let mut clocks: Option<(u64, u64)> = None;
                 let admit = |frame: &[u8], k: u64, truncated: bool| {
+                    let (mono, real) = *clocks.get_or_insert_with(clock_pair);
                     rep.rx_frames += 1;
                     rep.rx_bytes += frame.len() as u64;
                     if truncated || frame.len() > o.max_frame {
@@ -389,7 +415,7 @@ fn forward(
                 .map_err(|e| format!("recvmmsg on {from}: {e}"))?;
             if got > 0 {
                 win_frames += got as u64;
-                let (mono, real) = (sys::mono_ns(), sys::real_ns());
+                let (mono, real) = clock_pair();
                 for i in 0..got {
                     let (frame, meta) = rb.get(i);
                     rep.rx_frames += 1;
@@ -503,6 +529,25 @@ fn send_all(tx: &mut SliceSend, sock: &OwnedFd, held: &[Held], rep: &mut DirRepo
                 }
                 std::thread::yield_now(); // e.g. ENOBUFS: let the peer's backlog drain
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_pair_is_consistent() {
+        for _ in 0..1000 {
+            let before = sys::mono_ns();
+            let (mono, real) = clock_pair();
+            let after = sys::mono_ns();
+            assert!(before <= mono && mono <= after);
+            // the realtime - monotonic offset stays put between pairs (no step here)
+            let (m2, r2) = clock_pair();
+            let drift = (r2 as i128 - m2 as i128) - (real as i128 - mono as i128);
+            assert!(drift.abs() < 1_000_000, "offset moved by {drift} ns");
         }
     }
 }
