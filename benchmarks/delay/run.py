@@ -37,9 +37,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
+sys.path.insert(0, str(HERE.parents[1]))  # tests.integration.providers.delay_draws
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
+from tests.integration.providers import delay_draws  # noqa: E402
 
 from vnetbench.layout import build_layout  # noqa: E402
 from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402
@@ -126,7 +128,8 @@ def accuracy(rep: int) -> dict[str, Any]:
         ip = layout.address_of("d", "c")
         arp(p, "c", ip)
         rec = probe_rtt(p, "c", "d", ip, 7002, 5000, "0.001")
-        owd = np.array([r["owd_up_ns"] for r in rec if r["owd_up_ns"] is not None], dtype=float)
+        owd_all = np.array([np.nan if r["owd_up_ns"] is None else r["owd_up_ns"] for r in rec], dtype=float)
+        owd = owd_all[~np.isnan(owd_all)]
         ks = stats.kstest((owd - 50e6) / 10e6, "norm")
         out["jitter"] = {
             "n": len(owd),
@@ -169,6 +172,26 @@ def accuracy(rep: int) -> dict[str, Any]:
             "receiver_kernel_drops": r["kernel_drops_packets"],
         }
     reports = p.delay_reports
+    # the node's own draws (seed from its report): each probe's lateness and the draws' own KS p
+    seed = reports["jit"]["seed"]
+    fits = [
+        delay_draws.match(
+            owd_all, delay_draws.normal_delays_ns(sd, len(owd_all) + 100, 50_000_000, 10_000_000)
+        )
+        for sd in (seed, seed + 1)
+    ]
+    res = min(fits, key=lambda r: float(np.nanmedian(np.abs(r))))
+    ok = ~np.isnan(res)
+    out["jitter"]["seed"] = seed
+    out["jitter"]["ks_p_draws_alone"] = float(
+        stats.kstest((owd_all[ok] - res[ok] - 50e6) / 10e6, "norm").pvalue
+    )
+    out["jitter"]["late_us"] = {
+        "min": float(res[ok].min() / 1e3),
+        "median": float(np.median(res[ok]) / 1e3),
+        "p99": float(np.percentile(res[ok], 99) / 1e3),
+        "max": float(res[ok].max() / 1e3),
+    }
     out["node_release_error_ns"] = {k: v["directions"][0]["release_error"] for k, v in reports.items()}
     out["node_lost_frames"] = {k: v["directions"][0]["lost_frames"] for k, v in reports.items()}
     return out
