@@ -40,7 +40,10 @@ def main() -> None:
         x = np.linspace(10, 90, 400)
         a.plot(x, stats.norm.pdf(x, 50, 10), "k", label="configured N(50 ms, 10 ms)")
         ps = ", ".join(f"{r['jitter']['ks_p']:.2f}" for r in reps)
-        a.set_title(f"jitter: 10ms normal — KS p = {ps} (5000 probes each)")
+        a.set_title(
+            f"jitter: 10ms normal — KS p = {ps}\n(5000 probes each, seeds from the clock: see README)",
+            fontsize=10,
+        )
     a.set_xlabel("one-way delay, ms")
     a.legend(fontsize=8)
 
@@ -58,7 +61,7 @@ def main() -> None:
                 x,
                 statistics.median(got),
                 color=color,
-                label=("through a delay node (+10 ms)", "bare veth")[j] if k == 0 else None,
+                label=("through a delay node (+10 ms)", "generator alone (bare veth)")[j] if k == 0 else None,
             )
             a.plot([x] * len(got), got, "k.")
         a.hlines(target / 1e3, k * 3 - 0.45, k * 3 + 1.45, colors="r", linestyles="dashed")
@@ -67,12 +70,19 @@ def main() -> None:
     a.set_xticks(xs, labels)
     a.set_ylabel("received, kpps (red: issue target)")
     cpu = [r["node"]["cpu_per_frame_ns"] / 1e3 for r in rows if r.get("node") and r["frame_bytes"] != "tcp"]
+    a.set_ylim(0, 330)
+
+    def ratio(frame: int) -> str:
+        got = [r["ratio_to_bare"] for r in rows if r["frame_bytes"] == frame and "ratio_to_bare" in r]
+        return f"{statistics.median(got):.2f}" if got else "n/a"
+
     a.set_title(
-        f"constant-rate UDP, no frame lost; sender-limited here\nnode CPU "
+        f"constant-rate UDP (2 senders), no frame lost\nnode ÷ generator median "
+        f"{ratio(1500)} (1500 B), {ratio(64)} (64 B)\nnode CPU "
         f"{min(cpu, default=0):.1f}–{max(cpu, default=0):.1f} µs/frame",
         fontsize=10,
     )
-    a.legend(fontsize=8)
+    a.legend(fontsize=8, loc="center left")
 
     a = ax[1][1]
     bdp = res.get("bdp", [])

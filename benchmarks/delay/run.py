@@ -7,9 +7,11 @@ as a campaign would build it. Each part is repeated (--reps) and compared side b
 1. accuracy: 50 ms each way -> RTT (vnb-probe rtt, 2000 probes; ping 300 probes for its p99);
    `jitter: 10ms normal` (reorder allowed) -> one-way delays of 5000 probes against N(50 ms, 10 ms)
    with a KS test; `loss: 1%` -> loss over 100 000 packets.
-2. throughput: constant-rate UDP (vnb-probe send/recv) of 1500-byte frames at 90 000 pps
-   (1.08 Gbit/s) and 64-byte frames at 300 000 pps, through a delay node adding 10 ms and over a
-   bare veth, alternating; the node's own report gives its drops by cause and CPU per frame.
+2. throughput: constant-rate UDP (vnb-probe send/recv; STREAMS sender processes started together)
+   of 1500-byte frames at 90 000 pps (1.08 Gbit/s) and 64-byte frames at 300 000 pps, through a
+   delay node adding 10 ms and over a bare veth (the generator alone), alternating; the node's
+   throughput as a ratio of the generator's in the same repetition; the node's own report gives
+   its drops by cause and CPU per frame (user and system).
    TCP (iperf3, 5 s) through the node and bare for reference.
 3. BDP: iperf3 TCP over a 10 Mbit/s link with 25 ms and with 120 ms each way (ExoGENI Table 12:
    BBN-UH 50 ms RTT vs BBN-NICTA 238 ms RTT), window 256 KB (iperf3 -w) and autotuned.
@@ -35,9 +37,11 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
+sys.path.insert(0, str(HERE.parents[1]))  # tests.integration.providers.delay_draws
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
+from tests.integration.providers import delay_draws  # noqa: E402
 
 from vnetbench.layout import build_layout  # noqa: E402
 from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402
@@ -124,7 +128,8 @@ def accuracy(rep: int) -> dict[str, Any]:
         ip = layout.address_of("d", "c")
         arp(p, "c", ip)
         rec = probe_rtt(p, "c", "d", ip, 7002, 5000, "0.001")
-        owd = np.array([r["owd_up_ns"] for r in rec if r["owd_up_ns"] is not None], dtype=float)
+        owd_all = np.array([np.nan if r["owd_up_ns"] is None else r["owd_up_ns"] for r in rec], dtype=float)
+        owd = owd_all[~np.isnan(owd_all)]
         ks = stats.kstest((owd - 50e6) / 10e6, "norm")
         out["jitter"] = {
             "n": len(owd),
@@ -167,14 +172,38 @@ def accuracy(rep: int) -> dict[str, Any]:
             "receiver_kernel_drops": r["kernel_drops_packets"],
         }
     reports = p.delay_reports
+    # the node's own draws (seed from its report): each probe's lateness and the draws' own KS p
+    seed = reports["jit"]["seed"]
+    fits = [
+        delay_draws.match(
+            owd_all, delay_draws.normal_delays_ns(sd, len(owd_all) + 100, 50_000_000, 10_000_000)
+        )
+        for sd in (seed, seed + 1)
+    ]
+    res = min(fits, key=lambda r: float(np.nanmedian(np.abs(r))))
+    ok = ~np.isnan(res)
+    out["jitter"]["seed"] = seed
+    out["jitter"]["ks_p_draws_alone"] = float(
+        stats.kstest((owd_all[ok] - res[ok] - 50e6) / 10e6, "norm").pvalue
+    )
+    out["jitter"]["late_us"] = {
+        "min": float(res[ok].min() / 1e3),
+        "median": float(np.median(res[ok]) / 1e3),
+        "p99": float(np.percentile(res[ok], 99) / 1e3),
+        "max": float(res[ok].max() / 1e3),
+    }
     out["node_release_error_ns"] = {k: v["directions"][0]["release_error"] for k, v in reports.items()}
     out["node_lost_frames"] = {k: v["directions"][0]["lost_frames"] for k, v in reports.items()}
     return out
 
 
+STREAMS = 2  # sender processes: one vnb-probe send saturates at ~100 kpps of 64-byte frames here
+
+
 def udp_rate(
     p: LocalProvider, src: str, dst: str, ip: str, port: int, frame: int, pps: int, secs: float
 ) -> dict:
+    """Offer `pps` frames/s from STREAMS sender processes (pps / STREAMS each, started together)."""
     recv = p.spawn(
         dst,
         [
@@ -183,7 +212,7 @@ def udp_rate(
             "--bind",
             f"{ip}:{port}",
             "--expect-streams",
-            "1",
+            str(STREAMS),
             "--duration",
             "60",
             "--trace-bin-us",
@@ -192,9 +221,9 @@ def udp_rate(
         ],
     )
     p.wait_listening(recv, port, "udp", 5)
-    s = json.loads(
-        run(
-            p,
+    start = time.time_ns() + 300_000_000
+    senders = [
+        p.spawn(
             src,
             [
                 PROBE,
@@ -204,25 +233,35 @@ def udp_rate(
                 "--frame-size",
                 str(frame),
                 "--pps",
-                str(pps),
+                str(pps / STREAMS),
                 "--duration",
                 str(secs),
+                "--stream",
+                str(i),
+                "--start-at-ns",
+                str(start),
                 "--json",
             ],
         )
-    )
+        for i in range(STREAMS)
+    ]
+    sent = [json.loads(s.wait(120).stdout) for s in senders]
     r = json.loads(recv.wait(70).stdout)
     t = r["totals"]
     return {
         "frame_bytes": frame,
         "offered_pps": pps,
-        "sent_packets": s.get("sent_packets"),
+        "streams": STREAMS,
+        "sent_packets": sum(s["sent_packets"] for s in sent),
         "received_packets": t["unique_packets"],
         "received_pps": t["received_pps"],
         "received_frame_bps": t["received_pps"] * frame * 8,
         "lost_packets": t["lost_packets"],
         "receiver_kernel_drops": r["kernel_drops_packets"],
-        "sender": {k: s.get(k) for k in ("missed_slots_packets", "cpu_user_ns", "cpu_system_ns")},
+        "sender": {
+            k: sum(s.get(k) or 0 for s in sent)
+            for k in ("missed_slots_packets", "cpu_user_ns", "cpu_system_ns")
+        },
     }
 
 
@@ -260,13 +299,25 @@ def throughput(rep: int) -> list[dict[str, Any]]:
                     row["node"] = {
                         "cpu_per_frame_ns": rpt["cpu_per_frame_ns"],
                         "cpu_ns": rpt["cpu_user_ns"] + rpt["cpu_system_ns"],
+                        "cpu_user_ns": rpt["cpu_user_ns"],
+                        "cpu_system_ns": rpt["cpu_system_ns"],
+                        "softnet_backlog_drop_frames_machine_wide": rpt.get(
+                            "softnet_backlog_drop_frames_machine_wide"
+                        ),
                         "elapsed_ns": rpt["elapsed_ns"],
                         **{k: v for k, v in d.items() if k.endswith("_frames")},
                         "release_error_p50_ns": d["release_error"]["p50_ns"],
                         "release_error_p99_ns": d["release_error"]["p99_ns"],
                     }
+            row["loadavg_1min"] = os.getloadavg()[0]
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "sender"}), flush=True)
+    # the node's throughput as a ratio of the generator alone over a bare veth, same repetition
+    for row in rows:
+        if row["path"] == "node":
+            (bare,) = [r for r in rows if r["path"] == "bare" and r["frame_bytes"] == row["frame_bytes"]]
+            key = "goodput_bps" if row["frame_bytes"] == "tcp" else "received_pps"
+            row["ratio_to_bare"] = row[key] / bare[key]
     return rows
 
 
@@ -356,6 +407,12 @@ def summarize(results: dict[str, Any]) -> None:
                 rows = [r for r in results["throughput"] if r["frame_bytes"] == frame and r["path"] == path]
                 key = "goodput_bps" if frame == "tcp" else "received_pps"
                 print(frame, path, key, med([r[key] for r in rows]) if rows else None)
+            ratios = [
+                r["ratio_to_bare"]
+                for r in results["throughput"]
+                if r["frame_bytes"] == frame and "ratio_to_bare" in r
+            ]
+            print(frame, "node/bare", sorted(round(x, 3) for x in ratios))
     if "bdp" in results:
         for w in ("256K", "auto"):
             for link in ("short", "long"):

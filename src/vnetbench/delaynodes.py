@@ -69,8 +69,11 @@ RT_PRIORITY = 10  # SCHED_FIFO: the node wakes on time even on a busy machine (p
 QUANTUM_US = 200  # batch mode from 5 000 frames/s per direction: ~5 µs of CPU per frame instead of ~15
 
 
-def command(node: DelayNode, binary: str, rt_priority: int = RT_PRIORITY) -> list[str]:
-    """The `vnb-probe delay` command line of one delay node."""
+def command(
+    node: DelayNode, binary: str, rt_priority: int = RT_PRIORITY, seed: int | None = None
+) -> list[str]:
+    """The `vnb-probe delay` command line of one delay node (seed None: the node draws one from the
+    clock and reports it; a fixed seed makes its jitter and loss draws reproducible)."""
     netem = node.a_to_b or node.b_to_a
     assert netem is not None
     direction = "both" if node.a_to_b and node.b_to_a else "a-to-b" if node.a_to_b else "b-to-a"
@@ -105,4 +108,6 @@ def command(node: DelayNode, binary: str, rt_priority: int = RT_PRIORITY) -> lis
     ]
     if netem.reorder:
         argv.append("--reorder")
+    if seed is not None:
+        argv += ["--seed", str(seed)]
     return argv

@@ -35,7 +35,8 @@ DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
     release_error{...}          send time - release time, ns (the node's own timing error)
     spin_margin_ns              final busy-wait margin before a release, ns
     quantum_ns                  batch-mode quantum, ns (0: off)
-    realtime                    the thread ran under SCHED_FIFO (--rt-priority was granted)";
+    realtime                    the thread ran under SCHED_FIFO (--rt-priority was granted)
+    rx_path                     ring (PACKET_MMAP TPACKET_V3) or recvmmsg";
 
 /// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
@@ -149,9 +150,15 @@ pub struct DelayArgs {
     /// Best effort: if refused (no CAP_SYS_NICE), the node runs normally (`realtime`: false).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(i32).range(0..=99))]
     pub rt_priority: i32,
-    /// Socket receive buffer per side, bytes.
+    /// Socket receive buffer per side, bytes (also the size of the receive ring).
     #[arg(long, default_value_t = 16 << 20)]
     pub rcvbuf: usize,
+    /// Receive with recvmmsg only. By default a direction whose delay − 3 × jitter is >= 2 ms
+    /// receives through a PACKET_MMAP TPACKET_V3 ring (less CPU per frame; the kernel hands over
+    /// a block of frames at most 1 ms after its first one, which the delay absorbs: arrival
+    /// times are the kernel's timestamps either way).
+    #[arg(long)]
+    pub no_rx_ring: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -201,6 +208,7 @@ impl DelayArgs {
             rcvbuf: self.rcvbuf,
             rt_priority: self.rt_priority,
             quantum_ns: self.quantum_us.saturating_mul(1000),
+            rx_ring: !self.no_rx_ring,
         })
     }
 }

@@ -4,6 +4,12 @@ namespace of its own, on this kernel without netem. Real namespaces, real ping, 
 Accuracy bounds are the issue's: RTT median 100 ms ± 0.2 ms and p99 ≤ 101 ms for 50 ms each way;
 one-way delays with `jitter: 10ms normal` pass a KS test at 5 % (5000 probes); `loss: 1%` gives
 1 % ± 0.2 pp over 100 000 packets.
+
+The nodes of the shared topology run with a fixed seed (SEED): a test at 5 % on a fresh random
+sample rejects even a perfect emulator once in 20 runs, by construction. With the seed fixed, the
+draws are fixed (the first 5000 normal draws of seeds 1 and 2 alone: KS p ≈ 0.57, 0.60), so a failure can only come
+from the node or the path, and tests/integration/providers/delay_draws.py replays the draws to check
+each probe's delay against the one drawn for it.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from tests.integration.providers import delay_draws
 from tests.integration.providers.conftest import Built, built_topology, need
+from vnetbench import delaynodes
 from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
+SEED = 1  # A->B draws with SEED, B->A with SEED + 1
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +45,12 @@ def linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     need("ping")
     if delaynode.binary() is None:
         pytest.skip("vnb-probe is not built (pip install -e .)")
-    with built_topology(tmp_path_factory.mktemp("delay"), "delay_nodes.yaml", ("ping",)) as built:
-        yield built
+    command = delaynodes.command
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(delaynodes, "command", lambda node, binary: command(node, binary, seed=SEED))
+        with built_topology(tmp_path_factory.mktemp("delay"), "delay_nodes.yaml", ("ping",)) as built:
+            mp.undo()
+            yield built
 
 
 def _probe(built: Built, node: str, args: list[str], timeout: float = 60):
@@ -104,14 +117,31 @@ def test_normal_jitter_matches_its_distribution(linked: Built) -> None:
     finally:
         echo.kill()
     records = json.loads(rtt.stdout)["records"]
-    owd = np.array([r["owd_up_ns"] for r in records if r["owd_up_ns"] is not None], dtype=float)
+    owd_all = np.array([np.nan if r["owd_up_ns"] is None else r["owd_up_ns"] for r in records], dtype=float)
+    owd = owd_all[~np.isnan(owd_all)]
     assert len(owd) >= 4950
-    # configured: 50 ms + N(0, 10 ms); the path itself adds tens of µs (0.01 sd: invisible to KS)
+    # 1. every probe left the node when the delay drawn for it said (a->c draws with SEED or
+    #    SEED + 1, depending on which end of the link is the node's side A: the one that fits)
+    fits = [
+        delay_draws.match(owd_all, delay_draws.normal_delays_ns(s, 5100, 50_000_000, 10_000_000))
+        for s in (SEED, SEED + 1)
+    ]
+    residual = min(fits, key=lambda r: float(np.nanmedian(np.abs(r))))
+    res = residual[~np.isnan(residual)]
+    # what the node and the path add to the drawn delay: the veth path, the node's release error
+    # and the endpoints' timestamping: median ~10 µs, p99 ~80 µs; when other work stalls the
+    # shared machine, up to some ms for ~1 % of the probes (p99 1.7 and 3.2 ms seen), so the tail
+    # is bounded at p95 here and the RTT test bounds the node's p99
+    assert res.min() > -50e3, f"a probe left {-res.min() / 1e3:.0f} µs before its drawn delay"
+    assert np.median(res) < 100e3, f"median {np.median(res) / 1e3:.1f} µs late"
+    assert np.percentile(res, 95) < 1e6, f"p95 {np.percentile(res, 95) / 1e3:.1f} µs late"
+    # 2. the issue's criterion: the measured one-way delays against the configured
+    #    50 ms + N(0, 10 ms) at the 5 % level (the draws alone: p ≈ 0.6)
     result = stats.kstest((owd - 50e6) / 10e6, "norm")
-    # The issue's criterion is the 5 % level, which rejects a perfect node in 1 run of 20 by
-    # construction; benchmarks/delay reports it at 5 % over repeated runs. Here 1 % keeps CI
-    # from flaking while D > 0.023 (a 0.6 ms shift or a 6 % wrong sd) still fails.
-    assert result.pvalue > 0.01, f"KS D={result.statistic:.4f} p={result.pvalue:.3g}"
+    drawn_p = stats.kstest((owd - res - 50e6) / 10e6, "norm").pvalue
+    assert result.pvalue > 0.05, (
+        f"KS D={result.statistic:.4f} p={result.pvalue:.3g} (the draws alone: p={drawn_p:.3g})"
+    )
     assert abs(np.mean(owd) - 50e6) < 1e6 and abs(np.std(owd) - 10e6) < 0.5e6
 
 

@@ -63,6 +63,8 @@ def test_a_same_host_link_is_split_around_one_node_and_keeps_its_shaper() -> Non
     joined = " ".join(argv)
     assert "--direction both" in joined and "--delay 25000000ns" in joined
     assert "--jitter 2000000ns --jitter-dist normal" in joined and "--reorder" not in argv
+    assert "--seed" not in argv  # the node draws its seed from the clock and reports it
+    assert command(node, "p", seed=7)[-2:] == ["--seed", "7"]
 
 
 def test_a_link_between_hosts_delays_each_direction_once() -> None:
