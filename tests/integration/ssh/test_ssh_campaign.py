@@ -9,6 +9,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -229,6 +230,12 @@ def test_clean_removes_what_a_killed_run_left_on_remote_hosts(sshnet: SshNet, tm
     )
     proc = provider.spawn("b", ["sleep", "300"])
     assert proc.poll() is None
+    # Until the wrapper has exec'd the tool it still writes to the channel: closing the connection
+    # before then kills it with SIGPIPE, and nothing would be left for clean() to find. (The "remote"
+    # hosts are namespaces here, so their /proc is ours.)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "sleep" and time.monotonic() < deadline:
+        time.sleep(0.01)
     # the controller "dies" here: no teardown. What it recorded is enough to clean up.
     provider.pool._closing = True
     provider.loop.run(provider.pool.close())
