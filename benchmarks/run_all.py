@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run every benchmark in benchmarks/ (each folder with a run.py), or only those named.
+"""Run every benchmark in benchmarks/ (each folder with a run.py or run.sh), or only those named.
 
 Each benchmark compares its methods side by side in one run and rewrites its own results and
 figure in its folder; this script only runs them in turn and says which failed.
@@ -17,7 +17,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def main(names: list[str]) -> int:
-    found = sorted(p.parent.name for p in HERE.glob("*/run.py"))
+    scripts = {p.parent.name: p for p in [*HERE.glob("*/run.sh"), *HERE.glob("*/run.py")]}
+    found = sorted(scripts)
     unknown = [n for n in names if n not in found]
     if unknown:
         print(f"error: no benchmark {', '.join(unknown)}; known: {', '.join(found)}", file=sys.stderr)
@@ -25,7 +26,9 @@ def main(names: list[str]) -> int:
     failed = []
     for name in names or found:
         print(f"== {name}", flush=True)
-        if subprocess.run([sys.executable, str(HERE / name / "run.py")]).returncode != 0:
+        script = scripts[name]
+        argv = [sys.executable, str(script)] if script.suffix == ".py" else ["bash", str(script)]
+        if subprocess.run(argv).returncode != 0:
             failed.append(name)
     if failed:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
