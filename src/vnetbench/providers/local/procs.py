@@ -20,6 +20,7 @@ import select
 import signal
 import struct
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import IO
@@ -124,6 +125,7 @@ class LocalToolProcess(ToolProcess):
         self.starttime = starttime(pid)
         self.object_id: int | None = None
         self._output: tuple[str, str] | None = None
+        self._output_lock = threading.Lock()  # the reaper thread and the caller both read output
         self._on_reaped = on_reaped
         try:
             self._pidfd: int | None = os.pidfd_open(pid)
@@ -196,14 +198,15 @@ class LocalToolProcess(ToolProcess):
 
     def output(self) -> tuple[str, str]:
         """stdout and stderr so far; once the process is reaped, read once and the files closed."""
-        if self._output is not None:
-            return self._output
-        out = (_read(self.stdout_file), _read(self.stderr_file))
-        if self.reaped:
-            self._output = out
-            self.stdout_file.close()
-            self.stderr_file.close()
-        return out
+        with self._output_lock:
+            if self._output is not None:
+                return self._output
+            out = (_read(self.stdout_file), _read(self.stderr_file))
+            if self.reaped:
+                self._output = out
+                self.stdout_file.close()
+                self.stderr_file.close()
+            return out
 
     def finished(self) -> Finished:
         stdout, stderr = self.output()
@@ -218,10 +221,14 @@ class LocalToolProcess(ToolProcess):
 
 
 def _read(f: IO[bytes]) -> str:
+    """Everything the child wrote so far. pread, not seek + read: no shared file position to race on."""
     try:
-        f.flush()
-        f.seek(0)
-        return f.read().decode("utf-8", errors="replace")
+        fd = f.fileno()
+        chunks, offset = [], 0
+        while chunk := os.pread(fd, 1 << 20, offset):
+            chunks.append(chunk)
+            offset += len(chunk)
+        return b"".join(chunks).decode("utf-8", errors="replace")
     except (OSError, ValueError):
         return ""
 
