@@ -32,6 +32,7 @@ from vnetbench.providers.base import Provider, ProviderError, TelemetryReader, T
 from vnetbench.spec.models import Campaign, Telemetry
 from vnetbench.store import schema as t
 from vnetbench.store.db import Event, MeasurementRecord
+from vnetbench.telemetry.ovsstats import DATAPATH, OvsSource, appctl_of
 from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram, mark_shared
 from vnetbench.telemetry.remote import HostPlan, RemoteSource, pid_scope, remote_flow_path
 from vnetbench.telemetry.sampler import Result, Sampler
@@ -149,6 +150,7 @@ class TelemetryHook:
                 src = NamespaceSource(ns, fd, names, qdiscs=ns in shaped)
                 closers.append(src)
                 sources.append(src)
+            sources += _ovs_sources(self.provider, [f.path for f in planned])
             captures = self._captures_or_event(config, layout, planned) if config.capture else []
         except BaseException:
             for c in closers:
@@ -371,6 +373,10 @@ def _rows_for(flow: _Flow, result: Result) -> list[dict[str, Any]]:
         elif scope.startswith("qdisc:"):
             if scope[6:].rsplit("/", 1)[0] not in ifaces:
                 continue
+        elif scope.startswith("ovs:"):  # OVS's port counters, and its datapath's (NS/datapath)
+            ns, name = scope[4:].rsplit("/", 1)
+            if scope[4:] not in ifaces and not (name == DATAPATH and ns in flow.path.namespaces):
+                continue
         elif scope.startswith("snmp:"):
             if scope not in keep:
                 continue
@@ -379,4 +385,23 @@ def _rows_for(flow: _Flow, result: Result) -> list[dict[str, Any]]:
         elif "@" in scope and scope.split("@", 1)[1] not in flow.path.namespaces:
             continue  # another remote host's CPU (cpu@HOST)
         out.append({"t_ns": row.t_ns, "scope": scope, "metric": row.metric, "value": row.value})
+    return out
+
+
+def _ovs_sources(provider: Provider, paths: list[FlowPath]) -> list[OvsSource]:
+    """One reader per OVS instance whose bridge a flow crosses, of the ports it crosses there."""
+    instance_of = getattr(provider, "ovs_instance", None)
+    if instance_of is None:
+        return []
+    ports: dict[str, set[str]] = {}
+    for path in paths:
+        for fwd in (h for h in path.hops if h.direction == "fwd" and h.kind == "ovs"):
+            names = {h.name for h in path.hops if h.ns == fwd.ns and h.master == fwd.name}
+            ports.setdefault(fwd.ns, set()).update(names)
+    out = []
+    for ns, names in ports.items():
+        instance = instance_of(ns)
+        if instance is not None:
+            ctl = f"{instance.rundir}/ovs-vswitchd.ctl"
+            out.append(OvsSource(ns, appctl_of(ctl, instance.env()), names))
     return out

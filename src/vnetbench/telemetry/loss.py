@@ -64,6 +64,7 @@ class Stage:
     count: float | None  # datagrams at this point (None: counter missing)
     lost: float | None = None  # since the previous stage with a count
     explainers: list[Explainer] = field(default_factory=list)
+    after_ovs: str | None = None  # the userspace OVS bridge the packet crossed just before this hop
 
     @property
     def explained(self) -> float:
@@ -131,8 +132,61 @@ def _less(explainers: list[Explainer], packets: float, metric: str = "Udp.Sndbuf
     return out
 
 
-def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float, shared: bool) -> Stage:
-    """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP)."""
+OVS_INGRESS = ("rx_dropped", "rx_errors", "rx_missed_errors")
+OVS_EGRESS = ("tx_dropped", "tx_errors")
+OVS_UNEXPLAINED = "unexplained: no kernel or OVS counter saw it"
+OVS_UNREAD = "not read by userspace OVS (its socket queue overflowed)"
+
+
+def _ovs_explainers(totals: Totals, hop: Hop, fwd: Hop, before: Hop | None, k: int) -> list[Explainer]:
+    """OVS's own port counters (scope ovs:NS/PORT) of the port the packet entered and the one it left."""
+    out = []
+    for port, metrics in ((before, OVS_INGRESS), (hop, OVS_EGRESS)):
+        if port is None or port.ns != fwd.ns:
+            continue
+        scope = f"ovs:{port.ns}/{port.name}"
+        values = totals.get(scope, {})
+        extra = [m for m in values if m.endswith("_drops") and m not in metrics]  # netdev-specific ones
+        for metric in (*metrics, *extra):
+            v = values.get(metric)
+            if v:
+                counter = f"OVS port {port.where}/{port.name} {metric}"
+                out.append(Explainer(counter, v / k, "bridge/OVS drop", scope, metric))
+    datapath = f"ovs:{fwd.ns}/datapath"
+    lookups = totals.get(datapath)
+    if lookups is None:
+        return out
+    if lookups.get("lookups_lost"):  # a packet the datapath could not hand to its upcall handler
+        counter = f"OVS datapath {fwd.label} lookups lost"
+        out.append(Explainer(counter, lookups["lookups_lost"] / k, "bridge/OVS drop", datapath, "lookups_lost"))
+    # A port's RX packets are the kernel's count of the device; what ovs-vswitchd read and processed is
+    # the datapath's lookups. Frames the ports received that were never looked up were never read: the
+    # kernel dropped them in ovs-vswitchd's socket queue, and no counter of either says so.
+    received = sum(
+        m.get("rx_packets", 0.0)
+        for scope, m in totals.items()
+        if scope.startswith(f"ovs:{fwd.ns}/") and scope != datapath
+    )
+    processed = sum(lookups.get(f"lookups_{m}", 0.0) for m in ("hit", "missed", "lost"))
+    if received - processed > NOISE_PACKETS:
+        counter = f"OVS datapath {fwd.label}: RX packets on its ports - lookups (never read)"
+        out.append(Explainer(counter, (received - processed) / k, OVS_UNREAD, datapath, "lookups_hit"))
+    return out
+
+
+def _hop_stage(
+    hop: Hop,
+    prev: Hop | None,
+    totals: Totals,
+    k: int,
+    other: float,
+    shared: bool,
+    before: Hop | None = None,
+) -> Stage:
+    """One interface on the path; `other` = frames the sender sent that are not the flow's (TCP, ICMP).
+
+    `prev` is the hop before this one, `before` the one before that (the port a bridge received on).
+    """
     scope = f"if:{hop.ns}/{hop.name}"
     metric = "tx_packets" if hop.direction == "tx" else "rx_packets"
     frames = _get(totals, scope, metric)
@@ -169,6 +223,9 @@ def _hop_stage(hop: Hop, prev: Hop | None, totals: Totals, k: int, other: float,
                             f"{metric} on bridge {prev.label}", v / k, "bridge/OVS drop", bridge, metric
                         )
                     )
+            if prev.kind == "ovs":
+                ex.extend(_ovs_explainers(totals, hop, prev, before, k))
+                stage.after_ovs = prev.label
     else:
         for metric in ("rx_dropped", "rx_errors"):
             v = _get(totals, scope, metric)
@@ -239,14 +296,17 @@ def localize(
     )
     other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
     prev: Hop | None = None
+    before: Hop | None = None
     for hop in path.hops:
         # the receiver's own interface also receives what others send it (on a remote host: the
         # controller's SSH): its non-UDP frames are the receiver's TCP and ICMP input
         own = hop.ns == path.dst_ns and hop.direction == "rx" and other_in is not None
         hop_other = other_in if own and "dst" not in path.shared else other
         if hop.direction != "fwd":
-            stages.append(_hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared))
-        prev = hop
+            stages.append(
+                _hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared, before)
+            )
+        before, prev = prev, hop
     delivered = g(totals, d_snmp, "Ip.InDelivers")
     ip_stage = Stage(
         "receiver-ip",
@@ -333,7 +393,7 @@ def localize(
         worst.key if worst else None,
         worst.where if worst else None,
         worst.lost or 0.0 if worst else 0.0,
-        top.cause if top else ("unexplained: no kernel counter saw it" if worst else None),
+        top.cause if top else (_unexplained(worst) if worst else None),
         top.counter if top else None,
         top.packets if top else 0.0,
         top.scope if top else None,
@@ -341,6 +401,12 @@ def localize(
         explained,
         note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
     )
+
+
+def _unexplained(stage: Stage) -> str:
+    if stage.after_ovs:  # userspace OVS: its drops move no kernel counter, and not all move its own
+        return OVS_UNEXPLAINED
+    return "unexplained: no kernel counter saw it"
 
 
 # ---------------------------------------------------------------------- reading the store

@@ -245,6 +245,10 @@ class LocalProvider(Provider):
         ns = self.namespaces.get(name)
         return None if ns is None or ns.closed else ns.fd
 
+    def ovs_instance(self, ns: str) -> OvsInstance | None:
+        """Our OVS daemons in host namespace `ns` (telemetry reads their port statistics)."""
+        return self._ovs.get(ns)
+
     # ------------------------------------------------------------------ processes
 
     def gate(self) -> Gate:
