@@ -158,7 +158,8 @@ def _ovs_explainers(totals: Totals, hop: Hop, fwd: Hop, before: Hop | None, k: i
         return out
     if lookups.get("lookups_lost"):  # a packet the datapath could not hand to its upcall handler
         counter = f"OVS datapath {fwd.label} lookups lost"
-        out.append(Explainer(counter, lookups["lookups_lost"] / k, "bridge/OVS drop", datapath, "lookups_lost"))
+        lost = lookups["lookups_lost"] / k
+        out.append(Explainer(counter, lost, "bridge/OVS drop", datapath, "lookups_lost"))
     # A port's RX packets are the kernel's count of the device; what ovs-vswitchd read and processed is
     # the datapath's lookups. Frames the ports received that were never looked up were never read: the
     # kernel dropped them in ovs-vswitchd's socket queue, and no counter of either says so.
@@ -303,9 +304,7 @@ def localize(
         own = hop.ns == path.dst_ns and hop.direction == "rx" and other_in is not None
         hop_other = other_in if own and "dst" not in path.shared else other
         if hop.direction != "fwd":
-            stages.append(
-                _hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared, before)
-            )
+            stages.append(_hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared, before))
         before, prev = prev, hop
     delivered = g(totals, d_snmp, "Ip.InDelivers")
     ip_stage = Stage(

@@ -19,7 +19,9 @@ from vnetbench.store import schema as t
 from vnetbench.telemetry.cli import analysis
 from vnetbench.telemetry.loss import OVS_UNEXPLAINED
 
-SKIP = missing(("iperf3", *TOOLS), cpu_quota=True) or (None if schema_path() else "Open vSwitch's schema is missing")
+SKIP = missing(("iperf3", *TOOLS), cpu_quota=True) or (
+    None if schema_path() else "Open vSwitch's schema is missing"
+)
 pytestmark = [pytest.mark.root, pytest.mark.skipif(SKIP is not None, reason=SKIP or "")]
 
 SPEC = """
