@@ -101,3 +101,29 @@ def test_loss_at_an_ovs_hop_is_explained_by_ovs_counters() -> None:
     # no OVS counter moved at all (e.g. OVS not sampled): unexplained, but at exactly that hop
     loc = localize(path, _through_ovs(path, 10_000, 2_000, {}), 10_000, 8_000)
     assert loc.hop_key == "tx:host:h1/p1x0" and loc.cause == OVS_UNEXPLAINED and loc.counter is None
+
+
+def test_hook_reads_our_ovs_for_ovs_hops_and_stores_the_flow_s_ports() -> None:
+    from vnetbench.providers.local.ovs import OvsInstance
+    from vnetbench.telemetry.hook import _Flow, _ovs_sources, _rows_for
+    from vnetbench.telemetry.sampler import Result, Row
+
+    layout = build_layout(parse_spec(SPEC).campaign, "c0ffee00")
+    path = flow_path(layout, "n1", "n2")
+    ns = path.hops[2].ns
+
+    class Provider:  # only the accessor the hook uses; the instance is a real (unstarted) one
+        def ovs_instance(self, name: str) -> OvsInstance | None:
+            return OvsInstance(name, "/run/vnetbench/c0ffee00/ovs-h1") if name == ns else None
+
+    (source,) = _ovs_sources(Provider(), [path])  # type: ignore[arg-type]
+    assert source.ns == ns and source.ports == {"p0x0", "p1x0"}
+    assert _ovs_sources(object(), [path]) == []  # type: ignore[arg-type]  # no OVS accessor: none
+    result = Result(0, 1)
+    result.rows = [
+        Row(1, f"ovs:{ns}/p0x0", "rx_packets", 5.0),
+        Row(1, f"ovs:{ns}/datapath", "lookups_hit", 4.0),
+        Row(1, f"ovs:{ns}/other", "rx_packets", 9.0),  # a port not on this flow's path
+    ]
+    flow = _Flow(None, path, None, {})  # type: ignore[arg-type]
+    assert [r["scope"] for r in _rows_for(flow, result)] == [f"ovs:{ns}/p0x0", f"ovs:{ns}/datapath"]
