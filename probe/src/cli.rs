@@ -147,8 +147,8 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
-    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: period/25 clamped to
-    /// 2..=20 µs when every packet has its own slot time, 0 with a pacing quantum.
+    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: period/10 clamped to
+    /// 2..=10 µs when every packet has its own slot time, 0 with a pacing quantum.
     #[arg(long)]
     pub max_spin_us: Option<u64>,
     /// Wake at most once per Q µs and send all due slots in one sendmmsg (like iperf3's 1 ms
