@@ -125,7 +125,7 @@ fn default_pacing_per_slot_up_to_20k_pps_batched_above() {
     let (s, _) = send_recv("5000", "18", "0.5", &[]);
     assert_eq!(s["pacing_quantum_ns"], 0);
     assert_eq!(s["pacing_quantum_auto"], true);
-    assert_eq!(s["max_spin_ns"], 10_000);
+    assert_eq!(s["max_spin_ns"], 10_000); // 200 µs / 20
     let sent = s["sent_packets"].as_u64().unwrap();
     let calls = s["syscalls"].as_u64().unwrap();
     assert!(calls * 10 >= sent * 5, "{calls} calls for {sent} packets");
