@@ -24,6 +24,7 @@ CPU_CASES = {
     "vnb": "vnb-probe default (per slot)",
     "vnbq1": "vnb-probe --pacing-quantum-us 1000",
     "vnbq5": "vnb-probe --pacing-quantum-us 5000",
+    "vnbq5bp": "the same, receiver --busy-poll (not alike)",
 }
 ACC_CASES = {
     "vnb": "vnb-probe default",
@@ -158,7 +159,8 @@ def draw(out: Path, secs: dict[str, list[float]], acc: dict[tuple[str, int], dic
         half = statistics.median(secs["iperf3"]) / 2
         ax[0].axhline(half, ls="--", color="r", lw=1, label="0.5 × iperf3 median (goal)")
         ax[0].legend(fontsize=8)
-    ax[0].set_xticks(range(len(names)), ["iperf3", "vnb default", "vnb q=1 ms", "vnb q=5 ms"])
+    ticks = ["iperf3", "vnb default", "vnb q=1 ms", "vnb q=5 ms", "q=5 ms,\nrecv polls"]
+    ax[0].set_xticks(range(len(names)), ticks)
     ax[0].set_ylabel("sender CPU s (user+system)")
     ax[0].set_title("(b) 100 Mbit/s of 1472 B, per run")
     width = 0.25
