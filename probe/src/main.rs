@@ -4,8 +4,8 @@
 
 use clap::{CommandFactory, Parser};
 use vnb_probe::cli::{auto_spin_ns, Cli, Cmd};
-use vnb_probe::pacing::{auto_quantum_ns, auto_send_spin_ns};
 use vnb_probe::output::{emit, ClockInfo};
+use vnb_probe::pacing::{auto_quantum_ns, auto_send_spin_ns};
 use vnb_probe::{cpushare, delay, receiver, rtt, sender};
 
 fn usage_error(msg: String) -> ! {
