@@ -85,14 +85,7 @@ fn parse_pps(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// Default spin bound for a slot period: spin fully at high rates, else period/20 in 10..=50 µs.
-pub fn auto_spin_ns(period_ns: f64) -> u64 {
-    if period_ns <= 50_000.0 {
-        50_000
-    } else {
-        ((period_ns / 20.0) as u64).clamp(10_000, 50_000)
-    }
-}
+pub use crate::pacing::auto_spin_ns;
 
 /// `send` arguments.
 #[derive(Args, Debug)]
@@ -147,16 +140,16 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
-    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: 50 when the slot
-    /// period is <= 50 µs (>= 20K pps: the sender spins on one core), else period/20 clamped to
-    /// 10..=50 µs.
+    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: 0 with a pacing quantum;
+    /// per slot, period/20 clamped to 10..=50 µs (50 when the period is <= 50 µs).
     #[arg(long)]
     pub max_spin_us: Option<u64>,
     /// Wake at most once per Q µs and send all due slots in one sendmmsg (like iperf3's 1 ms
     /// pacing timer): far less CPU, bursts of up to Q µs of packets, lateness up to Q µs (it is
-    /// measured and reported). Default 0: every packet at its own slot time.
-    #[arg(long, default_value_t = 0)]
-    pub pacing_quantum_us: u64,
+    /// measured and reported); 0: every packet at its own slot time. Default (auto): 0 up to
+    /// 20K pps, 50 above (one wake-up per 50 µs instead of a spinning core).
+    #[arg(long)]
+    pub pacing_quantum_us: Option<u64>,
     /// Socket send buffer to ask for, bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub sndbuf: usize,

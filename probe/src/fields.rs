@@ -38,7 +38,9 @@ SEND FIELDS
   missed_slots_packets          slots skipped because they were overdue after a stall
   catch_up_max_packets          the --catch-up bound (overdue slots still sent after a stall)
   stall_threshold_ns            a slot later than this is overdue, ns (at least 2 quanta)
-  pacing_quantum_ns             --pacing-quantum-us in ns (0: each packet at its slot time)
+  pacing_quantum_ns             pacing quantum used, ns (0: each packet at its slot time)
+  pacing_quantum_auto           true: the quantum was chosen from the rate (0 up to 20K pps, else
+                                50 µs), not given with --pacing-quantum-us
   send_errors                   failed sendmmsg calls (e.g. ECONNREFUSED from ICMP unreachable)
   syscalls, mean_batch_packets  sendmmsg calls and mean packets per call
   first_seq                     sequence number of the first packet

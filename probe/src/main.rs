@@ -5,6 +5,7 @@
 use clap::{CommandFactory, Parser};
 use vnb_probe::cli::{auto_spin_ns, Cli, Cmd};
 use vnb_probe::output::{emit, ClockInfo};
+use vnb_probe::pacing::{auto_quantum_ns, auto_send_spin_ns};
 use vnb_probe::{cpushare, delay, receiver, rtt, sender};
 
 fn usage_error(msg: String) -> ! {
@@ -38,6 +39,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 (None, Some(r)) => r / (size as f64 * 8.0),
                 (None, None) => usage_error("give --pps or --rate".into()),
             };
+            let quantum_ns = a
+                .pacing_quantum_us
+                .map_or_else(|| auto_quantum_ns(1e9 / pps), |u| u.saturating_mul(1000));
             let o = sender::SendOpts {
                 dst: a.dst,
                 bind: a.bind,
@@ -51,10 +55,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 batch: a.batch as usize,
                 start_at_ns: a.start_at_ns,
                 fin_count: a.fin_count,
-                max_spin_ns: a
-                    .max_spin_us
-                    .map_or_else(|| auto_spin_ns(1e9 / pps), |u| u.saturating_mul(1000)),
-                quantum_ns: a.pacing_quantum_us.saturating_mul(1000),
+                max_spin_ns: a.max_spin_us.map_or_else(
+                    || auto_send_spin_ns(1e9 / pps, quantum_ns),
+                    |u| u.saturating_mul(1000),
+                ),
+                quantum_ns,
+                quantum_auto: a.pacing_quantum_us.is_none(),
                 sndbuf_bytes: a.sndbuf,
             };
             let r = sender::run(&o)?;

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, UdpSocket};
 use serde::Serialize;
 
 use crate::output::{l2_frame_bytes, L1_OVERHEAD_BYTES};
-use crate::pacing::{plan, Schedule, Sleeper};
+use crate::pacing::{plan, wake_time, Schedule, Sleeper};
 use crate::packet;
 use crate::stats::{NsHist, NsSummary};
 use crate::sys::{self, Clock};
@@ -42,6 +42,8 @@ pub struct SendOpts {
     pub max_spin_ns: u64,
     /// Wake at most once per quantum and send every due slot in one batch (0: per slot).
     pub quantum_ns: u64,
+    /// The quantum was chosen by the rate (no --pacing-quantum-us given).
+    pub quantum_auto: bool,
     /// Requested socket send buffer.
     pub sndbuf_bytes: usize,
 }
@@ -77,8 +79,10 @@ pub struct SendReport {
     pub catch_up_max_packets: u64,
     /// A slot later than this was overdue, ns.
     pub stall_threshold_ns: u64,
-    /// --pacing-quantum-us in ns (0: every packet at its own slot time).
+    /// Pacing quantum used, ns (0: every packet at its own slot time).
     pub pacing_quantum_ns: u64,
+    /// The quantum was chosen from the rate (0 up to 20K pps, else 50 µs), not given.
+    pub pacing_quantum_auto: bool,
     /// sendmmsg calls that failed (e.g. ICMP port unreachable reported as ECONNREFUSED).
     pub send_errors: u64,
     /// sendmmsg calls.
@@ -174,14 +178,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
     let mut consecutive_errors = 0u32;
     let (mut first_rt, mut last_rt): (Option<u64>, Option<u64>) = (None, None);
     while next < total && !sys::stop_requested() {
-        let slot = sched.slot_time(next);
-        let wake = if o.quantum_ns > 0 {
-            let q = o.quantum_ns;
-            sched.t0 + (slot - sched.t0).div_ceil(q) * q
-        } else {
-            slot
-        };
-        sleeper.until(wake);
+        sleeper.until(wake_time(&sched, next, o.quantum_ns));
         let now = sys::mono_ns();
         let st = plan(&sched, next, now, stall_ns, o.catch_up, batch_n as u64);
         missed += st.skip;
@@ -191,7 +188,6 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         }
         let n = st.send as usize;
         let rt = sys::real_ns();
-        let mono = sys::mono_ns();
         for i in 0..n {
             packet::put_seq_ts(
                 batch.buf_mut(i),
@@ -204,7 +200,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
             Ok(k) => {
                 consecutive_errors = 0;
                 for j in 0..k as u64 {
-                    lateness.record(mono.saturating_sub(sched.slot_time(next + j)));
+                    lateness.record(now.saturating_sub(sched.slot_time(next + j)));
                 }
                 if k > 0 {
                     first_rt.get_or_insert(rt);
@@ -261,6 +257,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         catch_up_max_packets: o.catch_up,
         stall_threshold_ns: stall_ns,
         pacing_quantum_ns: o.quantum_ns,
+        pacing_quantum_auto: o.quantum_auto,
         send_errors: errors,
         syscalls: calls,
         mean_batch_packets: if calls > 0 {

@@ -120,6 +120,35 @@ fn send_recv_at_several_rates_exact_count() {
 }
 
 #[test]
+fn default_pacing_per_slot_up_to_20k_pps_batched_above() {
+    // 5K pps: each packet at its own slot time (one sendmmsg per packet, mostly)
+    let (s, _) = send_recv("5000", "18", "0.5", &[]);
+    assert_eq!(s["pacing_quantum_ns"], 0);
+    assert_eq!(s["pacing_quantum_auto"], true);
+    assert_eq!(s["max_spin_ns"], 10_000); // 200 µs / 20
+    let sent = s["sent_packets"].as_u64().unwrap();
+    let calls = s["syscalls"].as_u64().unwrap();
+    // mostly one call per packet (stalls on a loaded machine merge a few)
+    assert!(calls * 10 >= sent * 3, "{calls} calls for {sent} packets");
+    // 100K pps: one wake-up per 50 µs, ~5 packets per sendmmsg, no spinning, rate still exact
+    let (s, r) = send_recv("100000", "18", "0.5", &[]);
+    assert_eq!(s["pacing_quantum_ns"], 50_000);
+    assert_eq!(s["pacing_quantum_auto"], true);
+    assert_eq!(s["max_spin_ns"], 0);
+    let sent = s["sent_packets"].as_u64().unwrap();
+    let missed = s["missed_slots_packets"].as_u64().unwrap();
+    assert_eq!(sent + missed, 50_000);
+    assert!(s["mean_batch_packets"].as_f64().unwrap() > 2.0, "{s}");
+    assert_eq!(r["streams"][0]["sent_packets"].as_u64(), Some(sent));
+    // no packet goes before its slot: lateness is never negative and the first is on time-ish
+    assert!(s["send_lateness"]["min_ns"].as_u64().unwrap() < 50_000);
+    // an explicit quantum wins; 0 = per slot
+    let (s, _) = send_recv("30000", "18", "0.3", &["--pacing-quantum-us", "0"]);
+    assert_eq!(s["pacing_quantum_ns"], 0);
+    assert_eq!(s["pacing_quantum_auto"], false);
+}
+
+#[test]
 fn busy_poll_receiver() {
     let (rx, addr) = start_server(&[
         "recv",
