@@ -127,7 +127,8 @@ def leftovers() -> list[str]:
             found += [f"cgroup {dirpath}/{d}" for d in dirnames if _ours(d)]
     if os.path.isdir(runtime.RUN_ROOT):
         found += [f"rundir {n}" for n in os.listdir(runtime.RUN_ROOT) if _ours(n, "")]
-    found += [f"registry {cid}" for cid, _ in runtime.active() if cid in ISSUED]
+    if os.path.isdir(runtime.ACTIVE_DIR):  # registry files, and half-written ones (NAME.tmpPID)
+        found += [f"registry {n}" for n in os.listdir(runtime.ACTIVE_DIR) if n.split(".")[0] in ISSUED]
     me = str(os.getpid())
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:

@@ -12,6 +12,8 @@ import os
 import re
 from pathlib import Path
 
+from vnetbench.providers.local import signals
+
 RUN_ROOT = "/run/vnetbench"
 ACTIVE_DIR = f"{RUN_ROOT}/active"
 CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -37,9 +39,11 @@ def mark_active(campaign_id: str, location: str) -> str:
     os.makedirs(ACTIVE_DIR, exist_ok=True)
     path = f"{ACTIVE_DIR}/{campaign_id}"
     tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(store_location(location) + "\n")
-    os.replace(tmp, path)
+    # One piece: an interrupt between writing and renaming would leave the temporary file behind.
+    with signals.deferred():
+        with open(tmp, "w") as f:
+            f.write(store_location(location) + "\n")
+        os.replace(tmp, path)
     return path
 
 
