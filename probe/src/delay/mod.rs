@@ -280,6 +280,85 @@ impl Margin {
     }
 }
 
+/// Admission of received frames into one direction's release queue, shared by both receive
+/// paths (PACKET_MMAP ring and recvmmsg).
+struct Intake<'a> {
+    rep: &'a mut DirReport,
+    sched: &'a mut Scheduler,
+    queue: &'a mut ReleaseQueue,
+    pool: &'a mut Vec<Vec<u8>>,
+    seq: &'a mut u64,
+    o: &'a NodeOpts,
+}
+
+impl<'a> Intake<'a> {
+    fn new(
+        rep: &'a mut DirReport,
+        sched: &'a mut Scheduler,
+        queue: &'a mut ReleaseQueue,
+        pool: &'a mut Vec<Vec<u8>>,
+        seq: &'a mut u64,
+        o: &'a NodeOpts,
+    ) -> Self {
+        Intake {
+            rep,
+            sched,
+            queue,
+            pool,
+            seq,
+            o,
+        }
+    }
+
+    /// Count one received frame (`len`: its length on the wire) and hold it for release, or
+    /// count why it is dropped. `kernel_rx_ns`: the kernel's receive time (realtime clock),
+    /// converted to the monotonic clock with `clocks` = (mono, real) read after it arrived
+    /// (falls back to mono when missing or implausible).
+    fn admit(
+        &mut self,
+        frame: &[u8],
+        len: usize,
+        truncated: bool,
+        kernel_rx_ns: Option<u64>,
+        clocks: (u64, u64),
+    ) {
+        let rep = &mut *self.rep;
+        rep.rx_frames += 1;
+        rep.rx_bytes += len as u64;
+        if truncated || len > self.o.max_frame {
+            rep.oversize_drop_frames += 1;
+            return;
+        }
+        let (mono, real) = clocks;
+        let arrived = match kernel_rx_ns {
+            Some(k) if k <= real && real - k < 1_000_000_000 => mono - (real - k),
+            _ => mono,
+        };
+        if self.queue.len() >= self.o.limit {
+            rep.limit_drop_frames += 1;
+            return;
+        }
+        match self.sched.admit(arrived, frame.len()) {
+            Verdict::Lost => rep.lost_frames += 1,
+            Verdict::QueueFull => rep.queue_drop_frames += 1,
+            Verdict::Release(t) => {
+                let mut buf = self
+                    .pool
+                    .pop()
+                    .unwrap_or_else(|| Vec::with_capacity(self.o.max_frame));
+                buf.clear();
+                buf.extend_from_slice(frame);
+                self.queue.push(Held {
+                    release: t,
+                    seq: *self.seq,
+                    frame: buf,
+                });
+                *self.seq += 1;
+            }
+        }
+    }
+}
+
 fn forward(
     side: &Side,
     from: &str,
@@ -364,40 +443,11 @@ fn forward(
                 // the clocks are read once the block is ours (at its first frame): every frame
                 // in it arrived before, so kernel time <= real and the conversion is exact
                 let mut clocks: Option<(u64, u64)> = None;
+                let mut intake =
+                    Intake::new(&mut rep, &mut sched, &mut queue, &mut pool, &mut seq, o);
                 let admit = |frame: &[u8], k: u64, truncated: bool| {
-                    let (mono, real) = *clocks.get_or_insert_with(clock_pair);
-                    rep.rx_frames += 1;
-                    rep.rx_bytes += frame.len() as u64;
-                    if truncated || frame.len() > o.max_frame {
-                        rep.oversize_drop_frames += 1;
-                        return;
-                    }
-                    let arrived = if k <= real && real - k < 1_000_000_000 {
-                        mono - (real - k)
-                    } else {
-                        mono
-                    };
-                    if queue.len() >= o.limit {
-                        rep.limit_drop_frames += 1;
-                        return;
-                    }
-                    match sched.admit(arrived, frame.len()) {
-                        Verdict::Lost => rep.lost_frames += 1,
-                        Verdict::QueueFull => rep.queue_drop_frames += 1,
-                        Verdict::Release(t) => {
-                            let mut buf = pool
-                                .pop()
-                                .unwrap_or_else(|| Vec::with_capacity(o.max_frame));
-                            buf.clear();
-                            buf.extend_from_slice(frame);
-                            queue.push(Held {
-                                release: t,
-                                seq,
-                                frame: buf,
-                            });
-                            seq += 1;
-                        }
-                    }
+                    let clocks = *clocks.get_or_insert_with(clock_pair);
+                    intake.admit(frame, frame.len(), truncated, Some(k), clocks);
                 };
                 let Some(n) = ring.next_block(admit) else {
                     break;
@@ -415,41 +465,13 @@ fn forward(
                 .map_err(|e| format!("recvmmsg on {from}: {e}"))?;
             if got > 0 {
                 win_frames += got as u64;
-                let (mono, real) = clock_pair();
+                let clocks = clock_pair();
+                let mut intake =
+                    Intake::new(&mut rep, &mut sched, &mut queue, &mut pool, &mut seq, o);
                 for i in 0..got {
                     let (frame, meta) = rb.get(i);
-                    rep.rx_frames += 1;
-                    rep.rx_bytes += meta.len as u64;
-                    if meta.truncated || meta.len > o.max_frame {
-                        rep.oversize_drop_frames += 1;
-                        continue;
-                    }
-                    // kernel receive time on the monotonic clock (falls back to now)
-                    let arrived = match meta.kernel_rx_ns {
-                        Some(k) if k <= real && real - k < 1_000_000_000 => mono - (real - k),
-                        _ => mono,
-                    };
-                    if queue.len() >= o.limit {
-                        rep.limit_drop_frames += 1;
-                        continue;
-                    }
-                    match sched.admit(arrived, frame.len()) {
-                        Verdict::Lost => rep.lost_frames += 1,
-                        Verdict::QueueFull => rep.queue_drop_frames += 1,
-                        Verdict::Release(t) => {
-                            let mut buf = pool
-                                .pop()
-                                .unwrap_or_else(|| Vec::with_capacity(o.max_frame));
-                            buf.clear();
-                            buf.extend_from_slice(frame);
-                            queue.push(Held {
-                                release: t,
-                                seq,
-                                frame: buf,
-                            });
-                            seq += 1;
-                        }
-                    }
+                    let (len, truncated, k) = (meta.len, meta.truncated, meta.kernel_rx_ns);
+                    intake.admit(frame, len, truncated, k, clocks);
                 }
                 rep.held_max_frames = rep.held_max_frames.max(queue.len() as u64);
                 continue;
