@@ -92,10 +92,11 @@ pub struct DelayArgs {
     /// One-way delay per direction (50ms, 250us, or seconds).
     #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
     pub delay: u64,
-    /// Delay variation: uniform half-width or normal standard deviation.
+    /// Delay variation: uniform half-width, normal standard deviation, or the scale of netem's
+    /// pareto / paretonormal tables.
     #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
     pub jitter: u64,
-    /// Jitter distribution: uniform or normal.
+    /// Jitter distribution: uniform, normal, pareto or paretonormal (as netem's tables).
     #[arg(long, value_parser = JitterDist::parse, default_value = "uniform")]
     pub jitter_dist: JitterDist,
     /// Let a frame overtake earlier ones (release times used as drawn). Without it, frames leave

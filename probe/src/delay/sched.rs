@@ -14,7 +14,7 @@ use crate::delay::rng::Rng;
 pub struct Impairment {
     /// Constant one-way delay, ns.
     pub delay_ns: u64,
-    /// Jitter, ns (uniform half-width or normal standard deviation).
+    /// Jitter, ns (uniform half-width, normal standard deviation, or netem pareto scale).
     pub jitter_ns: u64,
     /// Jitter distribution.
     pub dist: JitterDist,

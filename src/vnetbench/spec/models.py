@@ -71,9 +71,9 @@ class Link(Strict):
     shaper: Literal["tbf", "htb"] = "tbf"
     delay: DurationNs | None = Field(None, description="one-way delay per direction (netem or a delay node)")
     jitter: DurationNs | None = Field(
-        None, description="delay variation: uniform half-width or normal standard deviation"
+        None, description="delay variation: uniform half-width, normal sd, or netem's pareto scale"
     )
-    jitter_distribution: Literal["uniform", "normal"] = "uniform"
+    jitter_distribution: Literal["uniform", "normal", "pareto", "paretonormal"] = "uniform"
     reorder: bool = Field(False, description="jitter may reorder frames (else a delay node keeps order)")
     loss: Ratio | None = Field(None, description="loss ratio per direction")
     loss_model: Literal["random", "gilbert-elliott"] = "random"

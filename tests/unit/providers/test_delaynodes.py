@@ -78,3 +78,11 @@ def test_a_link_between_hosts_delays_each_direction_once() -> None:
     argv = command(far[0], "p")
     assert argv[argv.index("--loss-model") + 1] == "gilbert-elliott"
     assert argv[argv.index("--loss-burst") + 1] == "3.0" and argv[argv.index("--loss") + 1] == "0.01"
+
+
+def test_netem_long_tailed_jitter_is_accepted_and_passed_to_the_node() -> None:
+    for dist in ("pareto", "paretonormal"):
+        spec = SPEC.replace("jitter_distribution: normal", f"jitter_distribution: {dist}")
+        layout, _ = realise(build_layout(parse_spec(spec, Path("d.yaml")).campaign, "c0ffee09"), False)
+        (node,) = [d for d in layout.delay_nodes if d.link == "near"]
+        assert f"--jitter 2000000ns --jitter-dist {dist}" in " ".join(command(node, "vnb-probe"))
