@@ -109,6 +109,23 @@ def built_topology(tmp: Path, fixture: str, tools: tuple[str, ...] = ()) -> Iter
         store.close()
 
 
+@contextlib.contextmanager
+def seeded_delay_topology(tmp: Path, fixture: str, seed: int) -> Iterator[Built]:
+    """A fixture topology whose delay nodes draw from `seed` (reproducible jitter and loss)."""
+    from vnetbench import delaynodes
+    from vnetbench.providers.local import delaynode
+
+    need("ping")
+    if delaynode.binary() is None:
+        pytest.skip("vnb-probe is not built (pip install -e .)")
+    command = delaynodes.command
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(delaynodes, "command", lambda node, binary: command(node, binary, seed=seed))
+        with built_topology(tmp, fixture, ("ping",)) as built:
+            mp.undo()
+            yield built
+
+
 @pytest.fixture(scope="module")
 def every_link(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     need("ovs-vswitchd", "ovsdb-server", "ovs-vsctl", "ovsdb-tool", "iperf3", "ping")

@@ -31,8 +31,7 @@ import pytest
 from scipy import stats
 
 from tests.integration.providers import delay_draws
-from tests.integration.providers.conftest import Built, built_topology, need
-from vnetbench import delaynodes
+from tests.integration.providers.conftest import Built, built_topology, need, seeded_delay_topology
 from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root
@@ -42,15 +41,8 @@ SEED = 1  # A->B draws with SEED, B->A with SEED + 1
 
 @pytest.fixture(scope="module")
 def linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
-    need("ping")
-    if delaynode.binary() is None:
-        pytest.skip("vnb-probe is not built (pip install -e .)")
-    command = delaynodes.command
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(delaynodes, "command", lambda node, binary: command(node, binary, seed=SEED))
-        with built_topology(tmp_path_factory.mktemp("delay"), "delay_nodes.yaml", ("ping",)) as built:
-            mp.undo()
-            yield built
+    with seeded_delay_topology(tmp_path_factory.mktemp("delay"), "delay_nodes.yaml", SEED) as built:
+        yield built
 
 
 def _probe(built: Built, node: str, args: list[str], timeout: float = 60):

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tests.integration.providers.conftest import Built, built_topology, need
-from vnetbench import delaynodes
+from tests.integration.providers.conftest import Built, seeded_delay_topology
 from vnetbench.providers.local import delaynode
 
 pytestmark = pytest.mark.root
@@ -26,15 +25,8 @@ DELAY_NS, JITTER_NS = 20_000_000, 5_000_000
 
 @pytest.fixture(scope="module")
 def tailed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
-    need("ping")
-    if delaynode.binary() is None:
-        pytest.skip("vnb-probe is not built (pip install -e .)")
-    command = delaynodes.command
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(delaynodes, "command", lambda node, binary: command(node, binary, seed=SEED))
-        with built_topology(tmp_path_factory.mktemp("pareto"), "delay_pareto.yaml", ("ping",)) as built:
-            mp.undo()
-            yield built
+    with seeded_delay_topology(tmp_path_factory.mktemp("pareto"), "delay_pareto.yaml", SEED) as built:
+        yield built
 
 
 def _probe(built: Built, node: str, args: list[str]):
