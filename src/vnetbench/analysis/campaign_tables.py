@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnetbench.analysis.render import ci, num, pct, yes
+from vnetbench.analysis.render import ci, factorial_anova_rows, num, pct, yes
 
 UNITS = {  # display scale and unit per response
     "throughput_bps": (1e6, "Mbit/s"),
@@ -126,25 +126,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabul
 
 def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tabular]:
     conf = f"{100 * f.confidence:g} %"
-    rows = [
-        ["y", num(f.ssy, 8), "", str(f.n), "", "", "", ""],
-        ["ȳ..", num(f.ss0, 8), "", "1", "", "", "", ""],
-        ["y − ȳ..", num(f.sst, 8), "100.00%", str(f.n - 1), "", "", "", ""],
-    ]
-    for t in f.terms:
-        rows.append(
-            [
-                t.name,
-                num(t.ss, 8),
-                pct(t.pct_variation),
-                str(t.df),
-                num(t.ms, 5),
-                num(t.f, 5),
-                num(t.f_table, 4),
-                num(t.p_value, 2),
-            ]
-        )
-    rows.append(["errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", ""])
+    rows = factorial_anova_rows(f)
     cells = Tabular(
         f"{label}: cell means",
         [*f.factors, "n", f"mean {shown}", "SD"],

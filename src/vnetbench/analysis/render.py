@@ -110,26 +110,37 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     return [s, e]
 
 
+def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
+    """The ANOVA table of a full factorial in Jain's form: y, ȳ.., y − ȳ.., each term, the errors."""
+    rows = [
+        ["y", num(f.ssy, 8), "", str(f.n), "", "", "", ""],
+        ["ȳ..", num(f.ss0, 8), "", "1", "", "", "", ""],
+        ["y − ȳ..", num(f.sst, 8), "100.00%", str(f.n - 1), "", "", "", ""],
+    ]
+    for x in f.terms:
+        rows.append(
+            [
+                x.name,
+                num(x.ss, 8),
+                pct(x.pct_variation),
+                str(x.df),
+                num(x.ms, 5),
+                num(x.f, 5),
+                num(x.f_table, 4),
+                num(x.p_value, 2),
+            ]
+        )
+    rows.append(["errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", ""])
+    return rows
+
+
 def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
     conf = f"{100 * f.confidence:g} %"
     kind = "balanced" if f.balanced else "unbalanced: type II SS"
     t = Table(title=f"Full-factorial ANOVA of {f.response} ({kind})")
     anova_columns(t, conf)
-    t.add_row("y", num(f.ssy, 8), "", str(f.n), "", "", "", "")
-    t.add_row("ȳ..", num(f.ss0, 8), "", "1", "", "", "", "")
-    t.add_row("y − ȳ..", num(f.sst, 8), "100.00%", str(f.n - 1), "", "", "", "")
-    for x in f.terms:
-        t.add_row(
-            x.name,
-            num(x.ss, 8),
-            pct(x.pct_variation),
-            str(x.df),
-            num(x.ms, 5),
-            num(x.f, 5),
-            num(x.f_table, 4),
-            num(x.p_value, 2),
-        )
-    t.add_row("errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", "")
+    for row in factorial_anova_rows(f):
+        t.add_row(*row)
     t.caption = f"s_e = {num(f.s_e, 5)}"
     if not contrasts:
         return [t]
