@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.requirements import missing
+from tests.stores import campaign_store
 from vnetbench.layout import Layout, build_layout
 from vnetbench.providers.local import LocalProvider, cgroups, kernel, runtime
 from vnetbench.providers.local.netns import NETNS_DIR, netlink_socket
@@ -67,20 +68,7 @@ def load_layout(name: str, campaign_id: str) -> Layout:
 
 
 def make_store(path: Path, campaign_id: str) -> Store:
-    store = Store(path)
-    store.create_campaign(
-        id=campaign_id,
-        name="it",
-        status="running",
-        provider="local",
-        spec_text="",
-        spec_sha256="-",
-        spec_source="tests",
-        seed=0,
-        environment={},
-        tool_versions={},
-    )
-    return store
+    return campaign_store(path, campaign_id)
 
 
 class Built:

@@ -4,23 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.store.db import MeasurementRecord, Store
+from tests.stores import campaign_store
+from vnetbench.store.db import MeasurementRecord
 
 
 def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(tmp_path: Path) -> None:
-    store = Store(tmp_path / "s.db")
-    store.create_campaign(
-        id="c1",
-        name="t",
-        status="running",
-        provider="local",
-        spec_text="",
-        spec_sha256="-",
-        spec_source="t",
-        seed=0,
-        environment={},
-        tool_versions={},
-    )
+    store = campaign_store(tmp_path / "s.db")
     rec = MeasurementRecord(
         campaign_id="c1",
         key="r001/udp/a>b",

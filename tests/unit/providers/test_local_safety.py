@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.stores import campaign_store
 from vnetbench import cleanup
 from vnetbench.layout import build_layout
 from vnetbench.providers.local import features, preflight, procs, runtime
@@ -103,20 +104,7 @@ def test_registry_of_live_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def _store(tmp_path: Path, cid: str) -> Store:
-    store = Store(tmp_path / "s.db")
-    store.create_campaign(
-        id=cid,
-        name="t",
-        status="failed",
-        provider="local",
-        spec_text="",
-        spec_sha256="-",
-        spec_source="-",
-        seed=0,
-        environment={},
-        tool_versions={},
-    )
-    return store
+    return campaign_store(tmp_path / "s.db", cid, status="failed")
 
 
 def test_clean_never_kills_a_pid_whose_start_time_differs(tmp_path: Path, monkeypatch) -> None:

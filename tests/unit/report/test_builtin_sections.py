@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.stores import campaign_store
 from vnetbench.model import expected_max_bps
 from vnetbench.report.html import write_report
 from vnetbench.store.db import MeasurementRecord, Sample, Store
@@ -49,12 +50,7 @@ schedule: {{repetitions: 3}}
 
 
 def _store(tmp_path: Path, spec: str) -> Store:
-    store = Store(tmp_path / "s.db")
-    store.create_campaign(
-        id="c1", name="t", status="finished", provider="local", spec_text=spec, spec_sha256="0" * 64,
-        spec_source="test.yaml", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
-    return store
+    return campaign_store(tmp_path / "s.db", status="finished", spec_text=spec)
 
 
 def _tcp(seq: int, rep: int, rate: int, bps: float, **values: Any) -> MeasurementRecord:
