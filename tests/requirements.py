@@ -13,7 +13,7 @@ from pathlib import Path
 
 from vnetbench.providers.local import cgroups, features
 
-PACKAGE_OF = {"ping": "iputils-ping"}
+PACKAGE_OF = {"ping": "iputils-ping", "chrt": "util-linux"}
 
 
 def missing(tools: tuple[str, ...] = (), cpu_quota: bool = False, probe: bool = False) -> str | None:

@@ -17,6 +17,9 @@ from scipy import stats
 HERE = Path(__file__).resolve().parent
 
 
+SINKS = {"counter": "far side counts", "recv": "UDP receiver"}
+
+
 def main() -> None:
     res = json.loads((HERE / "results.json").read_text())
     fig, ax = plt.subplots(2, 2, figsize=(12, 8.5))
@@ -49,10 +52,24 @@ def main() -> None:
 
     a = ax[1][0]
     rows = res.get("throughput", [])
+    raw = res.get("rawpps", [])
+    groups = [  # (label, rows of the group, target pps)
+        ("1500 B\n2 UDP senders", [r for r in rows if r["frame_bytes"] == 1500], 1e9 / (1500 * 8)),
+        ("64 B\n2 UDP senders", [r for r in rows if r["frame_bytes"] == 64], 300_000),
+        *(
+            (
+                f"64 B raw gen.\n{offered // 1000}K offered\n{SINKS[sink]}",
+                [r for r in raw if r["sink"] == sink and r["offered_pps"] == offered],
+                300_000,
+            )
+            for sink in ("counter", "recv")
+            for offered in (300_000, 400_000)
+        ),
+    ]
     labels, xs = [], []
-    for k, (frame, target) in enumerate(((1500, 1e9 / (1500 * 8)), (64, 300_000))):
+    for k, (label, group, target) in enumerate(groups):
         for j, (path, color) in enumerate((("node", "tab:blue"), ("bare", "tab:orange"))):
-            sel = [r for r in rows if r["frame_bytes"] == frame and r["path"] == path]
+            sel = [r for r in group if r["path"] == path]
             if not sel:
                 continue
             x = k * 3 + j
@@ -65,24 +82,27 @@ def main() -> None:
             )
             a.plot([x] * len(got), got, "k.")
         a.hlines(target / 1e3, k * 3 - 0.45, k * 3 + 1.45, colors="r", linestyles="dashed")
-        labels.append(f"{frame}-byte frames")
+        labels.append(label)
         xs.append(k * 3 + 0.5)
     a.set_xticks(xs, labels)
     a.set_ylabel("received, kpps (red: issue target)")
-    cpu = [r["node"]["cpu_per_frame_ns"] / 1e3 for r in rows if r.get("node") and r["frame_bytes"] != "tcp"]
-    a.set_ylim(0, 330)
+    a.tick_params(axis="x", labelsize=7)
+    cpu = [
+        r["node"]["cpu_per_frame_ns"] / 1e3 for r in rows + raw if r.get("node") and r["frame_bytes"] != "tcp"
+    ]
+    a.set_ylim(0, 420)
 
-    def ratio(frame: int) -> str:
-        got = [r["ratio_to_bare"] for r in rows if r["frame_bytes"] == frame and "ratio_to_bare" in r]
+    def ratio(group: list[dict]) -> str:
+        got = [r["ratio_to_bare"] for r in group if "ratio_to_bare" in r]
         return f"{statistics.median(got):.2f}" if got else "n/a"
 
     a.set_title(
-        f"constant-rate UDP (2 senders), no frame lost\nnode ÷ generator median "
-        f"{ratio(1500)} (1500 B), {ratio(64)} (64 B)\nnode CPU "
-        f"{min(cpu, default=0):.1f}–{max(cpu, default=0):.1f} µs/frame",
-        fontsize=10,
+        "through a node adding 10 ms; node ÷ generator alone (median):\n"
+        + ", ".join(ratio(g) for _, g, _ in groups)
+        + f"\nnode CPU {min(cpu, default=0):.1f}–{max(cpu, default=0):.1f} µs/frame",
+        fontsize=9,
     )
-    a.legend(fontsize=8, loc="center left")
+    a.legend(fontsize=7, loc="upper left")
 
     a = ax[1][1]
     bdp = res.get("bdp", [])

@@ -31,7 +31,7 @@ import secrets
 import statistics
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parents[1]))  # tests.integration.providers.delay_dr
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
-from tests.integration.providers import delay_draws  # noqa: E402
+from tests.integration.providers import delay_draws, probe_runs  # noqa: E402
 
 from vnetbench.layout import build_layout  # noqa: E402
 from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402
@@ -83,22 +83,6 @@ def arp(provider: LocalProvider, src: str, ip: str) -> None:
     provider.spawn(src, ["ping", "-c", "2", "-i", "0.2", "-q", ip]).wait(10)
 
 
-def probe_rtt(
-    provider: LocalProvider, src: str, dst: str, ip: str, port: int, count: int, interval: str
-) -> list:
-    echo = provider.spawn(dst, [PROBE, "echo", "--bind", f"{ip}:{port}", "--duration", "120", "--json"])
-    try:
-        provider.wait_listening(echo, port, "udp", 5)
-        out = run(
-            provider,
-            src,
-            [PROBE, "rtt", "--dst", f"{ip}:{port}", "--count", str(count), "--interval", interval, "--json"],
-        )
-    finally:
-        echo.kill()
-    return json.loads(out)["records"]
-
-
 def accuracy(rep: int) -> dict[str, Any]:
     links = [
         "{name: fixed, endpoints: [a, b], delay: 50ms, emulator: delay-node}",
@@ -110,7 +94,7 @@ def accuracy(rep: int) -> dict[str, Any]:
     with built(spec(links, ["a", "b", "c", "d", "e", "f"])) as (p, layout):
         ip = layout.address_of("b", "a")
         arp(p, "a", ip)
-        rec = probe_rtt(p, "a", "b", ip, 7001, 2000, "0.002")
+        rec = probe_runs.rtt_records(p, "a", "b", ip, 7001, 2000, "0.002")
         rtt = np.array([r["rtt_ns"] for r in rec if r["rtt_ns"]]) / 1e6
         text = run(p, "a", ["ping", "-c", "300", "-i", "0.01", ip])
         pings = [float(t.split("=")[1]) for t in text.split() if t.startswith("time=")]
@@ -127,7 +111,7 @@ def accuracy(rep: int) -> dict[str, Any]:
 
         ip = layout.address_of("d", "c")
         arp(p, "c", ip)
-        rec = probe_rtt(p, "c", "d", ip, 7002, 5000, "0.001")
+        rec = probe_runs.rtt_records(p, "c", "d", ip, 7002, 5000, "0.001")
         owd_all = np.array([np.nan if r["owd_up_ns"] is None else r["owd_up_ns"] for r in rec], dtype=float)
         owd = owd_all[~np.isnan(owd_all)]
         ks = stats.kstest((owd - 50e6) / 10e6, "norm")
@@ -142,29 +126,7 @@ def accuracy(rep: int) -> dict[str, Any]:
 
         ip = layout.address_of("f", "e")
         arp(p, "e", ip)
-        recv = p.spawn(
-            "f",
-            [PROBE, "recv", "--bind", f"{ip}:7003", "--expect-streams", "1", "--duration", "60", "--json"],
-        )
-        p.wait_listening(recv, 7003, "udp", 5)
-        run(
-            p,
-            "e",
-            [
-                PROBE,
-                "send",
-                "--dst",
-                f"{ip}:7003",
-                "--pps",
-                "40000",
-                "--duration",
-                "2.5",
-                "--catch-up",
-                "100000",
-                "--json",
-            ],
-        )
-        r = json.loads(recv.wait(70).stdout)
+        r = probe_runs.loss_run(p, "e", "f", ip, 7003, 40_000, "2.5", 100_000)
         out["loss"] = {
             "expected": r["totals"]["expected_packets"],
             "lost": r["totals"]["lost_packets"],
@@ -265,17 +227,49 @@ def udp_rate(
     }
 
 
+NODE_LINK = "{name: d10, endpoints: [p, q], delay: 10ms, emulator: delay-node}"
+BARE_LINK = "{name: bare, endpoints: [p, q]}"
+
+
+def p_to_q_paths(rep: int) -> list[tuple[str, str]]:
+    """(path, link spec) for p-q through a node adding 10 ms and over a bare veth; the order
+    alternates with the repetition."""
+    paths = [("node", NODE_LINK), ("bare", BARE_LINK)]
+    return paths if rep % 2 == 0 else paths[::-1]
+
+
+def node_summary(pv: LocalProvider, link: str) -> dict[str, Any] | None:
+    """The A->B side of a delay node's own report, as kept in results.json."""
+    rpt = pv.delay_reports.get(link)
+    if not rpt:
+        return None
+    d = rpt["directions"][0]
+    return {
+        "cpu_per_frame_ns": rpt["cpu_per_frame_ns"],
+        "cpu_ns": rpt["cpu_user_ns"] + rpt["cpu_system_ns"],
+        "cpu_user_ns": rpt["cpu_user_ns"],
+        "cpu_system_ns": rpt["cpu_system_ns"],
+        "softnet_backlog_drop_frames_machine_wide": rpt.get("softnet_backlog_drop_frames_machine_wide"),
+        "elapsed_ns": rpt["elapsed_ns"],
+        **{k: v for k, v in d.items() if k.endswith("_frames")},
+        "release_error_p50_ns": d["release_error"]["p50_ns"],
+        "release_error_p99_ns": d["release_error"]["p99_ns"],
+    }
+
+
+def add_ratios_to_bare(rows: list[dict[str, Any]], same: tuple[str, ...], key: Callable[[dict], str]) -> None:
+    """Each node row's rate as a ratio of the bare row with the same `same` fields (one repetition)."""
+    for row in rows:
+        if row["path"] == "node":
+            (bare,) = [r for r in rows if r["path"] == "bare" and all(r[f] == row[f] for f in same)]
+            row["ratio_to_bare"] = row[key(row)] / bare[key(row)]
+
+
 def throughput(rep: int) -> list[dict[str, Any]]:
     rows = []
     cases = [(1500, 90_000, 3.0), (64, 300_000, 2.0), ("tcp", 0, 5.0)]
     for frame, pps, secs in cases:
-        order = ["node", "bare"] if rep % 2 == 0 else ["bare", "node"]
-        for path in order:
-            link = (
-                "{name: d10, endpoints: [p, q], delay: 10ms, emulator: delay-node}"
-                if path == "node"
-                else "{name: bare, endpoints: [p, q]}"
-            )
+        for path, link in p_to_q_paths(rep):
             with built(spec([link], ["p", "q"])) as (pv, layout):
                 ip = layout.address_of("q", "p")
                 arp(pv, "p", ip)
@@ -293,31 +287,115 @@ def throughput(rep: int) -> list[dict[str, Any]]:
                     row = udp_rate(pv, "p", "q", ip, 7010, int(frame), pps, secs)
             row.update({"rep": rep, "path": path})
             if path == "node":
-                rpt = pv.delay_reports.get("d10")
-                if rpt:
-                    d = rpt["directions"][0]
-                    row["node"] = {
-                        "cpu_per_frame_ns": rpt["cpu_per_frame_ns"],
-                        "cpu_ns": rpt["cpu_user_ns"] + rpt["cpu_system_ns"],
-                        "cpu_user_ns": rpt["cpu_user_ns"],
-                        "cpu_system_ns": rpt["cpu_system_ns"],
-                        "softnet_backlog_drop_frames_machine_wide": rpt.get(
-                            "softnet_backlog_drop_frames_machine_wide"
-                        ),
-                        "elapsed_ns": rpt["elapsed_ns"],
-                        **{k: v for k, v in d.items() if k.endswith("_frames")},
-                        "release_error_p50_ns": d["release_error"]["p50_ns"],
-                        "release_error_p99_ns": d["release_error"]["p99_ns"],
-                    }
+                row["node"] = node_summary(pv, "d10")
             row["loadavg_1min"] = os.getloadavg()[0]
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "sender"}), flush=True)
     # the node's throughput as a ratio of the generator alone over a bare veth, same repetition
-    for row in rows:
-        if row["path"] == "node":
-            (bare,) = [r for r in rows if r["path"] == "bare" and r["frame_bytes"] == row["frame_bytes"]]
-            key = "goodput_bps" if row["frame_bytes"] == "tcp" else "received_pps"
-            row["ratio_to_bare"] = row[key] / bare[key]
+    add_ratios_to_bare(
+        rows, ("frame_bytes",), lambda r: "goodput_bps" if r["frame_bytes"] == "tcp" else "received_pps"
+    )
+    return rows
+
+
+NOBODY_MAC = "02:76:6e:62:00:01"  # locally administered; no interface here has it
+
+
+def rx_packets(p: LocalProvider, node: str, ifname: str) -> int:
+    link = json.loads(run(p, node, ["ip", "-s", "-j", "link", "show", ifname]))[0]
+    return int(link["stats64"]["rx"]["packets"])
+
+
+MARKER_PPS = 1000  # UDP packets/s beside the raw frames whose one-way delay shows the node's delay under load
+
+
+def raw_rate(p: LocalProvider, layout: Any, pps: int, secs: float, sink: str) -> dict:
+    """Offer `pps` 64-byte frames/s from ONE raw-frame generator (`vnb-probe send --raw-iface`,
+    AF_PACKET past p's IP stack, as pktgen would) to q. sink "counter": frames carry a MAC nobody
+    has, q's interface counts and drops them at once (the cheapest receiver), and a marker stream of
+    MARKER_PPS ordinary UDP packets to a receiver on q gives the one-way delay under that load;
+    sink "recv": frames carry q's MAC and a vnb-probe receiver counts every sequence number and
+    the one-way delay."""
+    (seg,) = [s for s in layout.segments if {"p", "q"} <= set(s.ifnames)]
+    p_if, q_if = seg.ifnames["p"], seg.ifnames["q"]
+    p_ip, q_ip = seg.addresses["p"], seg.addresses["q"]
+    q_mac = json.loads(run(p, "q", ["ip", "-j", "link", "show", q_if]))[0]["address"]
+    port = 7020 if sink == "recv" else 7022  # the receiver's port: raw frames or the marker stream
+    recv_argv = [PROBE, "recv", "--bind", f"{q_ip}:{port}", "--expect-streams", "1", "--duration", "60"]
+    recv = p.spawn("q", [*recv_argv, "--trace-bin-us", "0", "--json"])
+    p.wait_listening(recv, port, "udp", 5)
+    marker = None
+    if sink == "counter":
+        marker_argv = [
+            PROBE,
+            "send",
+            "--dst",
+            f"{q_ip}:{port}",
+            "--pps",
+            str(MARKER_PPS),
+            "--duration",
+            str(secs),
+        ]
+        marker = p.spawn("p", [*marker_argv, "--json"])
+    before = rx_packets(p, "q", q_if)
+    argv = [PROBE, "send", "--raw-iface", p_if, "--dst-mac", q_mac if sink == "recv" else NOBODY_MAC]
+    argv += ["--bind", f"{p_ip}:7021", "--dst", f"{q_ip}:7020", "--frame-size", "64", "--pps", str(pps)]
+    argv += ["--duration", str(secs), "--pacing-quantum-us", "200", "--json"]
+    sent = json.loads(run(p, "p", argv))
+    marker_report = json.loads(marker.wait(30).stdout) if marker else {}
+    marker_sent = marker_report.get("sent_packets", 0) + marker_report.get("fin_sent_packets", 0)
+    time.sleep(0.1)  # frames still held by a node (10 ms) arrive
+    counted = rx_packets(p, "q", q_if) - before - marker_sent
+    r = json.loads(recv.wait(70).stdout)
+    st = r["streams"][0] if r.get("streams") else {}
+    row: dict[str, Any] = {
+        "frame_bytes": 64,
+        "sink": sink,
+        "offered_pps": pps,
+        "sent_packets": sent["sent_packets"],
+        "generator_achieved_pps": sent["achieved_pps"],
+        "generator_missed_slots": sent["missed_slots_packets"],
+        "generator_cpu_ns": sent["cpu_user_ns"] + sent["cpu_system_ns"],
+        "q_rx_packets": counted,
+        # frames per second that reached q, over the generator's send window
+        "received_pps": counted * 1e9 / max(sent["send_window_ns"], 1),
+        # of the raw frames (sink recv) or of the marker stream (sink counter)
+        "owd_ns": {k: st.get("owd", {}).get(k) for k in ("min_ns", "p50_ns", "p99_ns", "max_ns")},
+        "owd_of": "raw frames" if sink == "recv" else f"marker stream, {MARKER_PPS} UDP packets/s",
+        "owd_stream_lost_packets": r["totals"]["lost_packets"],
+    }
+    if sink == "recv":
+        t = r["totals"]
+        row.update(
+            {
+                "received_packets": t["unique_packets"],
+                "lost_packets": t["lost_packets"],
+                "receiver_kernel_drops": r["kernel_drops_packets"],
+                "received_pps": t["received_pps"],
+            }
+        )
+    return row
+
+
+RAW_OFFERED = (300_000, 400_000)  # frames/s: the issue's target, and above it to show the headroom
+
+
+def rawpps(rep: int) -> list[dict[str, Any]]:
+    """64-byte frames from a raw-frame generator at RAW_OFFERED rates, through a node adding 10 ms
+    and over a bare veth, each sink; the order alternates with the repetition."""
+    rows = []
+    for offered in RAW_OFFERED:
+        for sink in ("counter", "recv"):
+            for path, link in p_to_q_paths(rep):
+                with built(spec([link], ["p", "q"])) as (pv, layout):
+                    arp(pv, "p", layout.address_of("q", "p"))
+                    row = raw_rate(pv, layout, offered, 3.0, sink)
+                row.update({"rep": rep, "path": path, "loadavg_1min": os.getloadavg()[0]})
+                if path == "node":
+                    row["node"] = node_summary(pv, "d10")
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    add_ratios_to_bare(rows, ("sink", "offered_pps"), lambda r: "received_pps")
     return rows
 
 
@@ -359,22 +437,22 @@ def bdp(rep: int) -> list[dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--parts", default="accuracy,throughput,bdp")
+    ap.add_argument("--parts", default="accuracy,throughput,rawpps,bdp")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces)")
     parts = args.parts.split(",")
     path = HERE / "results.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-    results["machine"] = {
-        "kernel": platform.release(),
-        "cpus": os.cpu_count(),
-        "loadavg_at_start": os.getloadavg(),
-        "note": "shared by ~6 engineers running builds, tests and benchmarks at the same time",
-        "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
     for part in parts:
-        fn = {"accuracy": accuracy, "throughput": throughput, "bdp": bdp}[part]
+        fn = {"accuracy": accuracy, "throughput": throughput, "rawpps": rawpps, "bdp": bdp}[part]
+        # each part keeps the conditions of its own run (parts may be re-run alone)
+        machine = {
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "loadavg_at_start": os.getloadavg(),
+            "when_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
         out = []
         for rep in range(args.reps):
             r = fn(rep)
@@ -382,9 +460,9 @@ def main() -> None:
             if part == "accuracy":
                 print(json.dumps({k: v for k, v in r.items() if not k.endswith("samples_ms")}), flush=True)
         results[part] = out
+        machine["loadavg_at_end"] = os.getloadavg()
+        results.setdefault("machine_by_part", {})[part] = machine
         path.write_text(json.dumps(results, indent=1))
-    results["machine"]["loadavg_at_end"] = os.getloadavg()
-    path.write_text(json.dumps(results, indent=1))
     summarize(results)
 
 
@@ -413,6 +491,17 @@ def summarize(results: dict[str, Any]) -> None:
                 if r["frame_bytes"] == frame and "ratio_to_bare" in r
             ]
             print(frame, "node/bare", sorted(round(x, 3) for x in ratios))
+    if "rawpps" in results:
+        for offered in RAW_OFFERED:
+            for sink in ("counter", "recv"):
+                for path in ("node", "bare"):
+                    rows = [
+                        r
+                        for r in results["rawpps"]
+                        if r["sink"] == sink and r["path"] == path and r["offered_pps"] == offered
+                    ]
+                    got = sorted(round(r["received_pps"]) for r in rows)
+                    print("raw 64", offered, sink, path, "received_pps", got)
     if "bdp" in results:
         for w in ("256K", "auto"):
             for link in ("short", "long"):

@@ -26,35 +26,15 @@ OUT="${2:-$HERE/results-bc}"
 PROBE="${VNB_PROBE:-$ROOT/.venv/bin/vnb-probe}"
 CDUR="${CPU_DURATION:-10}"
 ADUR="${ACC_DURATION:-5}"
-[ "$(id -u)" = 0 ] || { echo "needs root (namespaces, chrt)" >&2; exit 1; }
-command -v iperf3 >/dev/null || { echo "iperf3 is missing: apt-get install iperf3" >&2; exit 1; }
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+need_root_and_iperf3
 NSA=vnbqA
 NSB=vnbqB
-for n in "$NSA" "$NSB"; do
-  if ip netns list | grep -qw "$n"; then
-    echo "namespace $n exists already; not ours, refusing to touch it" >&2
-    exit 1
-  fi
-done
+trap cleanup EXIT INT TERM
+make_namespaces "$NSA" "$NSB"
 rm -rf "$OUT/raw"
 mkdir -p "$OUT/raw"
-CREATED=0
-PIDS=()
-VMSTAT=""
-cleanup() {
-  for p in "${PIDS[@]:-}"; do
-    [ -n "$p" ] && kill "$p" 2>/dev/null || true
-  done
-  [ -n "$VMSTAT" ] && kill "$VMSTAT" 2>/dev/null || true
-  if [ "$CREATED" = 1 ]; then
-    ip netns del "$NSA" 2>/dev/null || true
-    ip netns del "$NSB" 2>/dev/null || true
-  fi
-}
-trap cleanup EXIT INT TERM
-CREATED=1
-ip netns add "$NSA"
-ip netns add "$NSB"
 ip -n "$NSA" link add vnbqa0 type veth peer name vnbqb0 netns "$NSB"
 ip -n "$NSA" addr add 198.18.0.1/24 dev vnbqa0
 ip -n "$NSB" addr add 198.18.0.2/24 dev vnbqb0
@@ -66,57 +46,13 @@ INB=(ip netns exec "$NSB")
 DST=198.18.0.2
 PORT=47100
 
-CPU_OF="$OUT/raw/.cpu_of.py"
-cat >"$CPU_OF" <<'PY'
-import resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE)
-sys.stdout.buffer.write(p.stdout)
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-sys.stderr.write("CPU %.6f %.6f\n" % (r.ru_utime, r.ru_stime))
-sys.exit(p.returncode)
-PY
-
-{
-  echo "start $(date -u +%FT%TZ) $(uptime)"
-  echo "kernel $(uname -r) cpus $(nproc) $(iperf3 --version | head -1)"
-  echo "probe $PROBE $("$PROBE" --version 2>/dev/null || true)"
-} >"$OUT/conditions.txt"
-vmstat -t 5 >"$OUT/vmstat.txt" &
-VMSTAT=$!
-
-start_recv() { # outfile, duration, extra recv args...
-  local out="$1" dur="$2"
-  shift 2
-  "${INB[@]}" "$PROBE" recv --bind "$DST:$PORT" --expect-streams 1 --duration "$dur" --trace-bin-us 0 \
-    --json "$@" >"$out" 2>"$out.err" &
-  RPID=$!
-  PIDS+=("$RPID")
-  for _ in $(seq 1 300); do
-    grep -q '^READY' "$out.err" 2>/dev/null && return 0
-    sleep 0.01
-  done
-  echo "recv did not become ready: $(cat "$out.err")" >&2
-  exit 1
-}
+write_cpu_wrapper
+conditions_start
 
 vnb_cpu() { # name, recv extra ("" or --busy-poll), extra send args...
-  local name="$1" rx="$2"
-  shift 2
-  local f="$OUT/raw/cpu-$name-$rep"
-  start_recv "$f.recv.json" $((CDUR + 20)) $rx
-  "${INA[@]}" python3 "$CPU_OF" "$PROBE" send --dst "$DST:$PORT" --rate 100M --size 1472 \
-    --duration "$CDUR" --json "$@" >"$f.send.json" 2>"$f.cpu"
-  wait "$RPID" || true
-}
-
-iperf_run() { # file prefix, client args...
-  local f="$1"; shift
-  "${INB[@]}" iperf3 -s -1 -J -B "$DST" -p $((PORT + 1)) >"$f.server.json" 2>&1 &
-  local sp=$!
-  PIDS+=("$sp")
-  sleep 0.3
-  "${INA[@]}" python3 "$CPU_OF" iperf3 -c "$DST" -p $((PORT + 1)) -u -J "$@" >"$f.client.json" 2>"$f.cpu" || true
-  wait "$sp" || true
+  local name="$1"
+  shift
+  vnb_send_cpu "$OUT/raw/cpu-$name-$rep" "$@"
 }
 
 # vnbq5bp: the 5 ms quantum with the receiver polling (recv --busy-poll) - a receiver-side
@@ -150,6 +86,5 @@ for rep in $(seq 1 "$REPS"); do
   done
   echo "accuracy rep=$rep done $(date -u +%T) load $(cut -d' ' -f1 /proc/loadavg)"
 done
-echo "end $(date -u +%FT%TZ) $(uptime)" >>"$OUT/conditions.txt"
-rm -f "$CPU_OF"
+conditions_end
 "$ROOT/.venv/bin/python" "$HERE/bc_figure.py" "$OUT" | tee "$OUT/table.md"

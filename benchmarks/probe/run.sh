@@ -40,3 +40,6 @@ cp "$RES/raw-rt/summary.txt" "$RES/summary-rt.txt"
 cp "$RES/raw-q5/summary.txt" "$RES/summary-q5.txt"
 "$ROOT/.venv/bin/python" "$HERE/figure.py" "$RES/raw" "$RES/raw-rt" "$RES/probe-bench.png" "$RES/raw-q5" |
   tee "$RES/table.md"
+# (b) as it is met today: --gso and the receiver in threaded NAPI beside iperf3 (sender_cpu.sh, its
+# own results directory and figure; benchmarks/probe/README.md, first section)
+"$HERE/sender_cpu.sh" "$REPS"

@@ -60,6 +60,17 @@ def campaign(n: int, pairs: list[list[str]], measurements: list[dict[str, Any]],
     }
 
 
+def ring_campaign(n: int) -> dict[str, Any]:
+    """Part A's campaign (also benchmarks/telemetry/ssh_overhead.py's): a ring of n pairs, each a
+    1 s TCP test and one ping echo."""
+    ring = [[f"n{i}", f"n{(i + 1) % n}"] for i in range(n)]
+    measurements = [
+        {"name": "tcp", "kind": "tcp", "duration": "1s"},
+        {"name": "echo", "kind": "rtt", "count": 1},
+    ]
+    return campaign(n, ring, measurements, 1)
+
+
 def run(spec: dict[str, Any], provider_name: str, workdir: Path) -> tuple[list[dict[str, Any]], Any]:
     loaded = parse_spec(yaml.safe_dump(spec), "bench.yaml")
     store = Store(str(workdir / f"{provider_name}-{time.monotonic_ns()}.db"))
@@ -112,13 +123,7 @@ def main() -> None:
     if reason := skip_reason():
         sys.exit(f"cannot run: {reason}")
     n = args.hosts
-    ring = [[f"n{i}", f"n{(i + 1) % n}"] for i in range(n)]
-    overhead_spec = campaign(
-        n,
-        ring,
-        [{"name": "tcp", "kind": "tcp", "duration": "1s"}, {"name": "echo", "kind": "rtt", "count": 1}],
-        1,
-    )
+    overhead_spec = ring_campaign(n)
     small_pairs = [["n0", "n1"], ["n2", "n3"], ["n1", "n2"]]
     small_spec = campaign(
         4,

@@ -38,12 +38,7 @@ def main() -> None:
     if reason := skip_reason():
         sys.exit(f"cannot run: {reason}")
     n = args.hosts
-    ring = [[f"n{i}", f"n{(i + 1) % n}"] for i in range(n)]
-    measurements = [
-        {"name": "tcp", "kind": "tcp", "duration": "1s"},
-        {"name": "echo", "kind": "rtt", "count": 1},
-    ]
-    base = sshbench.campaign(n, ring, measurements, 1)
+    base = sshbench.ring_campaign(n)
     steps: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="vnb-telssh-") as tmp:
         work = Path(tmp)

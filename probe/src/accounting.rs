@@ -245,10 +245,11 @@ impl StreamAcct {
         self.unique_bytes += len as u64;
         self.min_seq = Some(self.min_seq.map_or(seq, |m| m.min(seq)));
 
-        let transit = rx_ns as i64 - tx_ns as i64;
+        // wrapping: correct while the stamps are within 2^63 ns; a garbage stamp must not overflow
+        let transit = rx_ns.wrapping_sub(tx_ns) as i64;
         let min_t = self.min_transit.map_or(transit, |m| m.min(transit));
         self.min_transit = Some(min_t);
-        if (transit - min_t) as u64 > self.waiting_time_ns {
+        if transit.saturating_sub(min_t) as u64 > self.waiting_time_ns {
             self.late += 1;
             return;
         }
@@ -279,7 +280,7 @@ impl StreamAcct {
 
         // RFC 3550 jitter, in arrival order.
         if let Some(p) = self.prev_transit {
-            let d = (transit - p).unsigned_abs() as f64;
+            let d = transit.saturating_sub(p).unsigned_abs() as f64;
             self.jitter += (d - self.jitter) / 16.0;
             self.jitter_sum += self.jitter;
             self.jitter_n += 1;
@@ -288,20 +289,20 @@ impl StreamAcct {
 
         // One-way delay, relative to the first packet's (precision stays relative to variation).
         let base = *self.base_transit.get_or_insert(transit);
-        self.owd.record(transit - base);
+        self.owd.record(transit.saturating_sub(base));
 
         // IPDV (RFC 5481) for consecutive seqs, whichever of the pair arrives second.
         let slot = |s: u64| (s % IPDV_RING as u64) as usize;
         if seq > 0 {
             let (s, t, ok) = self.ring[slot(seq - 1)];
             if ok && s == seq - 1 {
-                self.ipdv.record(transit - t);
+                self.ipdv.record(transit.saturating_sub(t));
             }
         }
         if seq < u64::MAX {
             let (s, t, ok) = self.ring[slot(seq + 1)];
             if ok && s == seq + 1 {
-                self.ipdv.record(t - transit);
+                self.ipdv.record(t.saturating_sub(transit));
             }
         }
         self.ring[slot(seq)] = (seq, transit, true);
@@ -332,7 +333,8 @@ impl StreamAcct {
             }
             None => {
                 let exp = match (self.min_seq, self.max_seq) {
-                    (Some(lo), Some(hi)) => hi - lo + 1,
+                    // the whole u64 space (2^64 seqs) is one more than u64 holds
+                    (Some(lo), Some(hi)) => (hi - lo).saturating_add(1),
                     (Some(_), None) => 0,
                     _ => 0,
                 };
@@ -398,7 +400,7 @@ impl StreamAcct {
     /// Packet delay variation (delay − minimum delay, RFC 5481 PDV): clock offset cancels.
     pub fn pdv(&self) -> SignedSummary {
         match (self.owd.min(), self.base_transit) {
-            (Some(m), Some(_)) => self.owd.summary_shifted(-m),
+            (Some(m), Some(_)) => self.owd.summary_shifted(m.saturating_neg()),
             _ => SignedSummary::default(),
         }
     }
@@ -412,8 +414,10 @@ mod tests {
 
     fn feed(a: &mut StreamAcct, seqs: &[u64]) {
         for (i, &s) in seqs.iter().enumerate() {
-            // 1 ms spacing, constant 100 µs delay
-            let tx = 1_000_000_000 + s * 1_000_000;
+            // 1 ms spacing, constant 100 µs delay. Sequence numbers wrap modulo 2^64 and so does
+            // this made-up send time (s × 1 ms is past u64 ns for seqs near 2^64), as a sender's
+            // clock would not: it only has to be 1 ms per seq apart.
+            let tx = 1_000_000_000u64.wrapping_add(s.wrapping_mul(1_000_000));
             let rx = 1_000_000_000 + i as u64 * 1_000_000 + 100_000;
             a.on_data(s, tx, rx.max(tx + 100_000), 100);
         }
@@ -515,6 +519,17 @@ mod tests {
     }
 
     #[test]
+    fn seq_range_spanning_all_of_u64_saturates() {
+        // without a FIN, expected = max − min + 1, which is 2^64 for seqs 0 and u64::MAX
+        let mut a = StreamAcct::new(W);
+        feed(&mut a, &[0, u64::MAX]);
+        let c = a.counts();
+        assert_eq!(c.expected_source, "seq_range");
+        assert_eq!(c.expected_packets, u64::MAX);
+        assert_eq!(c.lost_packets, u64::MAX - 2);
+    }
+
+    #[test]
     fn late_packets_count_as_lost() {
         let mut a = StreamAcct::new(5_000_000); // 5 ms waiting time
         a.on_data(0, 0, 100_000, 10);
@@ -593,6 +608,17 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
+        // Garbage send stamps (any u64) never overflow (debug builds check) and keep counts whole.
+        #[test]
+        fn garbage_stamps_never_overflow(pkts in proptest::collection::vec((0u64..64, any::<u64>(), any::<u64>()), 1..200)) {
+            let mut a = StreamAcct::new(W);
+            for &(seq, tx, rx) in &pkts { a.on_data(seq, tx, rx, 18); }
+            let (_owd, _pdv) = (a.owd(), a.pdv());
+            let c = a.counts();
+            prop_assert_eq!(c.received_packets, pkts.len() as u64);
+            prop_assert_eq!(c.unique_packets + c.duplicate_packets, pkts.len() as u64);
+        }
+
         // Any permutation with duplicates and drops of 0..n: counts equal a brute-force model.
         #[test]
         fn matches_model(n in 1u64..300, drops in proptest::collection::vec(any::<u16>(), 0..40),

@@ -87,6 +87,33 @@ fn parse_pps(s: &str) -> Result<f64, String> {
 
 pub use crate::pacing::auto_spin_ns;
 
+/// Largest UDP payload of one IPv4 datagram, bytes: a GSO message may not exceed it.
+pub const GSO_MAX_MESSAGE_BYTES: usize = 65_507;
+/// The kernel's UDP_MAX_SEGMENTS (64 up to Linux 6.8, raised later): packets per GSO message.
+pub const GSO_MAX_SEGMENTS: usize = 64;
+
+/// Packets per GSO message: `want` (--gso-segments) or the most that fits, checked against 64
+/// and 65507 bytes per message. Err names the flag and the fix.
+pub fn gso_segments(size: usize, want: Option<u32>) -> Result<usize, String> {
+    let fits = (GSO_MAX_MESSAGE_BYTES / size.max(1)).min(GSO_MAX_SEGMENTS);
+    if fits < 2 {
+        return Err(format!(
+            "--gso needs at least 2 packets per message of at most {GSO_MAX_MESSAGE_BYTES} \
+             bytes; --size {size} allows {fits}: use --size <= {} or leave out --gso",
+            GSO_MAX_MESSAGE_BYTES / 2
+        ));
+    }
+    match want {
+        None => Ok(fits),
+        Some(n) if (n as usize) <= fits => Ok(n as usize),
+        Some(n) => Err(format!(
+            "--gso-segments {n} x --size {size} = {} bytes exceeds {GSO_MAX_MESSAGE_BYTES} per \
+             message: use --gso-segments <= {fits}",
+            n as usize * size
+        )),
+    }
+}
+
 /// `send` arguments.
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("rate_spec").required(true).args(["pps", "rate"])))]
@@ -130,9 +157,29 @@ pub struct SendArgs {
     /// than this (VM descheduling is often 0.1-2 ms) are made up by sending the due slots at once.
     #[arg(long, default_value_t = 5000)]
     pub stall_threshold_us: u64,
-    /// Packets per sendmmsg call at most.
+    /// Packets per sendmmsg call at most (with --gso: messages per call, each of up to
+    /// --gso-segments packets).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub batch: u32,
+    /// UDP GSO (UDP_SEGMENT, Linux >= 4.18; off by default): each sendmmsg message carries up to
+    /// --gso-segments packets of --size back to back, each with its own seq and timestamp, and
+    /// the kernel cuts it into datagrams as late as it can. Far less sender CPU per packet (100
+    /// Mbit/s of 1472 B with a 5 ms quantum: ~0.3x iperf3's, benchmarks/probe/README.md), but
+    /// a GSO buffer crosses veth, bridges and tc as ONE skb until it is segmented (at the
+    /// receiver, or by tbf), so it loads a virtual network less per packet than the studies'
+    /// traffic does, and AF_PACKET readers in the path (userspace OVS, vnetbench delay nodes)
+    /// see super-frames. For cheap senders and background flows on veth/bridge/routed paths,
+    /// not for packet-rate sweeps. Needs a pacing quantum to batch (e.g. --pacing-quantum-us
+    /// 5000; per-slot pacing sends one packet per message) and --size + 28 (IPv4; 48 IPv6) within
+    /// the path MTU; older kernels also need TX checksum offload on the outgoing device.
+    #[arg(long, conflicts_with = "raw_iface")]
+    pub gso: bool,
+    /// With --gso: packets per message at most, 2..=64 and N x size <= 65507 bytes (default:
+    /// the most that fits, e.g. 44 at 1472 bytes, 64 at <= 1023). A message carries the packets
+    /// due at a wake-up up to N, so the pacing quantum sets the real count (reported as
+    /// mean_message_packets): at 100 Mbit/s of 1472 B ~8.5 per message at 1 ms, ~42 at 5 ms.
+    #[arg(long, requires = "gso", value_parser = clap::value_parser!(u32).range(2..=64))]
+    pub gso_segments: Option<u32>,
     /// Start at this CLOCK_REALTIME instant (ns since the epoch): many senders start together.
     #[arg(long)]
     pub start_at_ns: Option<u64>,
@@ -153,6 +200,19 @@ pub struct SendArgs {
     /// Socket send buffer to ask for, bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub sndbuf: usize,
+    /// Write the datagrams as raw Ethernet/IPv4/UDP frames on this interface (AF_PACKET, past the
+    /// qdisc) instead of through a UDP socket, like a hardware or pktgen generator: the sender's
+    /// IP/UDP stack is skipped, so it needs far less CPU per packet and leaves the CPU to what is
+    /// measured (e.g. a delay node). Needs root, IPv4, --bind SRC_ADDR:PORT (written into every
+    /// frame; nothing is bound) and --dst-mac. No ARP, no routing, no fragmentation: frames must
+    /// fit the interface's MTU.
+    #[arg(long, requires = "dst_mac")]
+    pub raw_iface: Option<String>,
+    /// Destination MAC of raw frames (--raw-iface): the receiver's interface MAC for a receiver
+    /// that counts them, or any other unicast MAC to have the far side drop them at once (count
+    /// them with interface counters).
+    #[arg(long, requires = "raw_iface", value_parser = crate::rawframe::parse_mac)]
+    pub dst_mac: Option<[u8; 6]>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -291,5 +351,20 @@ mod tests {
         assert_eq!(parse_secs("1.5").unwrap(), 1_500_000_000);
         assert!(parse_secs("0").is_err());
         assert!(parse_secs("nan").is_err());
+    }
+
+    #[test]
+    fn gso_segments_fit_64_and_65507_bytes() {
+        assert_eq!(gso_segments(1472, None).unwrap(), 44); // 44 x 1472 = 64768
+        assert_eq!(gso_segments(18, None).unwrap(), 64);
+        assert_eq!(gso_segments(1023, None).unwrap(), 64);
+        assert_eq!(gso_segments(1024, None).unwrap(), 63);
+        assert_eq!(gso_segments(32_753, None).unwrap(), 2);
+        assert!(gso_segments(32_754, None).unwrap_err().contains("--size"));
+        assert_eq!(gso_segments(1472, Some(8)).unwrap(), 8);
+        assert_eq!(gso_segments(1472, Some(44)).unwrap(), 44);
+        assert!(gso_segments(1472, Some(45))
+            .unwrap_err()
+            .contains("--gso-segments <= 44"));
     }
 }

@@ -43,6 +43,11 @@ SEND FIELDS
                                 50 µs), not given with --pacing-quantum-us
   send_errors                   failed sendmmsg calls (e.g. ECONNREFUSED from ICMP unreachable)
   syscalls, mean_batch_packets  sendmmsg calls and mean packets per call
+  gso                           true: --gso, UDP GSO (UDP_SEGMENT) carried several packets per
+                                message (one skb until the kernel segments it)
+  gso_segments                  packets per sendmmsg message at most (1 without --gso)
+  sent_messages                 messages the kernel took (= sent_packets without --gso)
+  mean_message_packets          sent_packets / sent_messages: packets per message (per skb)
   first_seq                     sequence number of the first packet
   start_at_realtime_ns          --start-at-ns value, null if not given
   start_lateness_ns             first send - start_at, ns (null without --start-at-ns)
@@ -59,7 +64,9 @@ SEND FIELDS
   sndbuf_bytes                  socket send buffer granted, bytes
   max_spin_ns                   bound on the busy-wait before each slot, ns
   spin_margin_ns                final busy-wait margin before each deadline, ns
-  cpu_user_ns, cpu_system_ns    CPU time of the sender (getrusage), ns";
+  cpu_user_ns, cpu_system_ns    CPU time of the sender (getrusage), ns
+  raw_iface, raw_dst_mac        --raw-iface: interface the frames were written on and their
+                                destination MAC; null when sent through a UDP socket";
 
 /// `recv` fields.
 pub const RECV: &str = "\

@@ -11,6 +11,7 @@ pub mod fields;
 pub mod output;
 pub mod pacing;
 pub mod packet;
+pub mod rawframe;
 pub mod receiver;
 pub mod rtt;
 pub mod sender;

@@ -3,7 +3,7 @@
 #![forbid(unsafe_code)]
 
 use clap::{CommandFactory, Parser};
-use vnb_probe::cli::{auto_spin_ns, Cli, Cmd};
+use vnb_probe::cli::{auto_spin_ns, gso_segments, Cli, Cmd};
 use vnb_probe::output::{emit, ClockInfo};
 use vnb_probe::pacing::{auto_quantum_ns, auto_send_spin_ns};
 use vnb_probe::{cpushare, delay, receiver, rtt, sender};
@@ -39,6 +39,11 @@ fn run(cli: Cli) -> Result<(), String> {
                 (None, Some(r)) => r / (size as f64 * 8.0),
                 (None, None) => usage_error("give --pps or --rate".into()),
             };
+            let gso_segments = if a.gso {
+                gso_segments(size, a.gso_segments).unwrap_or_else(|e| usage_error(e))
+            } else {
+                1
+            };
             let quantum_ns = a
                 .pacing_quantum_us
                 .map_or_else(|| auto_quantum_ns(1e9 / pps), |u| u.saturating_mul(1000));
@@ -62,6 +67,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 quantum_ns,
                 quantum_auto: a.pacing_quantum_us.is_none(),
                 sndbuf_bytes: a.sndbuf,
+                gso: a.gso,
+                gso_segments,
+                raw: a.raw_iface.map(|iface| sender::RawOut {
+                    iface,
+                    dst_mac: a.dst_mac.expect("clap: --raw-iface requires --dst-mac"),
+                }),
             };
             let r = sender::run(&o)?;
             emit(a.json, "send", &clock, &r);

@@ -336,14 +336,18 @@ mod tests {
 
     #[test]
     fn sleeper_wakes_close() {
+        // The property: never before the deadline. How late depends on the machine's load (one
+        // preemption on a busy CI runner is milliseconds), so only the median is bounded, loosely.
         let mut sl = Sleeper::new(Clock::Monotonic, 50_000);
-        let mut worst = 0;
+        let mut late = Vec::with_capacity(50);
         for _ in 0..50 {
             let d = sys::mono_ns() + 200_000;
             sl.until(d);
-            worst = worst.max(sys::mono_ns() - d);
+            let now = sys::mono_ns();
+            assert!(now >= d, "woke {} ns early", d - now);
+            late.push(now - d);
         }
-        // generous: a loaded CI machine may preempt us
-        assert!(worst < 5_000_000, "worst lateness {worst} ns");
+        late.sort_unstable();
+        assert!(late[25] < 2_000_000, "median lateness {} ns", late[25]);
     }
 }

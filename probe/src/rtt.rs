@@ -114,6 +114,34 @@ struct Reply {
     dups: u32,
 }
 
+/// Signed `a - b` of two ns timestamps, correct while they are within 2^63 ns of each other
+/// (the echo's stamps come from the network: garbage must not overflow).
+fn ns_diff(a: u64, b: u64) -> i64 {
+    a.wrapping_sub(b) as i64
+}
+
+/// The times of one answered probe, ns.
+#[derive(Debug, PartialEq, Eq)]
+struct ProbeTimes {
+    /// Round trip minus the echo's processing time.
+    rtt: i64,
+    /// Echo's send − receive stamp.
+    server_processing: i64,
+    /// One-way up (echo receive − client send) and down (client receive − echo send).
+    up: i64,
+    down: i64,
+}
+
+fn probe_times(tx: u64, client_rx: u64, server_rx: u64, server_tx: u64) -> ProbeTimes {
+    let server_processing = ns_diff(server_tx, server_rx);
+    ProbeTimes {
+        rtt: ns_diff(client_rx, tx).saturating_sub(server_processing),
+        server_processing,
+        up: ns_diff(server_rx, tx),
+        down: ns_diff(client_rx, server_tx),
+    }
+}
+
 /// Run the client.
 pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
     let sock = connected_socket(o.dst, None)?;
@@ -218,12 +246,14 @@ pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
         dups += r.dups as u64;
         if r.got {
             received += 1;
-            let proc_ns = r.server_tx as i64 - r.server_rx as i64;
-            let v = r.client_rx as i64 - tx as i64 - proc_ns;
+            let ProbeTimes {
+                rtt: v,
+                server_processing: proc_ns,
+                up: u,
+                down: d,
+            } = probe_times(tx, r.client_rx, r.server_rx, r.server_tx);
             rtt.record(v.max(0) as u64);
             proc_h.record(proc_ns);
-            let u = r.server_rx as i64 - tx as i64;
-            let d = r.client_rx as i64 - r.server_tx as i64;
             up.record(u);
             down.record(d);
             rec.rtt_ns = Some(v);
@@ -259,7 +289,7 @@ pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
         start_lateness_ns: o
             .start_at_ns
             .zip(sends.first())
-            .map(|(t, &(f, _))| f as i64 - t as i64),
+            .map(|(t, &(f, _))| ns_diff(f, t)),
         cpu_user_ns: cpu_u,
         cpu_system_ns: cpu_s,
         records: o.records.then_some(records),
@@ -386,4 +416,32 @@ pub fn run_echo(o: &EchoOpts) -> Result<EchoReport, String> {
         cpu_user_ns: cpu_u,
         cpu_system_ns: cpu_s,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{probe_times, ProbeTimes};
+
+    #[test]
+    fn probe_times_subtract_the_echo_time() {
+        let t = probe_times(1_000, 1_000 + 500, 1_200, 1_300);
+        assert_eq!(
+            t,
+            ProbeTimes {
+                rtt: 400,
+                server_processing: 100,
+                up: 200,
+                down: 200
+            }
+        );
+    }
+
+    #[test]
+    fn garbage_echo_stamps_do_not_overflow() {
+        // in a debug build, any overflow here panics
+        for &(srx, stx) in &[(0, u64::MAX), (u64::MAX, 0), (1 << 63, 0), (0, 1 << 63)] {
+            let t = probe_times(5, 10, srx, stx);
+            assert_eq!(t.up, (srx.wrapping_sub(5)) as i64);
+        }
+    }
 }

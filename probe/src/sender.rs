@@ -2,12 +2,14 @@
 //! after stalls, per-packet seq + timestamp, FIN with the exact count at the end.
 
 use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use serde::Serialize;
 
 use crate::output::{l2_frame_bytes, L1_OVERHEAD_BYTES};
 use crate::pacing::{plan, wake_time, Schedule, Sleeper};
 use crate::packet;
+use crate::rawframe::{self, Endpoints};
 use crate::stats::{NsHist, NsSummary};
 use crate::sys::{self, Clock};
 
@@ -46,6 +48,101 @@ pub struct SendOpts {
     pub quantum_auto: bool,
     /// Requested socket send buffer.
     pub sndbuf_bytes: usize,
+    /// UDP GSO: one sendmmsg message carries up to `gso_segments` packets.
+    pub gso: bool,
+    /// Packets per message at most (1 without GSO).
+    pub gso_segments: usize,
+    /// Write raw Ethernet frames on an interface instead of using a UDP socket.
+    pub raw: Option<RawOut>,
+}
+
+/// `--raw-iface`: where raw frames go out and to which MAC.
+#[derive(Clone, Debug)]
+pub struct RawOut {
+    /// Interface to write frames on (AF_PACKET, past the qdisc).
+    pub iface: String,
+    /// Destination MAC of every frame.
+    pub dst_mac: [u8; 6],
+}
+
+/// Where packets go: a connected UDP socket, or an AF_PACKET socket with the frame header that
+/// precedes every payload.
+enum Output {
+    Udp(UdpSocket),
+    Raw(OwnedFd, Endpoints),
+}
+
+impl AsRawFd for Output {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Output::Udp(s) => s.as_raw_fd(),
+            Output::Raw(s, _) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Output {
+    /// Bytes in front of each UDP payload in a send buffer.
+    fn header_len(&self) -> usize {
+        match self {
+            Output::Udp(_) => 0,
+            Output::Raw(..) => rawframe::HEADER_LEN,
+        }
+    }
+
+    /// Prepare `buf` (header_len + payload_len bytes) to carry a payload of `payload_len`.
+    fn write_header(&self, buf: &mut [u8], payload_len: usize) {
+        if let Output::Raw(_, ep) = self {
+            rawframe::write_header(buf, ep, payload_len);
+        }
+    }
+
+    /// Send one datagram (the FIN) outside the batches.
+    fn send_one(&self, payload: &[u8]) -> bool {
+        match self {
+            Output::Udp(s) => s.send(payload).is_ok(),
+            Output::Raw(..) => {
+                let h = rawframe::HEADER_LEN;
+                let mut b = sys::SendBatch::new(1, h + payload.len());
+                self.write_header(b.buf_mut(0), payload.len());
+                b.buf_mut(0)[h..].copy_from_slice(payload);
+                matches!(b.send(self, 1), Ok(1))
+            }
+        }
+    }
+}
+
+/// Open the output of `o`: a connected UDP socket, or (--raw-iface) an AF_PACKET socket on the
+/// interface with IPv4 addresses from --bind and --dst. Returns it and the source address.
+fn open_output(o: &SendOpts) -> Result<(Output, SocketAddr), String> {
+    let Some(raw) = &o.raw else {
+        let sock = connected_socket(o.dst, o.bind)?;
+        let src = sock.local_addr().map_err(|e| e.to_string())?;
+        return Ok((Output::Udp(sock), src));
+    };
+    let (SocketAddr::V4(dst), Some(SocketAddr::V4(bind))) = (o.dst, o.bind) else {
+        return Err(
+            "--raw-iface needs IPv4 --dst and --bind SRC_ADDR:PORT (the source address \
+                    written into every frame)"
+                .into(),
+        );
+    };
+    let src_mac = sys::iface_mac(&raw.iface)
+        .map_err(|e| format!("--raw-iface {}: no such interface here ({e})", raw.iface))?;
+    let sock = sys::packet_socket(&raw.iface, false).map_err(|e| {
+        format!(
+            "--raw-iface {}: cannot open an AF_PACKET socket: {e}",
+            raw.iface
+        )
+    })?;
+    let src = rawframe::source(*bind.ip(), bind.port());
+    let ep = Endpoints {
+        src_mac,
+        dst_mac: raw.dst_mac,
+        src,
+        dst,
+    };
+    Ok((Output::Raw(sock, ep), SocketAddr::V4(src)))
 }
 
 /// The `send` report.
@@ -89,6 +186,14 @@ pub struct SendReport {
     pub syscalls: u64,
     /// Mean packets per sendmmsg call.
     pub mean_batch_packets: f64,
+    /// UDP GSO (UDP_SEGMENT) was on.
+    pub gso: bool,
+    /// Packets per sendmmsg message at most (1 without GSO).
+    pub gso_segments: usize,
+    /// sendmmsg messages the kernel took (one skb each; = sent_packets without GSO).
+    pub sent_messages: u64,
+    /// Mean packets per message (sent_packets / sent_messages).
+    pub mean_message_packets: f64,
     /// Sequence number of the first packet.
     pub first_seq: u64,
     /// The --start-at-ns instant, CLOCK_REALTIME ns; null if not given.
@@ -125,6 +230,10 @@ pub struct SendReport {
     pub cpu_user_ns: u64,
     /// CPU time in kernel mode, ns.
     pub cpu_system_ns: u64,
+    /// --raw-iface: the interface raw frames were written on; null for a UDP socket.
+    pub raw_iface: Option<String>,
+    /// --raw-iface: destination MAC of the frames; null for a UDP socket.
+    pub raw_dst_mac: Option<String>,
 }
 
 /// Bind a UDP socket of the destination's family and connect it.
@@ -148,18 +257,67 @@ pub fn wait_realtime(t: u64, max_spin_ns: u64) {
     }
 }
 
+/// Packets carried by the first `messages` messages of a call that packed `n` packets into
+/// messages of `segs` (all full but the last): sendmmsg counts messages, the report packets.
+pub fn packets_in(messages: usize, n: usize, segs: usize) -> usize {
+    messages.saturating_mul(segs).min(n)
+}
+
+/// Turn UDP GSO on with segments of `size` bytes, or say why it cannot be.
+fn enable_gso(sock: &UdpSocket, size: usize) -> Result<(), String> {
+    let seg = u16::try_from(size).map_err(|_| format!("--gso: --size {size} > 65535"))?;
+    sys::set_udp_segment(sock, seg).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+            "--gso: this kernel has no UDP GSO (UDP_SEGMENT, Linux >= 4.18); leave out --gso"
+                .to_string()
+        } else {
+            format!("--gso: setsockopt UDP_SEGMENT {size}: {e}")
+        }
+    })
+}
+
+/// A GSO send error the sender cannot get past, with the fix; None for others (counted).
+fn gso_fatal(e: &std::io::Error, size: usize) -> Option<String> {
+    match e.raw_os_error() {
+        Some(libc::EINVAL | libc::EMSGSIZE) => Some(format!(
+            "--gso: the kernel refused a GSO message ({e}): each packet (--size {size} + IP \
+             and UDP headers) must fit the path MTU, unfragmented; lower --size or leave out --gso"
+        )),
+        Some(libc::EIO) => Some(
+            "--gso: the kernel refused a GSO message (EIO): older kernels need TX checksum \
+             offload on the outgoing device (ethtool -K DEV tx on), and no IPsec on the route; \
+             or leave out --gso"
+                .to_string(),
+        ),
+        _ => None,
+    }
+}
+
 /// Run the sender.
 pub fn run(o: &SendOpts) -> Result<SendReport, String> {
-    let sock = connected_socket(o.dst, o.bind)?;
+    let (sock, src) = open_output(o)?;
     let sndbuf = sys::set_sndbuf(&sock, o.sndbuf_bytes).map_err(|e| format!("SO_SNDBUF: {e}"))?;
-    let src = sock.local_addr().map_err(|e| e.to_string())?;
+    let hdr = sock.header_len();
     sys::install_stop_handler();
     let total = (o.pps * o.duration_ns as f64 / 1e9).round() as u64;
-    let batch_n = o.batch.max(1);
-    let mut batch = sys::SendBatch::new(batch_n, o.size);
-    for i in 0..batch_n {
-        packet::encode_data(batch.buf_mut(i), 0, 0, o.stream);
-        batch.set_len(i, o.size);
+    // a message holds `segs` packets back to back (1 without GSO) after the frame header (raw
+    // frames only, never with GSO); a call sends up to --batch messages
+    let segs = if o.gso { o.gso_segments.max(1) } else { 1 };
+    if o.gso {
+        let Output::Udp(udp) = &sock else {
+            return Err("--gso works on UDP sockets only; leave it out with --raw-iface".into());
+        };
+        enable_gso(udp, o.size)?;
+    }
+    let msgs_n = o.batch.max(1);
+    let batch_n = msgs_n * segs;
+    let mut batch = sys::SendBatch::new(msgs_n, hdr + segs * o.size);
+    for m in 0..msgs_n {
+        sock.write_header(batch.buf_mut(m), o.size);
+        for b in batch.buf_mut(m)[hdr..].chunks_exact_mut(o.size) {
+            packet::encode_data(b, 0, 0, o.stream);
+        }
+        batch.set_len(m, hdr + segs * o.size);
     }
     let mut sleeper = Sleeper::new(Clock::Monotonic, o.max_spin_ns);
     let mut lateness = NsHist::new();
@@ -175,6 +333,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
     // with a pacing quantum, a slot is only overdue once it is two quanta late
     let stall_ns = o.stall_ns.max(2 * o.quantum_ns);
     let (mut next, mut sent, mut missed, mut errors, mut calls) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut messages = 0u64;
     let mut consecutive_errors = 0u32;
     let (mut first_rt, mut last_rt): (Option<u64>, Option<u64>) = (None, None);
     while next < total && !sys::stop_requested() {
@@ -187,17 +346,26 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
             continue;
         }
         let n = st.send as usize;
+        let nmsg = n.div_ceil(segs);
         let rt = sys::real_ns();
         for i in 0..n {
+            let off = hdr + (i % segs) * o.size;
             packet::put_seq_ts(
-                batch.buf_mut(i),
+                &mut batch.buf_mut(i / segs)[off..off + o.size],
                 o.first_seq.wrapping_add(sent + i as u64),
                 rt,
             );
         }
+        if segs > 1 {
+            for m in 0..nmsg {
+                batch.set_len(m, (n - m * segs).min(segs) * o.size);
+            }
+        }
         calls += 1;
-        match batch.send(&sock, n) {
-            Ok(k) => {
+        match batch.send(&sock, nmsg) {
+            Ok(km) => {
+                messages += km as u64;
+                let k = packets_in(km, n, segs);
                 consecutive_errors = 0;
                 for j in 0..k as u64 {
                     lateness.record(now.saturating_sub(sched.slot_time(next + j)));
@@ -210,6 +378,11 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
                 next += k as u64;
             }
             Err(e) => {
+                if o.gso {
+                    if let Some(msg) = gso_fatal(&e, o.size) {
+                        return Err(msg);
+                    }
+                }
                 errors += 1;
                 consecutive_errors += 1;
                 if consecutive_errors > 10_000 {
@@ -218,11 +391,15 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
             }
         }
     }
-    // FIN: the exact count, several times, 2 ms apart
+    // FIN: the exact count, several times, 2 ms apart; never cut by GSO (a 30-byte FIN is
+    // longer than a segment of 18..29 bytes)
+    if let (true, Output::Udp(udp)) = (o.gso, &sock) {
+        sys::set_udp_segment(udp, 0).map_err(|e| format!("setsockopt UDP_SEGMENT 0: {e}"))?;
+    }
     let mut fins = 0;
     for i in 0..o.fin_count {
         let b = packet::encode_fin(sent, sys::real_ns(), o.stream, o.first_seq);
-        if sock.send(&b).is_ok() {
+        if sock.send_one(&b) {
             fins += 1;
         }
         if i + 1 < o.fin_count {
@@ -265,6 +442,14 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         } else {
             0.0
         },
+        gso: o.gso,
+        gso_segments: segs,
+        sent_messages: messages,
+        mean_message_packets: if messages > 0 {
+            sent as f64 / messages as f64
+        } else {
+            0.0
+        },
         first_seq: o.first_seq,
         start_at_realtime_ns: o.start_at_ns,
         start_lateness_ns: o
@@ -290,5 +475,26 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         spin_margin_ns: sleeper.margin_ns(),
         cpu_user_ns: cpu_u,
         cpu_system_ns: cpu_s,
+        raw_iface: o.raw.as_ref().map(|r| r.iface.clone()),
+        raw_dst_mac: o.raw.as_ref().map(|r| rawframe::format_mac(&r.dst_mac)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_sends_count_packets_not_messages() {
+        // 100 packets in messages of 44: 44 + 44 + 12
+        assert_eq!(100usize.div_ceil(44), 3);
+        assert_eq!(packets_in(0, 100, 44), 0);
+        assert_eq!(packets_in(1, 100, 44), 44);
+        assert_eq!(packets_in(2, 100, 44), 88);
+        assert_eq!(packets_in(3, 100, 44), 100);
+        // without GSO a message is a packet
+        assert_eq!(packets_in(7, 10, 1), 7);
+        // one short message
+        assert_eq!(packets_in(1, 9, 44), 9);
+    }
 }

@@ -216,11 +216,12 @@ impl SignedHist {
         let var = (self.sum_sq / n as f64 - mean * mean).max(0.0);
         SignedSummary {
             count: n,
-            min_ns: Some(self.min + offset),
-            p1_ns: self.quantile(0.01).map(|v| v + offset),
-            p50_ns: self.quantile(0.5).map(|v| v + offset),
-            p99_ns: self.quantile(0.99).map(|v| v + offset),
-            max_ns: Some(self.max + offset),
+            // saturating: a garbage stamp in the data must not overflow the report
+            min_ns: Some(self.min.saturating_add(offset)),
+            p1_ns: self.quantile(0.01).map(|v| v.saturating_add(offset)),
+            p50_ns: self.quantile(0.5).map(|v| v.saturating_add(offset)),
+            p99_ns: self.quantile(0.99).map(|v| v.saturating_add(offset)),
+            max_ns: Some(self.max.saturating_add(offset)),
             mean_ns: Some(mean + offset as f64),
             stddev_ns: Some(var.sqrt()),
         }

@@ -232,14 +232,28 @@ pub fn set_rcvbuf(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
     Ok(getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF)? as usize)
 }
 
-/// Same for the send buffer.
-pub fn set_sndbuf(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
+/// Same for the send buffer (any socket: UDP or AF_PACKET).
+pub fn set_sndbuf(sock: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
     let fd = sock.as_raw_fd();
     let v = bytes.min(i32::MAX as usize / 2) as i32;
     if setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, v).is_err() {
         setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, v)?;
     }
     Ok(getsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF)? as usize)
+}
+
+const UDP_SEGMENT: i32 = 103; // linux/udp.h, since 4.18
+
+/// UDP GSO (UDP_SEGMENT): from now on the kernel cuts every send of more than `segment_bytes` on
+/// `sock` into datagrams of `segment_bytes` (the last may be shorter) as late as it can; a send
+/// of at most `segment_bytes` stays one datagram. 0 turns it off. ENOPROTOOPT: no UDP GSO here.
+pub fn set_udp_segment(sock: &UdpSocket, segment_bytes: u16) -> io::Result<()> {
+    setsockopt_int(
+        sock.as_raw_fd(),
+        libc::SOL_UDP,
+        UDP_SEGMENT,
+        i32::from(segment_bytes),
+    )
 }
 
 /// Ask for a kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME) and, if `ovfl`, the
@@ -805,6 +819,41 @@ pub fn packet_socket(ifname: &str, rx: bool) -> io::Result<OwnedFd> {
     Ok(sock)
 }
 
+/// MAC address of interface `ifname` in this network namespace (SIOCGIFHWADDR).
+pub fn iface_mac(ifname: &str) -> io::Result<[u8; 6]> {
+    if ifname.is_empty() || ifname.len() >= libc::IFNAMSIZ || ifname.contains('\0') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("bad interface name {ifname:?}"),
+        ));
+    }
+    // SAFETY: plain socket(2) call; the result is checked and owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: an all-zero ifreq is valid; the name (checked shorter than IFNAMSIZ) is copied in
+    // and stays NUL-terminated.
+    let mut req: libc::ifreq = unsafe { zeroed() };
+    for (d, s) in req.ifr_name.iter_mut().zip(ifname.bytes()) {
+        *d = s as libc::c_char;
+    }
+    // SAFETY: SIOCGIFHWADDR reads the name and writes ifru_hwaddr inside the live `req`.
+    let r = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFHWADDR as _, &mut req) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: after a successful SIOCGIFHWADDR the union holds ifru_hwaddr.
+    let sa = unsafe { req.ifr_ifru.ifru_hwaddr };
+    let mut mac = [0u8; 6];
+    for (m, b) in mac.iter_mut().zip(sa.sa_data.iter()) {
+        *m = *b as u8;
+    }
+    Ok(mac)
+}
+
 const PACKET_IGNORE_OUTGOING: i32 = 23; // linux/if_packet.h, since 4.20
 const PACKET_QDISC_BYPASS: i32 = 20; // since 3.14
 
@@ -947,6 +996,35 @@ mod tests {
             let n = rx.recv(&mut buf).unwrap();
             assert_eq!(&buf[..n], f.as_slice());
         }
+    }
+
+    #[test]
+    fn udp_segment_cuts_one_send_into_datagrams() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+            .unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        if let Err(e) = set_udp_segment(&tx, 100) {
+            assert_eq!(e.raw_os_error(), Some(libc::ENOPROTOOPT), "{e}");
+            eprintln!("skipped: this kernel has no UDP_SEGMENT");
+            return;
+        }
+        // one send of 3 x 100 + 40 bytes: four datagrams, the last one short
+        let msg: Vec<u8> = (0..340u32).map(|i| (i / 100) as u8).collect();
+        assert_eq!(tx.send(&msg).unwrap(), 340);
+        let mut buf = [0u8; 2048];
+        for (i, want) in [100, 100, 100, 40].into_iter().enumerate() {
+            let n = rx.recv(&mut buf).unwrap();
+            assert_eq!(n, want);
+            assert!(buf[..n].iter().all(|&b| b as usize == i));
+        }
+        // a send of at most one segment stays one datagram; 0 turns GSO off
+        assert_eq!(tx.send(&[9u8; 60]).unwrap(), 60);
+        assert_eq!(rx.recv(&mut buf).unwrap(), 60);
+        set_udp_segment(&tx, 0).unwrap();
+        assert_eq!(tx.send(&[7u8; 250]).unwrap(), 250);
+        assert_eq!(rx.recv(&mut buf).unwrap(), 250);
     }
 
     #[test]

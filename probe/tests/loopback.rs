@@ -149,6 +149,91 @@ fn default_pacing_per_slot_up_to_20k_pps_batched_above() {
 }
 
 #[test]
+fn gso_carries_many_packets_per_message_exactly() {
+    // 1472 B at a 5 ms quantum (~100 per wake-up, messages of up to 44), 18 B (messages of up
+    // to 64; the 30-byte FIN must not be cut into 18-byte segments), and --gso-segments 8
+    for (pps, size, extra) in [
+        ("20000", "1472", vec![]),
+        ("20000", "18", vec![]),
+        ("20000", "1472", vec!["--gso-segments", "8"]),
+    ] {
+        let mut args = vec!["--gso", "--pacing-quantum-us", "5000", "--stream", "3"];
+        args.extend(extra.iter());
+        let (s, r) = send_recv(pps, size, "0.5", &args);
+        assert_eq!(s["gso"], true, "{s}");
+        let segs = s["gso_segments"].as_u64().unwrap();
+        let want = match (size, extra.is_empty()) {
+            ("1472", true) => 44,
+            ("18", _) => 64,
+            _ => 8,
+        };
+        assert_eq!(segs, want);
+        let sent = s["sent_packets"].as_u64().unwrap();
+        let msgs = s["sent_messages"].as_u64().unwrap();
+        assert!(msgs * 2 <= sent, "{msgs} messages for {sent} packets");
+        assert!(sent <= msgs * segs);
+        let mean = s["mean_message_packets"].as_f64().unwrap();
+        assert!((mean - sent as f64 / msgs as f64).abs() < 1e-9);
+        assert_eq!(
+            sent + s["missed_slots_packets"].as_u64().unwrap(),
+            s["slots_total_packets"].as_u64().unwrap()
+        );
+        let st = &r["streams"][0];
+        assert_eq!(st["expected_source"], "fin");
+        assert_eq!(st["stream_id"], 3);
+        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
+        assert_eq!(st["duplicate_packets"], 0);
+        assert_eq!(
+            r["foreign_packets"], 0,
+            "a FIN was cut or a buffer went out whole"
+        );
+        let lost = st["lost_packets"].as_u64().unwrap();
+        let drops = r["kernel_drops_packets"].as_u64().unwrap();
+        assert_eq!(lost + st["unique_packets"].as_u64().unwrap(), sent);
+        assert!(lost <= drops, "lost {lost}, kernel drops {drops}");
+        // every datagram arrived as itself: one --size payload each
+        assert_eq!(
+            st["received_bytes"].as_u64().unwrap(),
+            st["received_packets"].as_u64().unwrap() * size.parse::<u64>().unwrap()
+        );
+    }
+    // without --gso nothing changes: one packet per message
+    let (s, _) = send_recv("20000", "1472", "0.2", &["--pacing-quantum-us", "5000"]);
+    assert_eq!(s["gso"], false);
+    assert_eq!(s["gso_segments"], 1);
+    assert_eq!(s["sent_messages"], s["sent_packets"]);
+}
+
+#[test]
+fn gso_usage_errors_name_the_flag() {
+    let base = [
+        "send",
+        "--dst",
+        "127.0.0.1:9",
+        "--pps",
+        "10",
+        "--duration",
+        "1",
+    ];
+    for (extra, needle) in [
+        (vec!["--gso-segments", "8"], "--gso"),
+        (vec!["--gso", "--size", "40000"], "--size"),
+        (
+            vec!["--gso", "--gso-segments", "45", "--size", "1472"],
+            "--gso-segments <= 44",
+        ),
+        (vec!["--gso", "--gso-segments", "65"], "--gso-segments"),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra.iter());
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn busy_poll_receiver() {
     let (rx, addr) = start_server(&[
         "recv",

@@ -35,6 +35,20 @@ def analyze_command(
         str | None,
         typer.Option(help="outlier policy none | iqr | mad (default: the spec's analysis.outliers)"),
     ] = None,
+    reproducibility_tolerance: Annotated[
+        float | None,
+        typer.Option(
+            help="rebuilds agree within ± this share of the first build's mean, e.g. 0.02 "
+            "(default: the spec's analysis.reproducibility_tolerance, 0.05)"
+        ),
+    ] = None,
+    reproducibility_cv_max: Annotated[
+        float | None,
+        typer.Option(
+            help="largest CV of the rebuild means still reproducible, e.g. 0.02 "
+            "(default: the spec's analysis.reproducibility_cv_max, 0.05)"
+        ),
+    ] = None,
 ) -> None:
     """ANOVA / 2^k r / full factorial from the campaign's design, contrasts, diagnostics, fairness, UDP
     effective throughput, capacity, reproducibility across rebuilds, placement and time-of-day views."""
@@ -54,6 +68,14 @@ def analyze_command(
         if outliers not in ("none", "iqr", "mad"):
             raise _fail(f"--outliers {outliers!r}: use none, iqr or mad")
         settings.outliers = outliers
+    for flag, value, field in (
+        ("--reproducibility-tolerance", reproducibility_tolerance, "reproducibility_tolerance"),
+        ("--reproducibility-cv-max", reproducibility_cv_max, "reproducibility_cv_max"),
+    ):
+        if value is not None:
+            if not 0 < value < 1:
+                raise _fail(f"{flag} {value}: give a share between 0 and 1, e.g. 0.05 for ±5 %")
+            setattr(settings, field, value)
     try:
         result = analyze_campaign(load_campaign_frames(store, row["id"]), settings)
     except DataError as exc:

@@ -51,6 +51,7 @@ class Netem:
     loss_burst: float = 4.0
     emulator: str = "auto"  # auto | netem | delay-node (see delaynodes.py)
     link: str = ""
+    delay_cdf: tuple[tuple[float, int], ...] | None = None  # (probability, ns) points; replaces delay/jitter
 
 
 @dataclass(frozen=True)
@@ -234,7 +235,7 @@ def _shaper(link: Link) -> Shaper | None:
 
 
 def _netem(link: Link) -> Netem | None:
-    if link.delay is None and link.jitter is None and link.loss is None:
+    if link.delay is None and link.jitter is None and link.loss is None and link.delay_cdf is None:
         return None
     return Netem(
         link.delay,
@@ -246,6 +247,7 @@ def _netem(link: Link) -> Netem | None:
         link.loss_burst,
         link.emulator,
         link.label,
+        link.delay_cdf,
     )
 
 

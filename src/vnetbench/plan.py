@@ -1,7 +1,8 @@
 """spec -> plan: the ordered list of measurement steps, as pure data.
 
 A *step* is a set of flows started together behind one barrier (one flow for a pair measured alone,
-several for a star's or fan-in's simultaneous flows). Steps carry stable keys, so `resume` can skip
+several for a star's, fan-in's or parallel pattern's simultaneous flows; a `pps` sweep point of a
+parallel pattern is one step with one flow per pair). Steps carry stable keys, so `resume` can skip
 what is already in the store. Factors turn one spec into *variants* (one per treatment); the
 runner rebuilds the topology whenever the variant's topology changes or a rebuild is asked for.
 """
@@ -25,6 +26,7 @@ from vnetbench.spec.models import (
     MeshPattern,
     NodesPattern,
     PairsPattern,
+    ParallelPattern,
     StarPattern,
     UdpMeasurement,
 )
@@ -277,11 +279,13 @@ def _pattern_steps(campaign: Campaign, prefix: str) -> list[StepSpec]:
                     out.append((key, label, pattern.kind, "single", mname, (Flow(key, src, dst),)))
             continue
         for mname in pattern.measurements:
-            if isinstance(pattern, StarPattern | FanInPattern):
+            if isinstance(pattern, StarPattern | FanInPattern | ParallelPattern):
                 if isinstance(pattern, StarPattern):
                     pairs = [(pattern.source, d) for d in pattern.destinations[: pattern.count]]
-                else:
+                elif isinstance(pattern, FanInPattern):
                     pairs = [(s, pattern.destination) for s in pattern.sources[: pattern.count]]
+                else:  # parallel: disjoint pairs, e.g. tenants each with its own sender and receiver
+                    pairs = list(pattern.pairs[: pattern.count])
                 if pattern.alone and len(pairs) > 1:
                     for src, dst in pairs:
                         key = f"{base}/{mname}/alone/{src}>{dst}"

@@ -55,8 +55,12 @@ def background_plans(
     layout: Layout,
     base: MeasurementRecord,
     next_port: Callable[[], int],
+    address_of: Callable[[str, str], str] | None = None,
 ) -> list[tuple[MeasurementRecord, Commands]]:
-    """One (record, commands) per background flow of the step's pattern ([] when it has none)."""
+    """One (record, commands) per background flow of the step's pattern ([] when it has none).
+    `address_of(dst, seen_from)` is the provider's (over SSH a host's real address, not the
+    layout's); default: the layout's."""
+    address = address_of or layout.address_of
     pattern = pattern_of(campaign, step.pattern)
     if pattern is None or not pattern.background:
         return []
@@ -88,9 +92,7 @@ def background_plans(
                 command=None,
             )
             annotate(rec, m, {})
-            flow = FlowParams(
-                src, dst, layout.address_of(dst, src), next_port(), step.planned_ns + BACKGROUND_TAIL_NS
-            )
+            flow = FlowParams(src, dst, address(dst, src), next_port(), step.planned_ns + BACKGROUND_TAIL_NS)
             cmds = driver.commands(m, flow, rec.offered_bps)
             rec.command = {"client": cmds.client, "server": cmds.server or []}
             out.append((rec, cmds))

@@ -8,6 +8,7 @@ A failed measurement is stored with its reason and the campaign goes on.
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -30,7 +31,7 @@ from vnetbench.drivers.base import Commands, FlowParams, Parsed
 from vnetbench.layout import Layout, build_layout
 from vnetbench.model import expected_max_bps
 from vnetbench.plan import Flow, Plan, Step, offered_bps
-from vnetbench.providers.base import Finished, Provider, ProviderError, ToolProcess
+from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Event, MeasurementRecord, Store, now_utc_ns
 from vnetbench.telemetry.hook import TelemetryHook
@@ -188,6 +189,10 @@ class Runner:
         removed = self.provider.teardown()
         self.store.mark_removed(removed)
         self.store.finish_build(self.active.build_id, teardown_ns=time.monotonic_ns() - started)
+        # the delay nodes' own accounts of this build (frames, drops by cause, timing error, CPU)
+        for link, report in self.provider.emulator_reports().items():
+            detail = {"build_id": self.active.build_id, "link": link, "report": report}
+            self.store.add_event(self.campaign_id, EMULATOR_EVENT, json.dumps(detail))
         self.active = None
 
     # ------------------------------------------------------------------ one step
@@ -218,7 +223,14 @@ class Runner:
             cmds = driver.commands(m, params, rec.offered_bps)
             rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
             plans.append((rec, cmds))
-        background = probe_steps.background_plans(step, variant, layout, records[0], self._next_port)
+        background = probe_steps.background_plans(
+            step,
+            variant,
+            layout,
+            records[0],
+            self._next_port,
+            lambda dst, src: self.provider.address_of(layout, dst, src),
+        )
         plans += background
         records += [rec for rec, _ in background]
 

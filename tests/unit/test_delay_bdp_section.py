@@ -47,3 +47,16 @@ def test_long_path_is_window_limited_short_is_not() -> None:
 def test_no_section_without_tcp_over_delay() -> None:
     assert build(_ctx([])) == []
     assert build(_ctx([{**_row("s1", "s2", 1.0), "kind": "udp"}])) == []
+
+
+def test_a_delay_cdf_link_counts_with_its_median() -> None:
+    spec = SPEC.replace("delay: 120ms", "delay_cdf: [[0, 100ms], [0.5, 120ms], [1, 400ms]]", 1)
+    assert spec != SPEC
+    ctx = ReportContext(
+        store=None,
+        campaign={"id": "c0ffee10", "spec_text": spec},
+        frame=pd.DataFrame([_row("l1", "l2", 8.7e6)]),
+        fig_dir=Path("."),
+    )  # type: ignore[arg-type]
+    (section,) = build(ctx)
+    assert section.tables[0].rows[0][1] == "240.0"  # 2 × the CDF's median, 120 ms

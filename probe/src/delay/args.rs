@@ -3,6 +3,7 @@
 use clap::Args;
 
 use crate::cli::parse_rate;
+use crate::delay::cdf::DelayCdf;
 use crate::delay::jitter::JitterDist;
 use crate::delay::loss::LossModel;
 use crate::delay::sched::Impairment;
@@ -20,8 +21,9 @@ DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
                                 ran, whole machine (/proc/net/softnet_stat)
   directions[]                  A->B, then B->A:
     from, to                    receiving and sending interface
-    delay_ns, jitter_ns, jitter_dist, reorder, loss_model, loss_ratio, rate_bps
-                                the impairment of this direction
+    delay_ns, jitter_ns, jitter_dist, delay_cdf, reorder, loss_model, loss_ratio, rate_bps
+                                the impairment of this direction (delay_cdf: the
+                                empirical distribution as P:DELAYns,...; null if none)
     rx_frames, rx_bytes         read from `from`
     tx_frames, tx_bytes         written to `to`
     lost_frames                 dropped by the loss model (emulated loss)
@@ -99,6 +101,11 @@ pub struct DelayArgs {
     /// Jitter distribution: uniform, normal, pareto or paretonormal (as netem's tables).
     #[arg(long, value_parser = JitterDist::parse, default_value = "uniform")]
     pub jitter_dist: JitterDist,
+    /// Empirical one-way delay distribution instead of --delay/--jitter: points
+    /// PROBABILITY:DELAY of its CDF, probabilities rising strictly from 0 to 1, delays not
+    /// falling, joined linearly (e.g. 0:49.5ms,0.75:52.5ms,0.95:90ms,1:400ms).
+    #[arg(long, value_parser = DelayCdf::parse, conflicts_with_all = ["delay", "jitter", "jitter_dist"])]
+    pub delay_cdf: Option<DelayCdf>,
     /// Let a frame overtake earlier ones (release times used as drawn). Without it, frames leave
     /// in arrival order and jitter only ever adds delay to the frame behind a late one.
     #[arg(long)]
@@ -185,6 +192,7 @@ impl DelayArgs {
             delay_ns: self.delay,
             jitter_ns: self.jitter,
             dist: self.jitter_dist,
+            cdf: self.delay_cdf.clone(),
             reorder: self.reorder,
             loss,
             rate_bps: self.rate,
@@ -227,6 +235,28 @@ mod tests {
         assert_eq!(parse_duration_ns("10ns").unwrap(), 10);
         assert!(parse_duration_ns("-1ms").is_err());
         assert!(parse_duration_ns("soon").is_err());
+    }
+
+    #[test]
+    fn delay_cdf_excludes_delay_and_jitter() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            d: DelayArgs,
+        }
+        let base = ["x", "--a", "a", "--b", "b"];
+        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
+        let cli = parse(&["--delay-cdf", "0:1ms,1:3ms"]).unwrap();
+        let imp = cli.d.opts().unwrap().imp;
+        assert_eq!(
+            imp.cdf.unwrap().points(),
+            &[(0.0, 1_000_000), (1.0, 3_000_000)]
+        );
+        assert_eq!((imp.delay_ns, imp.jitter_ns), (0, 0));
+        assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--delay", "5ms"]).is_err());
+        assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--jitter", "1ms"]).is_err());
+        assert!(parse(&["--delay-cdf", "0:3ms,1:1ms"]).is_err());
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! with its cause.
 
 pub mod args;
+pub mod cdf;
 pub mod jitter;
 pub mod loss;
 pub mod rng;
@@ -83,6 +84,8 @@ pub struct DirReport {
     pub jitter_ns: u64,
     /// Jitter distribution.
     pub jitter_dist: &'static str,
+    /// Empirical delay distribution ("P:DELAYns,..."; null: delay + jitter).
+    pub delay_cdf: Option<String>,
     /// Frames may be reordered by jitter.
     pub reorder: bool,
     /// "none", "random" or "gilbert-elliott".
@@ -376,6 +379,7 @@ fn forward(
         delay_ns: imp.delay_ns,
         jitter_ns: imp.jitter_ns,
         jitter_dist: imp.dist.name(),
+        delay_cdf: imp.cdf.as_ref().map(|c| c.spec()),
         reorder: imp.reorder,
         loss_model: loss_name(&imp.loss),
         loss_ratio: imp.loss.mean(),
@@ -383,8 +387,12 @@ fn forward(
         realtime,
         ..Default::default()
     };
-    // the smallest delay a frame gets (jitter: down to 3 sd / the uniform half-width below)
-    let least_delay_ns = imp.delay_ns.saturating_sub(3 * imp.jitter_ns);
+    // the smallest delay a frame gets (jitter: down to 3 sd / the uniform half-width below;
+    // an empirical CDF: its first point)
+    let least_delay_ns = match &imp.cdf {
+        Some(cdf) => cdf.min_ns(),
+        None => imp.delay_ns.saturating_sub(3 * imp.jitter_ns),
+    };
     let mut ring = if o.rx_ring && least_delay_ns >= RING_MIN_DELAY_NS {
         let blocks = (o.rcvbuf.min(RING_BYTES_MAX) / RING_BLOCK_BYTES).max(4);
         RxRing::new(

@@ -5,6 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::delay::cdf::DelayCdf;
 use crate::delay::jitter::{sample_delay_ns, JitterDist};
 use crate::delay::loss::{Loss, LossModel};
 use crate::delay::rng::Rng;
@@ -18,6 +19,9 @@ pub struct Impairment {
     pub jitter_ns: u64,
     /// Jitter distribution.
     pub dist: JitterDist,
+    /// An empirical delay distribution; when set, it gives the whole delay (delay_ns and
+    /// jitter_ns are 0).
+    pub cdf: Option<DelayCdf>,
     /// May a frame overtake an earlier one (its release time is used as drawn)? If false,
     /// a frame never leaves before the frame ahead of it (release = max(drawn, previous)).
     pub reorder: bool,
@@ -36,6 +40,7 @@ impl Impairment {
             delay_ns: 0,
             jitter_ns: 0,
             dist: JitterDist::Uniform,
+            cdf: None,
             reorder: false,
             loss: LossModel::None,
             rate_bps: None,
@@ -98,12 +103,15 @@ impl Scheduler {
             sent = self.link_free_at;
         }
         let mut release = sent
-            + sample_delay_ns(
-                &mut self.rng,
-                self.imp.delay_ns,
-                self.imp.jitter_ns,
-                self.imp.dist,
-            );
+            + match &self.imp.cdf {
+                Some(cdf) => cdf.sample(&mut self.rng),
+                None => sample_delay_ns(
+                    &mut self.rng,
+                    self.imp.delay_ns,
+                    self.imp.jitter_ns,
+                    self.imp.dist,
+                ),
+            };
         if !self.imp.reorder {
             release = release.max(self.last_release);
         }
@@ -250,6 +258,43 @@ mod tests {
             .collect();
         let inversions = ts.windows(2).filter(|w| w[1] < w[0]).count();
         assert!(inversions > 1000, "only {inversions} inversions");
+    }
+
+    #[test]
+    fn an_empirical_cdf_gives_the_delay_and_keeps_order_unless_reorder() {
+        let cdf = DelayCdf::parse("0:10ms,0.9:11ms,1:100ms").unwrap();
+        for reorder in [false, true] {
+            let mut s = Scheduler::new(
+                Impairment {
+                    cdf: Some(cdf.clone()),
+                    reorder,
+                    ..Impairment::passthrough()
+                },
+                9,
+            );
+            // one frame every 10 ms: a tail draw (up to 100 ms) holds the frames behind it
+            // unless reorder
+            let ts: Vec<u64> = (0..5_000u64)
+                .map(|i| release(s.admit(i * 10_000_000, 64)))
+                .collect();
+            let delays: Vec<u64> = ts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| t - i as u64 * 10_000_000)
+                .collect();
+            assert!(delays
+                .iter()
+                .all(|d| (10_000_000..=100_000_000).contains(d)));
+            let inversions = ts.windows(2).filter(|w| w[1] < w[0]).count();
+            let body = delays.iter().filter(|&&d| d <= 11_000_000).count() as f64 / 5e3;
+            if reorder {
+                assert!(inversions > 100, "{inversions} inversions");
+                assert!((body - 0.9).abs() < 0.015, "body {body}");
+            } else {
+                assert_eq!(inversions, 0);
+                assert!(body < 0.85, "body {body}: frames behind a late one wait");
+            }
+        }
     }
 
     #[test]

@@ -37,6 +37,7 @@ from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import one_factor_anova
 from vnetbench.analysis.outliers import OutlierPolicy
 from vnetbench.analysis.render import num
+from vnetbench.analysis.reproducibility import ReproducibilityThresholds
 from vnetbench.analysis.two_k_r import two_k_r
 
 __all__ = ["CampaignAnalysis", "FittedModel", "Part", "Settings", "Tabular", "analyze_campaign"]
@@ -61,6 +62,8 @@ class Settings:
     outliers: str = "none"
     loss_threshold: float = 0.01
     response: str | None = None
+    reproducibility_tolerance: float = 0.05
+    reproducibility_cv_max: float = 0.05
 
 
 @dataclass
@@ -80,7 +83,15 @@ def spec_of(campaign_row: dict[str, Any]) -> Any:
 
 def settings_from_spec(spec: Any) -> Settings:
     a = spec.analysis
-    return Settings(a.confidence, int(a.omit), a.outliers, float(a.loss_threshold), a.response)
+    return Settings(
+        a.confidence,
+        int(a.omit),
+        a.outliers,
+        float(a.loss_threshold),
+        a.response,
+        float(a.reproducibility_tolerance),
+        float(a.reproducibility_cv_max),
+    )
 
 
 def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None) -> CampaignAnalysis:
@@ -139,7 +150,14 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
         fair, out["fairness"] = cp.fairness_part(flows, factors, s.confidence)
         udp, out["udp_effective_throughput"] = cp.udp_part(flows, factors)
         rebuilt, out["reproducibility"], repro = cp.reproducibility_part(
-            flows, factors, out["design"], s.confidence
+            flows,
+            factors,
+            out["design"],
+            ReproducibilityThresholds(
+                cv_max_ratio=s.reproducibility_cv_max,
+                tolerance_ratio=s.reproducibility_tolerance,
+                confidence=s.confidence,
+            ),
         )
         place, out["placement"] = cp.placement_part(flows, s.confidence)
         periodic, out["periodic"] = cp.periodic_part(flows, s.confidence)

@@ -9,8 +9,9 @@ Pure functions over the store's frames (no store access here, see `load_campaign
   with the group's responses: mean throughput per flow, total throughput, Jain's fairness index,
   mean loss ratio, mean UDP effective throughput, mean RTT.
 
-A *series* is what one model is fitted to: a pattern and a measurement (for star and fan-in patterns
-every flow count belongs to the same series) plus, for pairs and mesh patterns, the connection.
+A *series* is what one model is fitted to: a pattern and a measurement (for star, fan-in and parallel
+patterns every flow count belongs to the same series) plus, for pairs and mesh patterns, the
+connection, and for a `pps` sweep its point (payload size and offered rate).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from vnetbench.analysis.transient import drop_transient
 from vnetbench.analysis.udp import effective_throughput_bps
 
 SAMPLE_METRICS = ("throughput_bps", "lost_packets", "packets", "rtt_ns")
-GROUPED = ("star", "fan-in")  # patterns whose flow count may be a factor: one series for all counts
+GROUPED = ("star", "fan-in", "parallel")  # patterns whose flow count may be a factor: one series for all
 # The responses a model is fitted to, per measurement kind (in this order).
 RESPONSES = {
     "tcp": ("throughput_bps", "jain_index"),
@@ -126,8 +127,20 @@ def factor_columns(factors: Sequence[str]) -> dict[str, str]:
 
 def series_label(row: pd.Series | dict[str, Any]) -> str:
     if row["pattern_kind"] in GROUPED or row["group_kind"] == "parallel":
-        return f"{row['pattern']} · {row['measurement']}"
-    return f"{row['pattern']} · {row['measurement']} · {row['src']}→{row['dst']}"
+        label = f"{row['pattern']} · {row['measurement']}"
+    else:
+        label = f"{row['pattern']} · {row['measurement']} · {row['src']}→{row['dst']}"
+    return label + _sweep_point(row)
+
+
+def _sweep_point(row: pd.Series | dict[str, Any]) -> str:
+    """A `pps` sweep's points are separate series: a fairness index or a model never mixes two rates."""
+    if row.get("kind") != "pps":
+        return ""
+    size, pps = row.get("payload_bytes"), row.get("target_pps")
+    if size is None or pps is None or not (np.isfinite(size) and np.isfinite(pps)):
+        return ""
+    return f" · {int(size)} B at {int(pps)} pps"
 
 
 def flow_table(

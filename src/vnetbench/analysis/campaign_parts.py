@@ -4,6 +4,7 @@ returns its `Part` (None when the campaign has nothing for it) and its JSON."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ def fairness_part(
     )
     part.tables.append(
         Tabular(
-            f"Jain's fairness index over replications ({conf} interval of the mean)",
+            f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
             [*config, "replications", "mean", "SD", "min", "max", "interval"],
             [
                 [
@@ -113,8 +114,10 @@ def udp_part(flows: pd.DataFrame, factors: list[str]) -> tuple[Part | None, list
 
 
 def reproducibility_part(
-    flows: pd.DataFrame, factors: list[str], design: dict[str, Any], confidence: float
+    flows: pd.DataFrame, factors: list[str], design: dict[str, Any], th: ReproducibilityThresholds
 ) -> tuple[Part | None, list[dict[str, Any]], list[Any]]:
+    """Rebuild-to-rebuild agreement of every flow metric; `th` from the spec's analysis section
+    (the absolute tolerance of metrics near zero comes from ABS_TOLERANCE)."""
     if flows.empty or not design["rebuild"] or flows["build"].nunique() < 2:
         return None, [], []
     long = []
@@ -132,12 +135,9 @@ def reproducibility_part(
                     }
                 )
     frame = pd.DataFrame(long)
-    th = ReproducibilityThresholds(confidence=confidence)
     results = []
     for response, g in frame.groupby("response", sort=True):
-        tol = ReproducibilityThresholds(
-            confidence=confidence, tolerance_abs=ABS_TOLERANCE.get(str(response), 0.0)
-        )
+        tol = replace(th, tolerance_abs=ABS_TOLERANCE.get(str(response), 0.0))
         results += reproducibility(g, thresholds=tol)
     results.sort(key=lambda m: m.metric)
     part = Part(

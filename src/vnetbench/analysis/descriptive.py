@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from vnetbench.analysis.fairness import jain_index
+
 STATS = ("n", "mean", "sd", "min", "median", "p95", "max")
 CONNECTION = ["measurement", "kind", "src", "dst", "placement"]
 ALONE = ("single", "alone")  # a flow measured on its own
@@ -79,10 +81,11 @@ def rtt_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def jain_index(values: np.ndarray | list[float]) -> float:
-    """Jain's fairness index: (Σx)² / (n·Σx²); 1 = perfectly fair, 1/n = one flow takes all."""
+def _jain_or_nan(values: np.ndarray) -> float:
+    """Jain's index of one repetition's flows; NaN where it is undefined (no, negative or NaN rates)."""
     x = np.asarray(values, dtype=float)
-    return float(x.sum() ** 2 / (x.size * (x**2).sum())) if x.size and (x**2).sum() > 0 else float("nan")
+    ok = x.size and np.all(np.isfinite(x)) and np.all(x >= 0)
+    return jain_index(x) if ok else float("nan")
 
 
 @dataclass
@@ -126,6 +129,8 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
     together = ok[ok["group_kind"] == "together"]
     for (pattern, measurement), group in together.groupby(["pattern", "measurement"], sort=False):
         kind = group["kind"].iloc[0]
+        if kind not in {"tcp", "udp", "rtt"}:
+            continue  # a pps sweep's points are compared one by one in the packet-rate section
         metric = "throughput_bps" if kind in {"tcp", "udp"} else "rtt_mean_ns"
         if metric not in group:
             continue
@@ -141,7 +146,7 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
                 )
             )
         per_rep = group.groupby("repetition")[metric]
-        jains = per_rep.apply(lambda s: jain_index(s.to_numpy()))
+        jains = per_rep.apply(lambda s: _jain_or_nan(s.to_numpy()))
         sums = per_rep.sum()
         skews = group.groupby("repetition")["start_skew_ns"].first().astype(float)
         link = group["link_rate_bps"].dropna()

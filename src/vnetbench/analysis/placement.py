@@ -7,6 +7,7 @@ varies far more than a same-host one).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -110,7 +111,11 @@ def compare_placements(
             d = float(xb.mean() - xa.mean())  # no variance at all: the difference is exact
             pairs.append(PairDifference(a, b, d, d, d, float("nan"), float("nan"), float(d != 0)))
             continue
-        w = stats.ttest_ind(xb, xa, equal_var=False)
+        with warnings.catch_warnings():
+            # one group without spread (e.g. two equal RTTs) is fine for Welch's t (its variance
+            # term is 0); scipy still warns of "precision loss", which would only alarm the user
+            warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
+            w = stats.ttest_ind(xb, xa, equal_var=False)
         ci = w.confidence_interval(confidence)
         pairs.append(
             PairDifference(

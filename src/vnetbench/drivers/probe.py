@@ -9,7 +9,8 @@ Three drivers, one binary:
 - `CpushareDriver` — kind `cpushare`: the timestamp loop on one node, no server.
 
 The binary is the one installed next to this Python (`.venv/bin/vnb-probe`, built by
-`pip install .`), so it runs the same under sudo, whose PATH lacks the venv.
+`pip install .`), so it runs the same under sudo, whose PATH lacks the venv. Over SSH the provider
+runs the host's own copy instead (inventory `tools` path, else the login PATH; docs/ssh-provider.md).
 Every flow's summary carries the sender's own timing error: achieved rate and lateness p50/p99/max.
 """
 

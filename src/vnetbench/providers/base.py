@@ -17,6 +17,9 @@ from vnetbench.layout import Layout
 Recorder = Callable[[Sequence[tuple[str, str, dict[str, Any]]]], list[int]]
 
 
+EMULATOR_EVENT = "link_emulator"  # event kind: a delay node's own report at a build's teardown
+
+
 class ProviderError(RuntimeError):
     """A build or run problem a user can act on (missing kernel feature, missing tool, ...)."""
 
@@ -117,6 +120,11 @@ class Provider(ABC):
 
     def environment(self) -> dict[str, Any]:
         """Facts recorded with the campaign (kernel, CPU count ...)."""
+        return {}
+
+    def emulator_reports(self) -> dict[str, dict[str, Any]]:
+        """What the last teardown's link emulators said of themselves (link -> report: frames,
+        drops by cause, release-time error, CPU); {} where none ran."""
         return {}
 
     def address_of(self, layout: Layout, dst: str, seen_from: str) -> str:

@@ -13,6 +13,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.campaign_data import SAMPLE_METRICS
+from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import figures
 from vnetbench.report.prepared import TREATMENT, Prepared, prepare
 from vnetbench.report.sections import ReportContext
@@ -314,8 +315,9 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
         return None
     links = SharedLinks(campaign)
     intro = (
-        "Star and fan-in patterns measure each flow alone, then all together behind a start "
-        "barrier. Do simultaneous flows get less than each alone?"
+        "Star, fan-in and parallel patterns measure each flow alone, then all together behind a start "
+        "barrier. Do simultaneous flows get less than each alone? (Packet-rate sweeps are compared point "
+        "by point in the packet-rate section.)"
     )
     if prep.factorial:
         intro += " One table per treatment: flows of different treatments are never summed or compared."
@@ -465,6 +467,14 @@ def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
     return f"{_pct(share)}{rate}"
 
 
+# events a section of their own presents: the table names the section instead of a JSON fragment
+SHOWN_ELSEWHERE = {EMULATOR_EVENT: "each delay node's report: see the section Delay nodes"}
+
+
+def _event_example(events: pd.DataFrame, kind: str) -> str:
+    return SHOWN_ELSEWHERE.get(kind) or str(events[events["kind"] == kind]["detail"].iloc[0])[:160]
+
+
 def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Section | None:
     section = Section("Failures and events", "failures")
     if not frame.empty:
@@ -484,10 +494,7 @@ def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Se
             TableView(
                 "Events recorded",
                 ["event", "count", "example"],
-                [
-                    [k, str(n), str(events[events["kind"] == k]["detail"].iloc[0])[:160]]
-                    for k, n in counts.items()
-                ],
+                [[k, str(n), _event_example(events, str(k))] for k, n in counts.items()],
             )
         )
     return section

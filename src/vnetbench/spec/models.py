@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from vnetbench.spec.delaycdf import check_points
 from vnetbench.spec.inventory import Inventory
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
@@ -74,6 +75,11 @@ class Link(Strict):
         None, description="delay variation: uniform half-width, normal sd, or netem's pareto scale"
     )
     jitter_distribution: Literal["uniform", "normal", "pareto", "paretonormal"] = "uniform"
+    delay_cdf: tuple[tuple[float, DurationNs], ...] | None = Field(
+        None,
+        description="empirical one-way delay per direction instead of delay/jitter: (probability, delay)"
+        " points of its CDF, probabilities rising from 0 to 1, delays not falling, joined linearly",
+    )
     reorder: bool = Field(False, description="jitter may reorder frames (else a delay node keeps order)")
     loss: Ratio | None = Field(None, description="loss ratio per direction")
     loss_model: Literal["random", "gilbert-elliott"] = "random"
@@ -88,6 +94,11 @@ class Link(Strict):
     @property
     def label(self) -> str:
         return self.name or "-".join(self.endpoints)
+
+    @field_validator("delay_cdf")
+    @classmethod
+    def _delay_cdf_points(cls, value: Any) -> Any:
+        return check_points(value)
 
 
 class Topology(Strict):
@@ -268,6 +279,33 @@ class FanInPattern(_Pattern):
     alone: bool = True
 
 
+class ParallelPattern(_Pattern):
+    """Disjoint pairs measured at the same moment (the OpenStack study's tenants, each its own sender
+    and receiver): every step starts one flow per pair behind one start barrier."""
+
+    kind: Literal["parallel"]
+    pairs: list[tuple[Name, Name]] = Field(
+        min_length=1, description="[source, destination] of each simultaneous flow; no node in two pairs"
+    )
+    count: int | None = Field(None, ge=1, description="use only the first N pairs (a factor handle)")
+    alone: bool = Field(True, description="also measure each pair alone, for the competition verdict")
+
+    @field_validator("pairs")
+    @classmethod
+    def _disjoint(cls, pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        first: dict[str, int] = {}
+        for k, pair in enumerate(pairs):
+            for node in dict.fromkeys(pair):
+                if node in first:
+                    raise ValueError(
+                        f"node '{node}' is in pairs[{first[node]}] and pairs[{k}]; flows measured at the "
+                        "same moment need disjoint pairs: give each pair its own nodes (for one source or "
+                        "destination shared by several flows use kind: star or fan-in)"
+                    )
+                first[node] = k
+        return pairs
+
+
 class MeshPattern(_Pattern):
     """All ordered pairs; throughput tests never overlap on a node (perfSONAR's rule)."""
 
@@ -284,7 +322,8 @@ class NodesPattern(_Pattern):
 
 
 Pattern = Annotated[
-    PairsPattern | StarPattern | FanInPattern | MeshPattern | NodesPattern, Field(discriminator="kind")
+    PairsPattern | StarPattern | FanInPattern | ParallelPattern | MeshPattern | NodesPattern,
+    Field(discriminator="kind"),
 ]
 
 
@@ -326,6 +365,15 @@ class Analysis(Strict):
     response: str | None = Field(None, description="metric analysed against the factors, e.g. loss_ratio")
     outliers: Literal["none", "iqr", "mad"] = Field(
         "none", description="outlier policy: none excluded unless iqr (Tukey) or mad (modified z) is asked"
+    )
+    reproducibility_tolerance: Ratio = Field(
+        0.05,
+        gt=0,
+        description="rebuilds agree when the whole Welch interval of their difference from the first "
+        "build lies within ± this share of the first build's mean",
+    )
+    reproducibility_cv_max: Ratio = Field(
+        0.05, gt=0, description="largest coefficient of variation of the rebuild means still 'reproducible'"
     )
 
 

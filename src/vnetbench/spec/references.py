@@ -14,6 +14,7 @@ from vnetbench.spec.models import (
     FanInPattern,
     MeshPattern,
     PairsPattern,
+    ParallelPattern,
     StarPattern,
 )
 
@@ -83,6 +84,15 @@ def check_references(campaign: Campaign) -> list[Problem]:
             problems.append(
                 Problem(("topology", "links", i, "jitter"), "jitter needs a delay on the same link")
             )
+        given = [f for f in ("delay", "jitter", "jitter_distribution") if f in link.model_fields_set]
+        if link.delay_cdf is not None and given:
+            problems.append(
+                Problem(
+                    ("topology", "links", i, "delay_cdf"),
+                    f"delay_cdf gives the whole one-way delay; remove {' and '.join(given)} from this link "
+                    "(or remove delay_cdf)",
+                )
+            )
     if problems:
         return problems
 
@@ -113,6 +123,17 @@ def check_references(campaign: Campaign) -> list[Problem]:
                         f"no measurement named '{name}'; known: {_names(measurement_names)}",
                     )
                 )
+        counted = _counted_members(pattern)
+        if counted is not None and (pattern.count or 0) > len(counted[1]):
+            what, members = counted
+            n = len(members)
+            problems.append(
+                Problem(
+                    ("patterns", i, "count"),
+                    f"{pattern.count} but only {n} {what if n != 1 else what[:-1]} "
+                    f"{'are' if n != 1 else 'is'} listed; give a count of at most {n} or list more {what}",
+                )
+            )
         for loc, src, dst in _pattern_pairs(pattern, nodes):
             for end_loc, end in ((loc[0], src), (loc[1], dst)):
                 if end not in nodes:
@@ -138,7 +159,7 @@ def check_references(campaign: Campaign) -> list[Problem]:
 
 def _pattern_pairs(pattern: object, nodes: list[str]) -> list[tuple[tuple[Loc, Loc], str, str]]:
     """Every (src, dst) a pattern measures, with the locations of its two names."""
-    if isinstance(pattern, PairsPattern):
+    if isinstance(pattern, PairsPattern | ParallelPattern):
         return [(((("pairs", k, 0)), ("pairs", k, 1)), s, d) for k, (s, d) in enumerate(pattern.pairs)]
     if isinstance(pattern, StarPattern):
         return [
@@ -192,3 +213,14 @@ def _choose(
 
 def _names(names: object) -> str:
     return ", ".join(sorted(names)) or "(none)"  # type: ignore[call-overload]
+
+
+def _counted_members(pattern: object) -> tuple[str, list] | None:
+    """The list a pattern's `count` takes the first N of, with its name (None: no count)."""
+    if isinstance(pattern, ParallelPattern):
+        return "pairs", list(pattern.pairs)
+    if isinstance(pattern, StarPattern):
+        return "destinations", list(pattern.destinations)
+    if isinstance(pattern, FanInPattern):
+        return "sources", list(pattern.sources)
+    return None

@@ -89,3 +89,11 @@ def match(owd_ns: np.ndarray, drawn_ns: np.ndarray, max_shift: int = 64) -> np.n
         out[i] = res[i, c]
         c = back[i, c]
     return out
+
+
+def cdf_delays_ns(seed: int, n: int, points: tuple[tuple[float, int], ...]) -> np.ndarray:
+    """The delays the node draws for its first n frames from an empirical CDF (`delay_cdf`)."""
+    from vnetbench.spec.delaycdf import quantile
+
+    r = Rng(seed)
+    return np.array([round(quantile(points, r.uniform())) for _ in range(n)], dtype=float)

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ from scipy import stats
 
 from tests.integration.providers import delay_draws
 from tests.integration.providers.conftest import Built, built_topology, need, seeded_delay_topology
+from tests.integration.providers.probe_runs import loss_run, probe_binary, rtt_records
 from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root
@@ -43,10 +45,6 @@ SEED = 1  # A->B draws with SEED, B->A with SEED + 1
 def linked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     with seeded_delay_topology(tmp_path_factory.mktemp("delay"), "delay_nodes.yaml", SEED) as built:
         yield built
-
-
-def _probe(built: Built, node: str, args: list[str], timeout: float = 60):
-    return built.provider.spawn(node, [str(delaynode.binary()), *args])
 
 
 def test_delay_nodes_are_spliced_in_and_recorded(linked: Built) -> None:
@@ -77,16 +75,8 @@ def test_50ms_each_way_gives_100ms_rtt(linked: Built) -> None:
     pings = np.array([float(m) for m in PING_TIME.findall(out)])
     assert len(pings) == 300, out[-300:]
     assert np.percentile(pings, 99) <= 101.0, f"ping p99 {np.percentile(pings, 99):.3f} ms"
-    echo = _probe(linked, "b", ["echo", "--bind", f"{dst}:7006", "--duration", "30", "--json"])
-    try:
-        assert linked.provider.wait_listening(echo, 7006, "udp", 5)
-        rtt = _probe(
-            linked, "a", ["rtt", "--dst", f"{dst}:7006", "--count", "1000", "--interval", "0.002", "--json"]
-        ).wait(30)
-        assert rtt.returncode == 0, rtt.stderr
-    finally:
-        echo.kill()
-    rtts = np.array([r["rtt_ns"] for r in json.loads(rtt.stdout)["records"] if r["rtt_ns"]]) / 1e6
+    records = rtt_records(linked.provider, "a", "b", dst, 7006, 1000, "0.002")
+    rtts = np.array([r["rtt_ns"] for r in records if r["rtt_ns"]]) / 1e6
     assert len(rtts) == 1000
     assert abs(np.median(rtts) - 100.0) <= 0.2, f"median {np.median(rtts):.3f} ms"
     assert np.percentile(rtts, 99) <= 101.0, f"p99 {np.percentile(rtts, 99):.3f} ms"
@@ -97,18 +87,7 @@ def test_normal_jitter_matches_its_distribution(linked: Built) -> None:
     dst = linked.layout.address_of("c", "a")
     # resolve ARP first: probes sent while it is pending wait 100 ms in the neighbour queue
     linked.provider.spawn("a", ["ping", "-c", "2", "-i", "0.2", "-q", dst]).wait(10)
-    echo = _probe(linked, "c", ["echo", "--bind", f"{dst}:7007", "--duration", "30", "--json"])
-    try:
-        assert linked.provider.wait_listening(echo, 7007, "udp", 5)
-        rtt = _probe(
-            linked,
-            "a",
-            ["rtt", "--dst", f"{dst}:7007", "--count", "5000", "--interval", "0.001", "--json"],
-        ).wait(60)
-        assert rtt.returncode == 0, rtt.stderr
-    finally:
-        echo.kill()
-    records = json.loads(rtt.stdout)["records"]
+    records = rtt_records(linked.provider, "a", "c", dst, 7007, 5000, "0.001")
     owd_all = np.array([np.nan if r["owd_up_ns"] is None else r["owd_up_ns"] for r in records], dtype=float)
     owd = owd_all[~np.isnan(owd_all)]
     assert len(owd) >= 4950
@@ -140,31 +119,8 @@ def test_normal_jitter_matches_its_distribution(linked: Built) -> None:
 def test_one_percent_loss_over_100k_packets(linked: Built) -> None:
     dst = linked.layout.address_of("d", "a")
     linked.provider.spawn("a", ["ping", "-c", "2", "-i", "0.2", "-q", dst]).wait(10)  # ARP
-    recv = _probe(
-        linked,
-        "d",
-        ["recv", "--bind", f"{dst}:7008", "--expect-streams", "1", "--duration", "40", "--json"],
-    )
-    assert linked.provider.wait_listening(recv, 7008, "udp", 5)
     # FINs may be lost too (1 %); five are sent, so one arrives
-    send = _probe(
-        linked,
-        "a",
-        [
-            "send",
-            "--dst",
-            f"{dst}:7008",
-            "--pps",
-            "40000",
-            "--duration",
-            "2.5",
-            "--catch-up",
-            "100000",
-            "--json",
-        ],
-    ).wait(30)
-    assert send.returncode == 0, send.stderr
-    result = json.loads(recv.wait(45).stdout)
+    result = loss_run(linked.provider, "a", "d", dst, 7008, 40_000, "2.5", 100_000)
     totals = result["totals"]
     assert totals["expected_packets"] == 100_000
     assert result["kernel_drops_packets"] == 0
@@ -283,6 +239,88 @@ def test_campaign_records_which_emulator_each_link_used(tmp_path: Path) -> None:
             "SELECT s.value FROM summaries s JOIN measurements m ON m.id = s.measurement_id "
             "WHERE s.metric = 'rtt_median_ns'"
         ).fetchone()
+        events = conn.execute("SELECT detail FROM events WHERE kind = 'link_emulator'").fetchall()
     expected = "netem" if features.probe().has("netem") else "delay-node"
     assert json.loads(layout)["provider"]["link_emulation"] == {"wan": expected}
     assert 3.5e6 < rtt < 6e6  # 2 ms each way, through whichever emulator was chosen
+    if expected == "delay-node":
+        # the node's own account of the build, stored at teardown and shown in the report
+        (detail,) = [json.loads(e[0]) for e in events]
+        assert detail["link"] == "wan" and detail["build_id"] == 1
+        a_to_b = detail["report"]["directions"][0]
+        assert a_to_b["delay_ns"] == 2_000_000 and a_to_b["rx_frames"] >= 5  # 5 pings (+ ARP)
+        assert a_to_b["tx_frames"] == a_to_b["rx_frames"] and a_to_b["release_error"]["count"] >= 5
+        report = tmp_path / "report"
+        shown = subprocess.run(
+            [str(vnetbench), "report", "--db", str(db), "--out", str(report)], capture_output=True, text=True
+        )
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        sections = {s["title"]: s for s in json.loads((report / "report.json").read_text())["sections"]}
+        rows = sections["Delay nodes"]["tables"][0]["rows"]  # both directions are delayed
+        assert [r[1:4] for r in rows] == [["wan", "a → b", "2.000 ms"], ["wan", "b → a", "2.000 ms"]]
+        assert rows[0][4] == f"{a_to_b['rx_frames']:,}" and rows[0][7] == "none"
+
+
+def _mac_and_rx(built: Built, node: str, ifname: str) -> tuple[str, int]:
+    out = built.provider.spawn(node, ["ip", "-s", "-j", "link", "show", ifname]).wait(10)
+    link = json.loads(out.stdout)[0]
+    return link["address"], int(link["stats64"]["rx"]["packets"])
+
+
+def _vnb(built: Built, node: str, argv: list[str]) -> Any:
+    return built.provider.spawn(node, [probe_binary(), *argv])
+
+
+def test_raw_frame_generator_through_a_delay_node(linked: Built) -> None:
+    """`send --raw-iface` (the benchmark's cheap generator): frames written on a's interface reach
+    b's receiver through the 50 ms node, every one counted, each 50 ms late; frames to a MAC
+    nobody has reach b's interface (its counter) but no socket."""
+    (seg,) = [s for s in linked.layout.segments if s.label == "fixed"]
+    a_if, b_if = seg.ifnames["a"], seg.ifnames["b"]
+    a_ip, b_ip = seg.addresses["a"], seg.addresses["b"]
+    b_mac, _ = _mac_and_rx(linked, "b", b_if)
+
+    def send(mac: str, pps: int) -> dict:
+        argv = ["send", "--raw-iface", a_if, "--dst-mac", mac, "--bind", f"{a_ip}:7030"]
+        argv += ["--dst", f"{b_ip}:7031", "--frame-size", "64", "--pps", str(pps), "--duration", "1"]
+        argv += ["--catch-up", "100000", "--json"]  # a loaded machine skips no slot
+        fin = _vnb(linked, "a", argv).wait(30)
+        assert fin.returncode == 0, fin.stderr
+        return json.loads(fin.stdout)
+
+    recv = _vnb(
+        linked, "b", ["recv", "--bind", f"{b_ip}:7031", "--expect-streams", "1", "--duration", "30", "--json"]
+    )
+    assert linked.provider.wait_listening(recv, 7031, "udp", 5)
+    sent = send(b_mac, 20_000)
+    assert sent["raw_iface"] == a_if and sent["raw_dst_mac"] == b_mac
+    assert sent["frame_bytes"] == 64 and sent["sent_packets"] == 20_000
+    result = json.loads(recv.wait(35).stdout)
+    (stream,) = result["streams"]
+    assert stream["source"] == f"{a_ip}:7030"
+    assert result["totals"]["unique_packets"] == 20_000 and result["totals"]["lost_packets"] == 0
+    owd = stream["owd"]
+    assert owd["min_ns"] >= 50e6 and owd["p50_ns"] <= 51e6, owd
+
+    _, before = _mac_and_rx(linked, "b", b_if)
+    sent = send("02:76:6e:62:00:01", 5_000)
+    time.sleep(0.2)  # the last frames are still held by the node for 50 ms
+    _, after = _mac_and_rx(linked, "b", b_if)
+    assert after - before >= sent["sent_packets"] == 5_000
+    assert after - before <= 5_000 + 20  # + ARP/IPv6 chatter, if any
+
+
+def test_raw_frame_generator_refuses_bad_input(linked: Built) -> None:
+    (seg,) = [s for s in linked.layout.segments if s.label == "fixed"]
+    base = ["send", "--dst", f"{seg.addresses['b']}:7032", "--pps", "10", "--duration", "0.1"]
+    raw = ["--raw-iface", seg.ifnames["a"], "--dst-mac", "02:00:00:00:00:01"]
+    no_bind = _vnb(linked, "a", [*base, *raw]).wait(10)
+    assert no_bind.returncode == 1 and "--bind" in no_bind.stderr
+    no_iface = _vnb(
+        linked,
+        "a",
+        [*base, "--raw-iface", "nosuch0", "--dst-mac", "02:00:00:00:00:01", "--bind", "198.18.0.9:1"],
+    ).wait(10)
+    assert no_iface.returncode == 1 and "nosuch0" in no_iface.stderr
+    bad_mac = _vnb(linked, "a", [*base, "--raw-iface", seg.ifnames["a"], "--dst-mac", "02:00"]).wait(10)
+    assert bad_mac.returncode == 2 and "MAC" in bad_mac.stderr

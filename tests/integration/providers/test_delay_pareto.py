@@ -9,14 +9,13 @@ that can move the figures is the node or the path (which adds some µs, rarely s
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from tests.integration.providers.conftest import Built, seeded_delay_topology
-from vnetbench.providers.local import delaynode
+from tests.integration.providers.probe_runs import rtt_records
 
 pytestmark = pytest.mark.root
 SEED = 3
@@ -29,25 +28,12 @@ def tailed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         yield built
 
 
-def _probe(built: Built, node: str, args: list[str]):
-    return built.provider.spawn(node, [str(delaynode.binary()), *args])
-
-
 def test_pareto_jitter_has_a_long_right_tail(tailed: Built) -> None:
     p = tailed.provider
     assert p.link_emulation == {"tailed": "delay-node"}
     dst = tailed.layout.address_of("b", "a")
     p.spawn("a", ["ping", "-c", "2", "-i", "0.2", "-q", dst]).wait(10)  # ARP first
-    echo = _probe(tailed, "b", ["echo", "--bind", f"{dst}:7008", "--duration", "20", "--json"])
-    try:
-        assert p.wait_listening(echo, 7008, "udp", 5)
-        rtt = _probe(
-            tailed, "a", ["rtt", "--dst", f"{dst}:7008", "--count", "2000", "--interval", "0.001", "--json"]
-        ).wait(30)
-        assert rtt.returncode == 0, rtt.stderr
-    finally:
-        echo.kill()
-    records = json.loads(rtt.stdout)["records"]
+    records = rtt_records(p, "a", "b", dst, 7008, 2000, "0.001")
     owd = np.array([r["owd_up_ns"] for r in records if r["owd_up_ns"] is not None], dtype=float)
     assert len(owd) >= 1980
     z = (owd - DELAY_NS) / JITTER_NS  # offsets in units of jitter

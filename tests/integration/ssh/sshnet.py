@@ -7,6 +7,9 @@
 
 Every namespace, link and process made here is recorded on creation and removed by close();
 only those: sshd pids we started, their session children, and processes inside our namespaces.
+Not /run/sshd: sshd's privilege-separation directory (an empty root-owned directory that the
+openssh-server package creates too) is made if missing and left in place, since the sshd of another
+SshNet, test session or the system may need it for its next connection.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 SSHD = "/usr/sbin/sshd"
 PORT = 2222
+PRIVSEP_DIR = "/run/sshd"  # compiled into sshd: it chroots there for every connection
 
 
 def skip_reason() -> str | None:
@@ -65,7 +69,6 @@ class SshNet:
     hosts: list[SshHost] = field(default_factory=list)
     namespaces: list[str] = field(default_factory=list)
     root_links: list[str] = field(default_factory=list)
-    made_run_sshd: bool = False
 
     # ------------------------------------------------------------------ setup
 
@@ -183,9 +186,8 @@ class SshNet:
         self._wait_port(host)
 
     def start_sshd(self, host: SshHost) -> None:
-        if not os.path.isdir("/run/sshd"):
-            os.makedirs("/run/sshd", mode=0o755)  # sshd's privilege separation directory
-            self.made_run_sshd = True
+        # never removed (see the module's docstring); exist_ok: another session may make it now
+        os.makedirs(PRIVSEP_DIR, mode=0o755, exist_ok=True)
         config = self.root / f"{host.name}_sshd_config"
         log = open(self.root / f"{host.name}_sshd.log", "ab")  # noqa: SIM115
         # root's ~/.bashrc on this machine (pyenv init) costs 0.2-0.6 s per SSH command: bash sources
@@ -311,7 +313,3 @@ class SshNet:
         for link in self.root_links:
             subprocess.run(["ip", "link", "del", link], capture_output=True)
         self.root_links.clear()
-        if self.made_run_sshd:
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
-            self.made_run_sshd = False

@@ -54,3 +54,11 @@ def test_analyze_of_a_campaign_without_measurements_says_so(tmp_path: Path) -> N
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["flows"] == 0 and out["models"] == [] and out["design"]["kind"] == "one-factor"
+
+
+def test_analyze_refuses_a_tolerance_outside_0_1(tmp_path: Path) -> None:
+    db = _store_with_campaign(tmp_path)
+    res = _invoke("analyze", "cafe0001", "--db", str(db), "--reproducibility-tolerance", "5")
+    assert (
+        res.exit_code == 2 and "--reproducibility-tolerance 5.0: give a share between 0 and 1" in res.output
+    )

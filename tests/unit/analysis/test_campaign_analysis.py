@@ -179,6 +179,33 @@ def test_rebuilds_and_placements_are_compared() -> None:
     assert result["models"] == []  # no factors: no model
 
 
+def _rebuilt_rows(shift: float) -> list[dict[str, Any]]:
+    """a→b TCP over 3 builds, 2 repetitions each; builds 2 and 3 are `shift` above build 1."""
+    rng = np.random.default_rng(2)
+    rows, i = [], 0
+    for build in (1, 2, 3):
+        for rep in (1, 2):
+            i += 1
+            rate = 100e6 * (1 + (shift if build > 1 else 0) + 0.001 * rng.standard_normal())
+            rows.append(_row(i, kind="tcp", measurement="tcp", pattern="p", pattern_kind="pairs", src="a",
+                             dst="b", placement="same-host", build_id=build, repetition=rep,
+                             throughput_bps=rate))  # fmt: skip
+    return rows
+
+
+def test_reproducibility_thresholds_come_from_the_spec() -> None:
+    """A 3 % shift after rebuilding: within the default ±5 %, outside `reproducibility_tolerance: 0.01`."""
+    frames = _frames(PAIRS_SPEC, _rebuilt_rows(0.03), builds=3)
+    (default,) = analyze_campaign(frames).json["reproducibility"]
+    assert default["verdict"] == "reproducible"
+    strict_spec = PAIRS_SPEC + "analysis: {reproducibility_tolerance: 0.01, reproducibility_cv_max: 0.02}\n"
+    strict = analyze_campaign(_frames(strict_spec, _rebuilt_rows(0.03), builds=3))
+    (verdict,) = strict.json["reproducibility"]
+    assert verdict["verdict"] == "not reproducible"
+    intro = next(p for p in strict.parts if p.title == "Reproducibility across rebuilds").intro
+    assert "≤ 2 %" in intro and "±1 %" in intro
+
+
 def test_outlier_policy_is_explicit() -> None:
     rows, i = [], 0
     for n in (1, 2):

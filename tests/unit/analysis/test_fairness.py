@@ -6,7 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vnetbench.analysis.fairness import fairness_by_group, fairness_spread, jain_index
+from vnetbench.analysis.fairness import (
+    bootstrap_mean_interval,
+    fairness_by_group,
+    fairness_spread,
+    jain_index,
+)
 from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.udp import effective_throughput_bps
 
@@ -52,17 +57,47 @@ def test_fairness_by_group(flows: pd.DataFrame) -> None:
 
 
 def test_fairness_spread_over_replications(flows: pd.DataFrame) -> None:
-    """reno: mean (1 + 0.8 + 1)/3 = 0.93333, SD √(((1/15)² · 2 + (2/15)²)/2) = √(0.0133…) = 0.11547,
-    95 % half-width t[0.975;2] · 0.11547/√3 = 0.28684."""
+    """reno: mean (1 + 0.8 + 1)/3 = 0.93333, SD √(((1/15)² · 2 + (2/15)²)/2) = √(0.0133…) = 0.11547.
+    A t interval would be 0.9333 ± t[0.975;2] · 0.11547/√3 = [0.646, 1.220]: past 1."""
     s = fairness_spread(flows, "throughput_bps", ["cc"], "replication").set_index("cc")
     reno = s.loc["reno"]
     assert reno["replications"] == 3
     assert reno["mean"] == pytest.approx(2.8 / 3)
     assert reno["sd"] == pytest.approx(np.sqrt(0.04 / 3))
     assert (reno["min"], reno["max"]) == (0.8, 1.0)
-    half = T2 * np.sqrt(0.04 / 3) / np.sqrt(3)
-    assert (reno["ci_low"], reno["ci_high"]) == pytest.approx((2.8 / 3 - half, 2.8 / 3 + half))
+    # bootstrap means of {1, 0.8, 1}: 0.8 with probability 1/27, 1 with probability 8/27
+    assert (reno["ci_low"], reno["ci_high"]) == pytest.approx((0.8, 1.0))
     assert s.loc["cubic", "mean"] == pytest.approx((1 + 6 / 7) / 2)
+
+
+def test_fairness_interval_near_one_stays_in_bounds() -> None:
+    """Indices 1, 0.99724 and 0.98 (flows [1, 1], [1, 0.9], [1, 0.75]): the t interval of their mean
+    is 0.9924 ± 0.0270, whose upper end 1.019 is an impossible fairness."""
+    rows = [(1, 1.0), (1, 1.0), (2, 1.0), (2, 0.9), (3, 1.0), (3, 0.75)]
+    frame = pd.DataFrame(rows, columns=["replication", "throughput_bps"]).assign(cc="cubic")
+    s = fairness_spread(frame, "throughput_bps", ["cc"], "replication").iloc[0]
+    j = np.array([1.0, 1.9**2 / (2 * 1.81), 0.98])
+    assert s["mean"] == pytest.approx(j.mean())
+    t_high = j.mean() + T2 * j.std(ddof=1) / np.sqrt(3)
+    assert t_high > 1.01  # what the old interval said
+    assert 0.98 <= s["ci_low"] < s["mean"] < s["ci_high"] <= 1.0
+
+
+def test_jain_index_of_equal_flows_is_not_above_one() -> None:
+    x = np.full(7, 0.7)
+    assert x.sum() ** 2 / (7 * np.sum(x * x)) > 1.0  # 1.0000000000000004 in floats
+    assert jain_index(x) == 1.0
+
+
+def test_bootstrap_interval_matches_t_interval_for_many_replications() -> None:
+    """Percentile bootstrap of the mean ≈ t interval when there are many values (here 60)."""
+    v = np.random.default_rng(7).normal(0.9, 0.02, size=60)
+    low, high = bootstrap_mean_interval(v, 0.95)
+    half = 2.000995 * v.std(ddof=1) / np.sqrt(60)  # t[0.975; 59]
+    assert low == pytest.approx(v.mean() - half, abs=0.15 * half)
+    assert high == pytest.approx(v.mean() + half, abs=0.15 * half)
+    assert np.isnan(bootstrap_mean_interval([0.9])[0])
+    assert bootstrap_mean_interval([1.0, 1.0, 1.0]) == (1.0, 1.0)
 
 
 def test_fairness_refuses_negative_allocations() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,20 @@ def test_pairwise_welch(links: pd.DataFrame) -> None:
     q = c.pair("same-host", "cross-site")  # variances 1 and 4: se = √(5/3), DF = (5/3)²/((1/3)²/2 + (4/3)²/2)
     assert q.dof == pytest.approx((5 / 3) ** 2 / ((1 / 3) ** 2 / 2 + (4 / 3) ** 2 / 2))
     json.dumps(c.to_dict(), allow_nan=False)
+
+
+def test_a_group_without_spread_is_compared_without_a_warning() -> None:
+    """The quickstart's same-host RTTs were two equal values: Welch's t uses the other group's
+    variance alone (se = √(var_b / n_b)); scipy's "precision loss" warning must not reach the user."""
+    frame = pd.DataFrame(
+        {"placement": ["same-host"] * 2 + ["same-site"] * 2, "v": [76450.0, 76450.0, 86150.0, 94350.0]}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = compare_placements(frame, "v").pair("same-host", "same-site")
+    assert p.difference == pytest.approx(90250 - 76450)
+    assert p.t == pytest.approx(13800 / np.sqrt(np.var([86150, 94350], ddof=1) / 2))
+    assert p.dof == pytest.approx(1)
 
 
 def test_single_value_categories_are_noted() -> None:

@@ -86,3 +86,17 @@ def test_netem_long_tailed_jitter_is_accepted_and_passed_to_the_node() -> None:
         layout, _ = realise(build_layout(parse_spec(spec, Path("d.yaml")).campaign, "c0ffee09"), False)
         (node,) = [d for d in layout.delay_nodes if d.link == "near"]
         assert f"--jitter 2000000ns --jitter-dist {dist}" in " ".join(command(node, "vnb-probe"))
+
+
+def test_an_empirical_delay_cdf_replaces_delay_and_jitter_on_the_node() -> None:
+    spec = SPEC.replace(
+        "delay: 25ms, jitter: 2ms, jitter_distribution: normal",
+        "delay_cdf: [[0, 24.7ms], [0.9, 26.2ms], [1, 375ms]], reorder: true",
+    )
+    layout, choice = realise(build_layout(parse_spec(spec, Path("d.yaml")).campaign, "c0ffee09"), False)
+    assert choice["near"] == "delay-node"
+    (node,) = [d for d in layout.delay_nodes if d.link == "near"]
+    argv = command(node, "vnb-probe")
+    assert argv[argv.index("--delay-cdf") + 1] == "0.0:24700000ns,0.9:26200000ns,1.0:375000000ns"
+    assert "--delay" not in argv and "--jitter" not in argv and "--jitter-dist" not in argv
+    assert "--reorder" in argv

@@ -210,8 +210,8 @@ def test_netem_is_the_root_alone_and_the_leaf_under_a_shaper() -> None:
         ("netem", 0x20000, 0x10001),
     ]
     opts = _attrs(shaped[1])["TCA_OPTIONS"]
-    # 1 Gbit/s x (20 ms + 3 x 1 ms) + 6.25 MB queue, in 1514-byte frames
-    assert opts["limit"] == -(-(125_000_000 * 0.023 + 6_250_000) // 1514)
+    # 1 Gbit/s x (20 ms + 1 ms, uniform jitter's largest delay) + 6.25 MB queue, in 1514-byte frames
+    assert opts["limit"] == -(-(125_000_000 * 0.021 + 6_250_000) // 1514)
     assert opts["loss"] == int((2**32 - 1) * 1 / 100)
 
 

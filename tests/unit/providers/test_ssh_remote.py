@@ -139,3 +139,29 @@ def test_the_ssh_provider_refuses_what_it_cannot_emulate() -> None:
     assert any("link a-b: delay cannot be emulated" in p for p in problems)
     assert any("CPU quotas" in p for p in problems)
     assert not any("b-z" in p for p in problems)  # a rate is kept as the nominal capacity
+
+
+def test_the_hosts_run_their_own_copy_of_a_tool_not_this_machines_path() -> None:
+    """vnb-probe's driver names the binary in this virtualenv; a host runs its inventory `tools`
+    path, else the name on its login PATH (what `build` checked is what runs)."""
+    from vnetbench.providers.ssh.provider import SshProvider
+    from vnetbench.spec.inventory import parse_inventory_data
+
+    inventory = parse_inventory_data(
+        {
+            "hosts": [
+                {"name": "a", "address": "192.0.2.1", "tools": {"vnb-probe": "/opt/vnb/vnb-probe"}},
+                {"name": "b", "address": "192.0.2.2"},
+            ]
+        }
+    )
+    provider = SshProvider("t", inventory, tools=("ping", "vnb-probe"))
+    try:
+        a, b = provider.hosts["a"], provider.hosts["b"]
+        local = "/home/me/vnetbench/.venv/bin/vnb-probe"
+        assert provider._host_binary(a, local) == "/opt/vnb/vnb-probe"
+        assert provider._host_binary(b, local) == "vnb-probe"
+        assert provider._host_binary(b, "ping") == "ping"
+        assert provider._host_binary(b, "/usr/sbin/other") == "/usr/sbin/other"  # not a campaign tool
+    finally:
+        provider.loop.stop()

@@ -123,8 +123,11 @@ class OvsInstance:
 
     def add_bridge(self, name: str, ports: list[str]) -> None:
         args = ["--", "add-br", name, "--", "set", "bridge", name, "datapath_type=netdev"]
-        for port in ports:
-            args += ["--", "add-port", name, port]
+        for k, port in enumerate(ports):
+            # Without a QoS row ovs-vswitchd deletes a port's root qdisc when it adds the port,
+            # which silently removed the link's shaper (tbf/htb); linux-noop leaves tc alone.
+            args += ["--", "add-port", name, port, "--", "set", "port", port, f"qos=@noop{k}"]
+            args += ["--", f"--id=@noop{k}", "create", "qos", "type=linux-noop"]
         self.vsctl(*args)
 
     def stop(self) -> list[LocalToolProcess]:

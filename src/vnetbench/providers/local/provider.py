@@ -240,6 +240,10 @@ class LocalProvider(Provider):
             ports = [i.name for i in layout.interfaces() if i.ns == br.ns and i.master == br.name]
             instance.add_bridge(br.name, ports)
 
+    def emulator_reports(self) -> dict[str, dict[str, Any]]:
+        """The delay nodes' own reports, collected when the last teardown stopped them."""
+        return dict(self.delay_reports)
+
     def namespace_fd(self, name: str) -> int | None:
         """The open fd of one of our namespaces (telemetry reads its counters through it)."""
         ns = self.namespaces.get(name)

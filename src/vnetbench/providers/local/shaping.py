@@ -4,7 +4,9 @@
 - htb: root htb (1:, default class 1:1), class 1:1 at rate = ceil with the layout's burst, and the
   queue limit on a bfifo leaf (2:) under it.
 - netem (only where the kernel has sch_netem): alone it is the root qdisc; with a shaper it is the
-  shaper's leaf (2: under tbf's or htb's class 1:1), so packets are delayed, then paced.
+  shaper's leaf (2: under tbf's or htb's class 1:1), so packets are delayed, then paced. Its
+  jitter distribution (normal, pareto, paretonormal) or a link's empirical `delay_cdf` goes with it
+  as a table (TCA_NETEM_DELAY_DIST, see netemdist.py), latency and jitter as 64-bit ns.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from pyroute2.netlink.rtnl.tcmsg import plugins as tc_plugins
 from pyroute2.netlink.rtnl.tcmsg import sched_htb, sched_netem, sched_pfifo, sched_tbf
 
 from vnetbench.layout import Interface, Netem, Shaper
+from vnetbench.providers.local import netemdist
 from vnetbench.providers.local.netlink import Op
 
 # bfifo takes the same options as pfifo (one int: the limit, here in bytes); pyroute2 only names pfifo.
 tc_plugins.setdefault("bfifo", sched_pfifo)
+netemdist.install()  # netem options with the delay distribution and 64-bit latency/jitter
 
 ROOT = 0x10000  # 1:
 CLASS = 0x10001  # 1:1
@@ -43,22 +47,37 @@ def htb_quantum(shaper: Shaper, mtu: int) -> int:
     return int(min(200_000, max(mtu + 14, shaper.rate_bps / 8 / 10)))
 
 
+def netem_delay(netem: Netem) -> tuple[int, int, tuple[int, ...] | None, int]:
+    """(latency ns, jitter ns, distribution table or None, largest delay ns) netem is given."""
+    if netem.delay_cdf is not None:
+        mu, sigma, table = netemdist.cdf_table(netem.delay_cdf)
+        return mu, sigma, table, netem.delay_cdf[-1][1]
+    delay, jitter = netem.delay_ns or 0, netem.jitter_ns or 0
+    table = netemdist.named_table(netem.jitter_distribution) if jitter else None
+    # uniform: at most delay + jitter; a table: its largest entry (about +4 jitter)
+    return delay, jitter, table, delay + jitter * (max(table) / netemdist.SCALE if table else 1)
+
+
 def netem_options(netem: Netem, rate_bps: int | None, mtu: int, queue_bytes: int | None) -> dict:
-    delay_us = (netem.delay_ns or 0) / 1000
-    jitter_us = (netem.jitter_ns or 0) / 1000
+    delay_ns, jitter_ns, table, most_ns = netem_delay(netem)
     limit = NETEM_MIN_LIMIT
     if rate_bps:
-        # Hold what the link carries during the delay (+3 jitter) plus the shaper's queue.
-        in_flight = rate_bps / 8 * (delay_us + 3 * jitter_us) / 1e6 + (queue_bytes or 0)
+        # Hold what the link carries during the largest delay plus the shaper's queue.
+        in_flight = rate_bps / 8 * most_ns / 1e9 + (queue_bytes or 0)
         limit = max(limit, math.ceil(in_flight / (mtu + 14)))
-    return sched_netem.get_parameters(
+    opts = sched_netem.get_parameters(
         {
-            "delay": int(delay_us),
-            "jitter": int(jitter_us),
+            "delay": delay_ns // 1000,
+            "jitter": jitter_ns // 1000,
             "loss": (netem.loss_ratio or 0.0) * 100,
             "limit": limit,
         }
     )
+    # the kernel takes these over the microsecond fields above (kernels before 4.15 ignore them)
+    opts["attrs"] += [["TCA_NETEM_LATENCY64", delay_ns], ["TCA_NETEM_JITTER64", jitter_ns]]
+    if table is not None:
+        opts["attrs"].append(["TCA_NETEM_DELAY_DIST", netemdist.pack(table)])
+    return opts
 
 
 def qdisc_ops(iface: Interface, index: int) -> list[Op]:

@@ -221,7 +221,7 @@ class SshProvider(Provider):
             raise ProviderError("this gate does not belong to the SSH provider")
         host = self.node_host[node]
         resolved = self.hosts[host]
-        argv = [resolved.tool(argv[0]), *argv[1:]]
+        argv = [self._host_binary(resolved, argv[0]), *argv[1:]]
         proc = SshToolProcess(self.loop, self.pool, host, node, argv, resolved.sudo)
         proc.on_gone = self._gone
         try:
@@ -245,6 +245,13 @@ class SshProvider(Provider):
         if proc.poll() is not None:
             self._gone(proc)
         return proc
+
+    def _host_binary(self, resolved: ResolvedHost, argv0: str) -> str:
+        """The host's own copy of a campaign tool: a driver names this machine's binary (vnb-probe
+        by its path in this virtualenv), which a remote host does not have; the host runs the one
+        `build` checked — the inventory's `tools` path, else the name on its login PATH."""
+        name = os.path.basename(argv0)
+        return resolved.tool(name) if name in self.tools else resolved.tool(argv0)
 
     def _gone(self, proc: SshToolProcess) -> None:
         if proc.object_id is not None and proc.object_id not in self._removed and not proc.lost:

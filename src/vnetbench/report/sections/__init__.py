@@ -15,6 +15,7 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,6 +35,17 @@ class ReportContext:
     @property
     def campaign_id(self) -> str:
         return str(self.campaign["id"])
+
+    @cached_property
+    def spec(self) -> Any:
+        """The stored spec as a model, parsed once for every section; None if this version cannot
+        read it (a section then shows nothing rather than breaking the report)."""
+        from vnetbench.analysis.campaign_analysis import spec_of
+
+        try:
+            return spec_of(self.campaign)
+        except Exception:
+            return None
 
 
 def builders() -> list[tuple[int, Callable[[ReportContext], list[Any]]]]:

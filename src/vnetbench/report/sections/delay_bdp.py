@@ -7,12 +7,10 @@ W / RTT: a long path is slower than a short one at the same window (ExoGENI Tabl
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from vnetbench.layout import build_layout
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Section, TableView
-from vnetbench.spec import parse_spec
+from vnetbench.spec import delaycdf
 
 ORDER = 55
 
@@ -32,20 +30,21 @@ def build(ctx: ReportContext) -> list[Section]:
     tcp = frame[(frame["kind"] == "tcp") & (frame["status"] == "ok")]
     if tcp.empty:
         return []
-    try:
-        campaign = parse_spec(ctx.campaign["spec_text"], Path("campaign.yaml")).campaign
-        layout = build_layout(campaign, ctx.campaign_id)
-    except Exception:  # a spec this version cannot read: no section rather than a broken report
+    if ctx.spec is None:
         return []
+    layout = build_layout(ctx.spec, ctx.campaign_id)
     rows, items = [], []
     for (name, src, dst), group in tcp.groupby(["measurement", "src", "dst"], sort=False):
         links = layout.path_links(src, dst)
-        one_way_ns = sum(link.delay or 0 for link in links)
+        # a link's empirical delay_cdf counts with its median
+        one_way_ns = sum(
+            link.delay or (delaycdf.median_ns(link.delay_cdf) if link.delay_cdf else 0) for link in links
+        )
         if not one_way_ns:
             continue
         rtt_s = 2 * one_way_ns / 1e9
         rate = layout.bottleneck_rate(src, dst)
-        window = getattr(campaign.measurement(name), "window", None)
+        window = getattr(ctx.spec.measurement(name), "window", None)
         goodput = float(group["throughput_bps"].median())
         model = group["expected_max_bps"].median() if "expected_max_bps" in group else None
         bdp = rate * rtt_s / 8 if rate else None
@@ -79,7 +78,8 @@ def build(ctx: ReportContext) -> list[Section]:
         "(BDP = rate × RTT). Over a long path the same window therefore carries less: the ExoGENI "
         "study's long-distance pairs (RTT ≈ 238 ms) reached 8.2 Mbit/s on 10 Mbit/s links where the "
         "short ones (RTT ≈ 50 ms) reached 9.3 Mbit/s (its Table 12). RTT here is twice the configured "
-        "one-way delay of the path (docs/delay-nodes.md); 'auto' means Linux's autotuned buffers. "
+        "one-way delay of the path (the median of a link's delay_cdf; docs/delay-nodes.md); "
+        "'auto' means Linux's autotuned buffers. "
         "`window` sets the socket buffers (iperf3 -w); Linux derives the advertised window from them "
         "(it doubles the request and keeps a share for overhead), so the effective window is near W, "
         "not exactly W, and queueing adds to the RTT: the bound is approximate."

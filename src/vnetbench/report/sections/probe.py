@@ -3,6 +3,10 @@
 - Sweeps (`pps`): received against offered packet rate per packet size, the saturation knee (the
   highest offered rate received with < 1 % loss before the first that is not) and the theoretical
   limit of the path's shaped link from the overhead model (an unshaped veth has none: said so).
+  Flows measured alone (pairs, or the alone steps of star/fan-in/parallel patterns) are drawn one
+  series each; flows swept at the same moment (a parallel pattern's tenants) get their own figures
+  (report/sweeps_multi.py): each flow and the mean per flow against the offered rate per flow, and the
+  aggregate against the total offered, beside the same pair swept alone.
 - Traces (`trace`, `background`): throughput per bin over time with quiet periods (bins that
   received nothing) and bursts (bins above 1.5 × the offered rate) marked, as in the EC2 study.
 - `cpushare`: the share of time a node's loop held a CPU, per node.
@@ -22,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.model import frame_bytes
+from vnetbench.report import sweeps_multi
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
@@ -38,8 +43,10 @@ def build(ctx: ReportContext) -> list[Section]:
     if frame.empty or "kind" not in frame.columns:
         return []
     ok = frame[frame["status"] == "ok"]
+    pps = ok[ok["kind"] == "pps"]
+    background_steps = set(frame.loc[frame["group_kind"] == "background", "step_key"])
     out = [
-        _sweep_section(ok[ok["kind"] == "pps"], ctx.fig_dir),
+        _sweep_section(pps, ctx.fig_dir, background_steps),
         _trace_section(ctx, ok[ok["kind"].isin(["trace", "background"])]),
         _cpushare_section(ok[ok["kind"] == "cpushare"], ctx.fig_dir),
         _rtt_section(ctx, ok[ok["kind"] == "probe-rtt"]),
@@ -129,11 +136,14 @@ def sweep_points(rows: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------ sweeps
 
 
-def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
-    if rows.empty:
+def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[str]) -> Section | None:
+    if all_rows.empty:
         return None
+    together = sweeps_multi.is_together(all_rows)
+    rows = all_rows[~together]
     pts = sweep_points(rows)
-    if pts.empty:
+    multi = sweeps_multi.multi_flow_part(all_rows, fig_dir, background_steps)
+    if pts.empty and multi is None:
         return None
     section = Section(
         "Packet rate: received vs offered",
@@ -149,6 +159,8 @@ def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
             "1500-byte packets."
         ),
     )
+    if multi is not None:
+        section.intro += " " + multi.intro
     rows_out = []
     for size, by_size in pts.groupby("size"):
         fig, ax = plt.subplots(figsize=(7, 4))
@@ -197,24 +209,28 @@ def _sweep_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
         ax.legend(fontsize=7)
         png = save(fig, fig_dir / f"probe_pps_{int(size)}")
         section.figures.append(Figure(f"Received vs offered, {int(size)}-byte payloads", png))
-    section.tables.append(
-        TableView(
-            "Sweep summary",
-            [
-                "series",
-                "payload B",
-                "frame B",
-                "knee (pps)",
-                "max received (pps)",
-                "link limit (pps)",
-                "max loss %",
-                "max |achieved/target − 1| %",
-                "max lateness p99 µs",
-            ],
-            rows_out,
-            note="Every step stores the sender's achieved rate and its send lateness p50/p99/max.",
+    if rows_out:
+        section.tables.append(
+            TableView(
+                "Sweep summary",
+                [
+                    "series",
+                    "payload B",
+                    "frame B",
+                    "knee (pps)",
+                    "max received (pps)",
+                    "link limit (pps)",
+                    "max loss %",
+                    "max |achieved/target − 1| %",
+                    "max lateness p99 µs",
+                ],
+                rows_out,
+                note="Every step stores the sender's achieved rate and its send lateness p50/p99/max.",
+            )
         )
-    )
+    if multi is not None:
+        section.figures += multi.figures
+        section.tables += multi.tables
     return section
 
 

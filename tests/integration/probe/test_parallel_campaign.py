@@ -1,0 +1,142 @@
+"""Two tenants sweeping at the same moment through a Linux bridge (kind parallel), as root, through the
+whole chain (CLI → plan → local provider → vnb-probe → store → report).
+
+  t1s ──┐      ┌── t1r
+        lb ────┤
+  t2s ──┘      └── t2r
+
+Sweep: 1000 and 2000 packets/s of 18-byte payloads, 1 s per point, each pair alone first (alone:
+true), then both pairs together: one step per point whose two flows start behind one barrier.
+Rates this low are far below what the bridge passes, so each tenant must receive its offered rate.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.requirements import missing
+from vnetbench.plan import make_plan
+from vnetbench.spec import parse_spec
+from vnetbench.store.db import Store
+
+pytestmark = pytest.mark.root
+
+RATES = [1000, 2000]
+SIZE = 18
+TOLERANCE = 0.10  # received within 10 % of the offered rate (a loaded 2-vCPU machine stalls senders)
+MAX_SKEW_NS = 50_000_000  # the barrier releases both senders within 50 ms
+MAX_FIRST_SEND_SPREAD_NS = 50_000_000  # and both send their first packet within 50 ms (measured: 0-2 ms)
+
+SPEC = f"""
+name: tenants-it
+topology:
+  nodes: [{{name: t1s}}, {{name: t1r}}, {{name: t2s}}, {{name: t2r}}]
+  switches: [{{name: lb}}]
+  links:
+    - {{endpoints: [t1s, lb]}}
+    - {{endpoints: [lb, t1r]}}
+    - {{endpoints: [t2s, lb]}}
+    - {{endpoints: [lb, t2r]}}
+measurements:
+  - {{name: sweep, kind: pps, rates: {RATES}, sizes: [{SIZE}], duration: 1s}}
+patterns:
+  - {{name: tenants, kind: parallel, pairs: [[t1s, t1r], [t2s, t2r]], measurements: [sweep]}}
+telemetry: {{enabled: false}}
+"""
+
+SKIP = missing(probe=True)
+
+
+class Run:
+    def __init__(
+        self, frame: pd.DataFrame, all_attempts: pd.DataFrame, raw: dict[str, str], report: Path
+    ) -> None:
+        self.frame, self.all_attempts, self.raw, self.report = frame, all_attempts, raw, report
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
+    if SKIP:
+        pytest.skip(SKIP)
+    tmp = tmp_path_factory.mktemp("tenants")
+    spec, db, report = tmp / "tenants.yaml", tmp / "tenants.db", tmp / "report"
+    spec.write_text(SPEC)
+    vnetbench = str(Path(sys.executable).parent / "vnetbench")
+    done = subprocess.run(
+        [vnetbench, "run", str(spec), "--db", str(db), "--report", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    store = Store(db)
+    try:
+        campaign = store.campaigns()[-1]
+        frame = store.measurements_frame(campaign["id"])
+        all_attempts = store.measurements_frame(campaign["id"], latest_only=False)
+        raw = {
+            row["key"]: store.raw_output(int(row["id"])).get(("client", "stdout"), "")
+            for _, row in frame.iterrows()
+        }
+        live = store.live_objects(campaign["id"])
+    finally:
+        store.close()
+    yield Run(frame, all_attempts, raw, report)
+    assert live == [], f"the campaign left objects it recorded: {live}"
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert f"vnb{campaign['id']}" not in names
+
+
+def test_every_planned_measurement_is_stored_once(run: Run) -> None:
+    plan = make_plan(parse_spec(SPEC), "c0ffee00", 1)
+    planned = [f.key for s in plan.steps for f in s.flows]
+    assert len(planned) == 2 * 2 + 2 * 2  # two pairs alone × two points, then two points × two flows
+    assert sorted(run.all_attempts["key"]) == sorted(planned)  # once each, no retry, nothing extra
+    assert (run.frame["status"] == "ok").all(), run.frame[["key", "reason"]].to_string()
+
+
+def test_each_tenant_receives_its_offered_rate(run: Run) -> None:
+    together = run.frame[run.frame["group_kind"] == "together"]
+    assert len(together) == 4 and (together["group_size"] == 2).all()
+    for _, row in run.frame.iterrows():
+        offered = row["target_pps"]
+        assert offered in RATES and row["payload_bytes"] == SIZE
+        assert row["offered_bps"] == pytest.approx(offered * SIZE * 8)
+        assert row["achieved_pps"] == pytest.approx(offered, rel=TOLERANCE), row["key"]
+        assert row["received_pps"] == pytest.approx(offered, rel=TOLERANCE), row["key"]
+        assert row["loss_ratio"] < 0.01, row["key"]
+        assert row["received_packets"] >= (1 - TOLERANCE) * offered  # 1 s at the offered rate
+    for pps in RATES:
+        point = together[together["target_pps"] == pps]
+        assert sorted(point["src"]) == ["t1s", "t2s"]
+        assert point["step_key"].nunique() == 1  # one step per point, both flows in it
+
+
+def test_both_flows_of_a_point_start_together(run: Run) -> None:
+    together = run.frame[run.frame["group_kind"] == "together"]
+    for _, point in together.groupby("step_key"):
+        assert point["start_skew_ns"].nunique() == 1
+        assert 0 <= point["start_skew_ns"].iloc[0] <= MAX_SKEW_NS
+        assert sorted(point["start_offset_ns"])[0] == 0
+        starts = [json.loads(run.raw[key])["first_send_realtime_ns"] for key in point["key"]]
+        assert max(starts) - min(starts) <= MAX_FIRST_SEND_SPREAD_NS, starts
+
+
+def test_the_report_shows_both_tenants_and_their_aggregate(run: Run) -> None:
+    summary = json.loads((run.report / "report.json").read_text())
+    section = next(s for s in summary["sections"] if s["title"] == "Packet rate: received vs offered")
+    table = next(t for t in section["tables"] if t["title"] == "Simultaneous flows per sweep point")
+    rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
+    assert [(r["flows"], float(r["offered per flow (pps)"])) for r in rows] == [("2", 1000.0), ("2", 2000.0)]
+    for r in rows:
+        offered = float(r["offered per flow (pps)"])
+        assert float(r["aggregate received (pps)"]) == pytest.approx(2 * offered, rel=TOLERANCE)
+        assert float(r["one flow alone (pps)"]) == pytest.approx(offered, rel=TOLERANCE)
+    assert (run.report / "figures" / f"probe_pps_multi_{SIZE}.png").is_file()

@@ -1,0 +1,91 @@
+"""A link's empirical delay distribution (`delay_cdf`): accepted forms, and one located error that
+names the field and the fix for every malformed one."""
+
+from __future__ import annotations
+
+import pytest
+
+from vnetbench.spec import delaycdf, parse_spec
+from vnetbench.spec.loader import SpecInvalid
+
+SPEC = """\
+name: d
+topology:
+  nodes: [{name: a}, {name: b}]
+  links:
+    - {name: wan, endpoints: [a, b], LINK}
+measurements: [{name: p, kind: rtt}]
+patterns: [{kind: pairs, pairs: [[a, b]], measurements: [p]}]
+"""
+GOOD = "delay_cdf: [[0, 49.5ms], [0.75, 52.5ms], [0.95, 90ms], [1, 400ms]]"
+
+
+def _link(fields: str):
+    return parse_spec(SPEC.replace("LINK", fields), "d.yaml").campaign.topology.links[0]
+
+
+def _error(fields: str) -> str:
+    with pytest.raises(SpecInvalid) as info:
+        _link(fields)
+    (err,) = info.value.errors
+    assert err.line == 5, err
+    return f"{err.path}: {err.message}"
+
+
+def test_points_are_parsed_into_probability_and_ns() -> None:
+    link = _link(GOOD + ", reorder: true")
+    assert link.delay_cdf == ((0.0, 49_500_000), (0.75, 52_500_000), (0.95, 90_000_000), (1.0, 400_000_000))
+    assert link.delay is None and link.reorder
+    # bare numbers are seconds, as for every duration of the spec; a step (equal delays) is fine
+    assert _link("delay_cdf: [[0, 0.01], [0.5, 0.01], [1, 0.02]]").delay_cdf[2] == (1.0, 20_000_000)
+
+
+@pytest.mark.parametrize(
+    ("fields", "words"),
+    [
+        ("delay_cdf: [[0, 1ms]]", "needs at least two points"),
+        ("delay_cdf: [[0.1, 1ms], [1, 2ms]]", "the first point must have probability 0"),
+        ("delay_cdf: [[0, 1ms], [0.9, 2ms]]", "the last probability 1"),
+        (
+            "delay_cdf: [[0, 1ms], [0.5, 2ms], [0.5, 3ms], [1, 4ms]]",
+            "must increase strictly: 0.5 is followed by 0.5",
+        ),
+        (
+            "delay_cdf: [[0, 5ms], [1, 2ms]]",
+            "delays must not decrease: 5 ms at 0.0 is followed by 2 ms at 1.0",
+        ),
+        ("delay_cdf: [[0, 1ms], [1.5, 2ms]]", "probability 1.5 is outside 0–1"),
+    ],
+)
+def test_malformed_points_name_the_field_and_the_fix(fields: str, words: str) -> None:
+    message = _error(fields)
+    assert message.startswith("topology.links[0].delay_cdf: "), message
+    assert words in message, message
+
+
+def test_a_bad_delay_names_the_point() -> None:
+    message = _error("delay_cdf: [[0, 1ms], [1, 3 parsecs]]")
+    assert message.startswith("topology.links[0].delay_cdf[1][1]: '3 parsecs' is not a duration"), message
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        ("delay: 5ms", "remove delay from this link"),
+        ("delay: 5ms, jitter: 1ms", "remove delay and jitter from this link"),
+        ("jitter_distribution: pareto", "remove jitter_distribution from this link"),
+    ],
+)
+def test_delay_cdf_excludes_delay_jitter_and_their_distribution(extra: str, named: str) -> None:
+    message = _error(f"{GOOD}, {extra}")
+    assert message.startswith("topology.links[0].delay_cdf: delay_cdf gives the whole one-way delay"), message
+    assert named in message and "(or remove delay_cdf)" in message
+
+
+def test_quantile_and_cdf_are_inverse_and_the_cli_form_round_trips() -> None:
+    points = _link(GOOD).delay_cdf
+    for p in (0.0, 0.3, 0.75, 0.8, 0.99, 1.0):
+        assert delaycdf.cdf(points, delaycdf.quantile(points, p)) == pytest.approx(p)
+    assert delaycdf.quantile(points, 0.375) == pytest.approx(51_000_000)
+    assert delaycdf.cdf(points, 1_000_000) == 0.0 and delaycdf.cdf(points, 1e12) == 1.0
+    assert delaycdf.cli(points) == "0.0:49500000ns,0.75:52500000ns,0.95:90000000ns,1.0:400000000ns"
