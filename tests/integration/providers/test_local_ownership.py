@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -105,17 +106,45 @@ def test_clean_removes_what_a_killed_run_left_and_nothing_else(tmp_path: Path, d
         store.close()
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _fake_runner() -> subprocess.Popen:
+    """A live process whose command line names vnetbench, as a running campaign's does.
+
+    Waits until /proc shows that command line: clean() decides "still running" from it, and a
+    check made before it is visible would make the test depend on timing.
+    """
+    runner = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "vnetbench-run"],
+        stdin=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while b"vnetbench-run" not in _cmdline(runner.pid):
+        if runner.poll() is not None or time.monotonic() > deadline:
+            runner.kill()
+            pytest.fail(f"stand-in runner did not start (exit {runner.poll()})")
+        time.sleep(0.01)
+    return runner
+
+
 def test_clean_leaves_a_running_campaign_alone(tmp_path: Path) -> None:
     cid = new_campaign_id()
     store = make_store(tmp_path / "s.db", cid)
-    runner = subprocess.Popen(["vnetbench-run", "60"], executable="sleep")  # argv[0] as a run shows it
+    runner = _fake_runner()
     try:
         store.update_campaign(cid, status="running", pid=runner.pid)
         store.record_objects(
             cid, None, [("netns", f"vnb{cid}-n-x", {"path": netns.path_of(f"vnb{cid}-n-x")})]
         )
         report = clean(store, cid)
-        assert report.skipped == [cid] and "still running" in report.problems[0]
+        assert report.skipped == [cid], (report, _cmdline(runner.pid), runner.poll())
+        assert "still running" in report.problems[0]
         assert len(store.live_objects(cid)) == 1
     finally:
         runner.kill()
