@@ -92,7 +92,7 @@ def per_repetition(
 
 def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
     """Measured mean throughput as a share of the overhead-model maximum, per connection."""
-    fig, ax = plt.subplots(figsize=(7, 0.5 + 0.4 * len(table)))
+    fig, ax = plt.subplots(figsize=(7, 1.6 + 0.4 * len(table)))  # room for title and axis label
     treatments = "treatment" in table
     labels = [
         f"{r['src']}→{r['dst']} ({r['measurement']}" + (f", {r['treatment']})" if treatments else ")")

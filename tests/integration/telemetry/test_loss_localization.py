@@ -155,8 +155,11 @@ def test_exogeni_report_has_the_tool_cpu_table(tmp_path: Path) -> None:
     rows = {(r["rate_bps"], r["kind"]): r for r in analysis(store, cid)["tool_cpu"]}
     assert set(rows) == {(100e6, "tcp"), (100e6, "udp")}
     for row in rows.values():  # sampled from /proc/PID/stat, and close to iperf3's own report
-        assert 0 < row["sender_cpu_percent"] < 100
+        assert 0 <= row["sender_cpu_percent"] < 100
         assert row["sender_cpu_percent"] == pytest.approx(row["tool_sender_cpu_percent"], abs=3)
+    # /proc/PID/stat counts in 10 ms ticks: a TCP sender at 100 Mbit/s (ExoGENI: 0.3 %) can show no
+    # tick in 2 s, a UDP sender (17 % there, ~5 % here) shows many
+    assert rows[(100e6, "udp")]["sender_cpu_percent"] > 1
     assert rows[(100e6, "udp")]["exogeni_sender_cpu_percent"] == 17.0  # the study's Table 19 beside ours
     html = write_report(store, cid, tmp_path / "report").read_text()
     assert "Tool CPU load (%), sender and receiver, per rate (ExoGENI Tables 18–19)" in html
