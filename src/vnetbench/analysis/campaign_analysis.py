@@ -98,6 +98,7 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
     spec = spec_of(frames.campaign)
     s = settings or settings_from_spec(spec)
     factors = list(cd.factor_columns([f.name for f in spec.factors]).values())  # their columns
+    listed = {col: list(f.levels) for f, col in zip(spec.factors, factors, strict=True)}
     design = spec.design
     design_kind = design.kind if design else ("full-factorial" if factors else None)
     flows, transient = cd.flow_table(frames.measurements, frames.samples, frames.builds, factors, s.omit_ns)
@@ -130,7 +131,9 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
     out["events"] = _event_counts(frames.events, flows)
     out["models"] = []
     if design_kind and not groups.empty:
-        model_part, out["models"] = _models(groups, factors, design_kind, s, policy, models, notes, excluded)
+        model_part, out["models"] = _models(
+            groups, factors, listed, design_kind, s, policy, models, notes, excluded
+        )
         parts.append(model_part)
     out["outliers"] = {"policy": policy.describe(), "method": policy.method, "excluded": excluded}
     if excluded:
@@ -250,6 +253,7 @@ def _responses(groups: pd.DataFrame, kind: str, chosen: str | None) -> list[str]
 def _models(
     groups: pd.DataFrame,
     factors: list[str],
+    listed: dict[str, list[Any]],
     design_kind: str,
     s: Settings,
     policy: OutlierPolicy,
@@ -278,7 +282,7 @@ def _models(
                 value = data[response].iloc[0] if len(data) else float("nan")
                 notes.append(f"{label}: every observation is {num(value)}; nothing to explain")
                 continue
-            data = _apply_policy(policy, data, response, label, excluded)
+            data = _in_listed_order(_apply_policy(policy, data, response, label, excluded), varying, listed)
             try:
                 entry = _fit(data, response, varying, design_kind, s, label, part, models)
             except DataError as exc:
@@ -290,6 +294,18 @@ def _models(
             e for e in excluded if e["model"] == f"{entry['series']} · {entry['response']}"
         ]
     return part, out
+
+
+def _in_listed_order(data: pd.DataFrame, factors: list[str], listed: dict[str, list[Any]]) -> pd.DataFrame:
+    """Each factor's levels in the order the spec lists them (an ordered categorical): a 2^k design
+    codes the first −1, tables and successive differences follow the list. Without it, text levels
+    would follow the (randomised) run order and an effect's sign could flip between two runs."""
+    data = data.copy()
+    for f in factors:
+        order = [lv for lv in listed.get(f, []) if (data[f] == lv).any()]
+        order += [lv for lv in pd.unique(data[f]) if lv not in order]
+        data[f] = pd.Categorical(data[f], categories=order, ordered=True)
+    return data
 
 
 def _fit(

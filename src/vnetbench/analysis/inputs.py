@@ -45,11 +45,14 @@ def numeric_column(frame: pd.DataFrame, column: str) -> pd.Series:
 
 
 def ordered_levels(values: pd.Series, levels: Sequence[Level] | None = None) -> list[Level]:
-    """Levels in a meaningful order: as given, else numeric order if all numeric, else first appearance.
+    """Levels in a meaningful order: as given, else a categorical's own order, else numeric order if all
+    numeric, else first appearance.
 
     Order matters for successive differences (level 1, 2, … 10, never 1, 10, 2)."""
     if levels is not None:
         return list(levels)
+    if isinstance(values.dtype, pd.CategoricalDtype):  # an order chosen upstream (the spec's list)
+        return [c for c in values.cat.categories if (values == c).any()]
     present = list(pd.unique(values.dropna()))
     if all(
         isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) for v in present
@@ -73,7 +76,8 @@ def factor_column(frame: pd.DataFrame, factor: str, levels: Sequence[Level] | No
                 f"level(s) {missing} asked for but absent from the data",
                 f"choose among {ordered_levels(raw)}",
             )
-    kept = raw.where(raw.isin(order))  # levels outside an explicit list become NaN, dropped later
+    # levels outside an explicit list become NaN, dropped later
+    kept = raw.astype(object).where(raw.isin(order))
     return pd.Series(pd.Categorical(kept, categories=order, ordered=True), index=frame.index, name=factor)
 
 

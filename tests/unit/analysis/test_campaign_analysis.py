@@ -320,3 +320,35 @@ def test_a_full_factorial_campaign_gets_anova_and_successive_levels_per_factor()
     expect = factor_successive_differences(lib, "n")
     assert [c["ci"] for c in steps["n"]] == [pytest.approx([c.ci_low, c.ci_high]) for c in expect]
     assert len(steps["size"]) == 1
+
+
+TWO_K_SPEC = """
+name: tk
+topology:
+  nodes: [{name: c}, {name: v1}]
+  links: [{endpoints: [c, v1]}]
+measurements: [{name: tcp, kind: tcp, duration: 3s}]
+patterns: [{name: rx, kind: star, source: c, destinations: [v1], alone: false, measurements: [tcp]}]
+factors:
+  - {name: cc, path: measurements.tcp.congestion, levels: [reno, cubic]}
+  - {name: length, path: measurements.tcp.duration, levels: [3s, 6s]}
+design: {kind: 2k-r, replications: 2}
+"""
+
+
+def test_a_2k_design_codes_the_first_listed_level_minus_one_whatever_the_run_order() -> None:
+    """Text levels follow the spec's list, not the (randomised) order the runs happened in: the first
+    run here is cubic/6s, the list says reno, 3s. cubic adds 2 Mbit/s, 6 s adds 1 Mbit/s."""
+    runs = [("cubic", "6s"), ("reno", "3s"), ("cubic", "3s"), ("reno", "6s")] * 2
+    rows = [
+        _row(i, step_key=f"{cc}/{length}/{i}", repetition=1 + i // 4, factors={"cc": cc, "length": length},
+             pattern="rx", kind="tcp", measurement="tcp",
+             throughput_bps=10e6 + (2e6 if cc == "cubic" else 0) + (1e6 if length == "6s" else 0) + i * 1e3)
+        for i, (cc, length) in enumerate(runs)
+    ]  # fmt: skip
+    result = analyze_campaign(_frames(TWO_K_SPEC, rows), Settings(response="throughput_bps")).json
+    (model,) = result["models"]
+    coding = model["result"]["coding"]
+    assert coding == {"cc": {"-1": "reno", "+1": "cubic"}, "length": {"-1": "3s", "+1": "6s"}}
+    q = {e["name"]: e["q"] for e in model["result"]["effects"]}
+    assert q["cc"] == pytest.approx(1e6, rel=0.01) and q["length"] == pytest.approx(0.5e6, rel=0.01)
