@@ -49,10 +49,14 @@ fn finish(child: Child) -> Value {
 }
 
 fn send_recv(pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
+    send_recv_at("127.0.0.1:0", pps, size, dur, extra)
+}
+
+fn send_recv_at(bind: &str, pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
     let (rx, addr) = start_server(&[
         "recv",
         "--bind",
-        "127.0.0.1:0",
+        bind,
         "--expect-streams",
         "1",
         "--duration",
@@ -202,6 +206,39 @@ fn gso_carries_many_packets_per_message_exactly() {
     assert_eq!(s["gso"], false);
     assert_eq!(s["gso_segments"], 1);
     assert_eq!(s["sent_messages"], s["sent_packets"]);
+}
+
+#[test]
+fn ipv6_loopback_counts_exactly_with_and_without_gso() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("skipped: no IPv6 loopback (::1) on this machine");
+        return;
+    }
+    for extra in [vec![], vec!["--gso", "--pacing-quantum-us", "5000"]] {
+        let (s, r) = send_recv_at("[::1]:0", "20000", "1200", "0.5", &extra);
+        assert!(s["dst"].as_str().unwrap().starts_with("[::1]:"), "{s}");
+        assert_eq!(s["gso"], !extra.is_empty());
+        let sent = s["sent_packets"].as_u64().unwrap();
+        let msgs = s["sent_messages"].as_u64().unwrap();
+        if extra.is_empty() {
+            assert_eq!(msgs, sent);
+        } else {
+            assert_eq!(s["gso_segments"], 54); // 54 x 1200 = 64800 <= 65507
+            assert!(msgs * 2 <= sent, "{msgs} messages for {sent} packets");
+        }
+        let st = &r["streams"][0];
+        assert_eq!(st["expected_source"], "fin");
+        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
+        assert_eq!(st["duplicate_packets"], 0);
+        assert_eq!(r["foreign_packets"], 0);
+        let lost = st["lost_packets"].as_u64().unwrap();
+        assert_eq!(lost + st["unique_packets"].as_u64().unwrap(), sent);
+        assert!(lost <= r["kernel_drops_packets"].as_u64().unwrap());
+        assert_eq!(
+            st["received_bytes"].as_u64().unwrap(),
+            st["received_packets"].as_u64().unwrap() * 1200
+        );
+    }
 }
 
 #[test]
