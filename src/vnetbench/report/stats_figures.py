@@ -36,14 +36,21 @@ def _diag(result: Fitted | Diagnostics) -> Diagnostics:
     return result if isinstance(result, Diagnostics) else diagnostics(result)
 
 
-def residuals_vs_predicted(result: Fitted | Diagnostics, path: Path, title: str = "") -> tuple[Path, Path]:
-    """A trend or a funnel means the errors' spread depends on the response (Jain's visual test)."""
+def _in(unit: str) -> str:
+    return f" ({unit})" if unit else ""
+
+
+def residuals_vs_predicted(
+    result: Fitted | Diagnostics, path: Path, title: str = "", scale: float = 1.0, unit: str = ""
+) -> tuple[Path, Path]:
+    """A trend or a funnel means the errors' spread depends on the response (Jain's visual test).
+    `scale` and `unit` show the response in a readable unit (1e6, "Mbit/s" for bit/s)."""
     d = _diag(result)
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter(d.predicted, d.residuals, s=14, alpha=0.7)
+    ax.scatter(np.asarray(d.predicted) / scale, np.asarray(d.residuals) / scale, s=14, alpha=0.7)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("predicted response")
-    ax.set_ylabel("residual")
+    ax.set_xlabel("predicted response" + _in(unit))
+    ax.set_ylabel("residual" + _in(unit))
     ax.set_title(title or "Residuals vs predicted response")
     return _save(fig, path)
 
@@ -63,26 +70,34 @@ def normal_qq(result: Fitted | Diagnostics, path: Path, title: str = "") -> tupl
 
 
 def level_means(
-    anova: OneFactorAnova, path: Path, threshold: float | None = None, title: str = ""
+    anova: OneFactorAnova,
+    path: Path,
+    threshold: float | None = None,
+    title: str = "",
+    scale: float = 1.0,
+    unit: str = "",
 ) -> tuple[Path, Path]:
     """Mean response per level with the interval of each mean (s_e/√r_j, pooled), and the
     capacity threshold as a line."""
     x = np.arange(anova.a)
-    means = np.array([e.mean for e in anova.effects])
-    half = np.array([anova.t_quantile * anova.s_e / np.sqrt(e.n) for e in anova.effects])
+    means = np.array([e.mean for e in anova.effects]) / scale
+    half = np.array([anova.t_quantile * anova.s_e / np.sqrt(e.n) for e in anova.effects]) / scale
+    threshold = None if threshold is None else threshold / scale
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.errorbar(x, means, yerr=half, fmt="o-", capsize=3, label=f"mean, {100 * anova.confidence:g} % CI")
     if threshold is not None:
         ax.axhline(threshold, color="C3", ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xticks(x, [str(lv) for lv in anova.levels])
     ax.set_xlabel(anova.factor)
-    ax.set_ylabel(anova.response)
+    ax.set_ylabel(anova.response + _in(unit))
     ax.set_title(title or f"Mean {anova.response} per {anova.factor}")
     ax.legend()
     return _save(fig, path)
 
 
-def effects_chart(result: TwoKRResult | OneFactorAnova, path: Path, title: str = "") -> tuple[Path, Path]:
+def effects_chart(
+    result: TwoKRResult | OneFactorAnova, path: Path, title: str = "", scale: float = 1.0, unit: str = ""
+) -> tuple[Path, Path]:
     """Effects with their intervals: q's of a 2^k r design (without q0), or α_j of a one-factor one."""
     if isinstance(result, TwoKRResult):
         items = [
@@ -95,7 +110,7 @@ def effects_chart(result: TwoKRResult | OneFactorAnova, path: Path, title: str =
         items = [(str(e.level), e.effect, e.ci_low, e.ci_high) for e in result.effects]
         default = f"Effects α_j of {result.factor} on {result.response}"
     labels, q, lo, hi = zip(*items, strict=True)
-    q, lo, hi = np.array(q), np.array(lo), np.array(hi)
+    q, lo, hi = np.array(q) / scale, np.array(lo) / scale, np.array(hi) / scale
     y = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(labels) + 1.5))
     colours = ["C0" if (a > 0 or b < 0) else "grey" for a, b in zip(lo, hi, strict=True)]
@@ -104,16 +119,18 @@ def effects_chart(result: TwoKRResult | OneFactorAnova, path: Path, title: str =
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
-    ax.set_xlabel(f"effect ({100 * result.confidence:g} % CI; grey: not significant)")
+    ax.set_xlabel(f"effect{_in(unit)}, {100 * result.confidence:g} % CI; grey: not significant")
     ax.set_title(title or default)
     return _save(fig, path)
 
 
-def contrast_intervals(contrasts: Sequence[ContrastCI], path: Path, title: str = "") -> tuple[Path, Path]:
+def contrast_intervals(
+    contrasts: Sequence[ContrastCI], path: Path, title: str = "", scale: float = 1.0, unit: str = ""
+) -> tuple[Path, Path]:
     """Intervals of contrasts (e.g. successive differences) against zero."""
-    est = np.array([c.estimate for c in contrasts])
-    lo = np.array([c.ci_low for c in contrasts])
-    hi = np.array([c.ci_high for c in contrasts])
+    est = np.array([c.estimate for c in contrasts]) / scale
+    lo = np.array([c.ci_low for c in contrasts]) / scale
+    hi = np.array([c.ci_high for c in contrasts]) / scale
     y = np.arange(len(contrasts))
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(contrasts) + 1.5))
     ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt="o", capsize=3)
@@ -121,7 +138,7 @@ def contrast_intervals(contrasts: Sequence[ContrastCI], path: Path, title: str =
     ax.set_yticks(y, [c.label for c in contrasts])
     ax.invert_yaxis()
     conf = f"{100 * contrasts[0].confidence:g} %" if contrasts else ""
-    ax.set_xlabel(f"contrast ({conf} CI)")
+    ax.set_xlabel(f"contrast{_in(unit)}, {conf} CI")
     ax.set_title(title or "Confidence intervals of contrasts")
     return _save(fig, path)
 

@@ -53,15 +53,19 @@ def _slug(text: str) -> str:
 
 
 def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
+    from vnetbench.analysis.campaign_tables import UNITS
     from vnetbench.report import stats_figures as sf
 
     figures = []
     for i, m in enumerate(models):
         base = ctx.fig_dir / f"design_{i}_{_slug(m.label)}"
+        scale, unit = UNITS.get(m.result.response, (1.0, ""))  # the tables' unit (Mbit/s for bit/s)
         figures.append(
             Figure(
                 f"{m.label}: residuals vs predicted",
-                sf.residuals_vs_predicted(m.result, base.with_name(base.name + "_resid"), m.label)[0],
+                sf.residuals_vs_predicted(
+                    m.result, base.with_name(base.name + "_resid"), m.label, scale, unit
+                )[0],
                 "a trend or a funnel means the errors' spread depends on the response",
             )
         )
@@ -77,14 +81,18 @@ def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
             figures.append(
                 Figure(
                     f"{m.label}: mean per level",
-                    sf.level_means(m.result, base.with_name(base.name + "_means"), threshold, m.label)[0],
+                    sf.level_means(
+                        m.result, base.with_name(base.name + "_means"), threshold, m.label, scale, unit
+                    )[0],
                 )
             )
             if m.contrasts:
                 figures.append(
                     Figure(
                         f"{m.label}: successive differences",
-                        sf.contrast_intervals(m.contrasts, base.with_name(base.name + "_steps"), m.label)[0],
+                        sf.contrast_intervals(
+                            m.contrasts, base.with_name(base.name + "_steps"), m.label, scale, unit
+                        )[0],
                         "an interval that excludes 0 is a significant step",
                     )
                 )
@@ -100,7 +108,9 @@ def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
             figures.append(
                 Figure(
                     f"{m.label}: effects",
-                    sf.effects_chart(m.result, base.with_name(base.name + "_effects"), m.label)[0],
+                    sf.effects_chart(m.result, base.with_name(base.name + "_effects"), m.label, scale, unit)[
+                        0
+                    ],
                     "grey: the interval includes 0 (not significant)",
                 )
             )
