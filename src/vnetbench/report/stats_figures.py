@@ -192,6 +192,6 @@ def placement_chart(
     ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, names)
     value = comparison["value"]
-    ax.set_ylabel(f"{value} ({unit})" if unit else value)
+    ax.set_ylabel(value + _in(unit))
     ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
     return _save(fig, path)
