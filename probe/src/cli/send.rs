@@ -1,91 +1,58 @@
-//! Command line: clap definitions, value parsers, and conversion into each module's options.
+//! `vnb-probe send`: its flags, their conversion into the sender's options, and the JSON fields
+//! its `--help` documents.
 
 use std::net::SocketAddr;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
-use crate::fields;
+use crate::pacing::{auto_quantum_ns, auto_send_spin_ns};
+use crate::send::{RawOut, SendOpts};
+use crate::units::{parse_pps, parse_rate, parse_secs};
 
-fn help(specific: &str) -> String {
-    format!("{specific}\n\n{}", fields::COMMON)
-}
-
-/// vnetbench's native data-plane probe: constant-rate UDP with per-packet sequence numbers and
-/// timestamps, exact loss/duplicate/reorder accounting, isochronous RTT, CPU share.
-#[derive(Parser, Debug)]
-#[command(name = "vnb-probe", version, propagate_version = true)]
-pub struct Cli {
-    /// The subcommand.
-    #[command(subcommand)]
-    pub cmd: Cmd,
-}
-
-/// Subcommands.
-#[derive(Subcommand, Debug)]
-pub enum Cmd {
-    /// Send constant-rate UDP (slots anchored to the start; FIN with the exact count at the end).
-    #[command(after_long_help = help(fields::SEND))]
-    Send(SendArgs),
-    /// Receive vnb-probe streams: loss, duplicates, reordering, jitter, IPDV, trace, OWD.
-    #[command(after_long_help = help(fields::RECV))]
-    Recv(RecvArgs),
-    /// Answer RTT probes (many clients; garbage is counted, never answered).
-    #[command(after_long_help = help(fields::ECHO))]
-    Echo(EchoArgs),
-    /// Isochronous RTT probes to an echo; the echo's processing time is removed.
-    #[command(after_long_help = help(fields::RTT))]
-    Rtt(RttArgs),
-    /// Timestamp loop: gaps reveal time off the CPU; estimated CPU share vs /proc/stat steal.
-    #[command(after_long_help = help(fields::CPUSHARE))]
-    Cpushare(CpuArgs),
-    /// Delay node: forward frames between two interfaces with delay, jitter, loss, rate.
-    #[command(after_long_help = help(crate::delay::args::FIELDS))]
-    Delay(crate::delay::args::DelayArgs),
-}
-
-/// Parse seconds (decimal) into ns; must be > 0.
-pub fn parse_secs(s: &str) -> Result<u64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
-    if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(format!("seconds must be > 0 and finite: {s:?}"));
-    }
-    Ok((v * 1e9).round() as u64)
-}
-
-/// Parse a bit rate with an optional SI suffix (k, M, G, T; powers of 1000), e.g. "100M".
-pub fn parse_rate(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, mult) = match t.chars().last() {
-        Some('k' | 'K') => (&t[..t.len() - 1], 1e3),
-        Some('m' | 'M') => (&t[..t.len() - 1], 1e6),
-        Some('g' | 'G') => (&t[..t.len() - 1], 1e9),
-        Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
-        _ => (t, 1.0),
-    };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("not a bit rate: {s:?} (e.g. 100M, 2.5G, 64000)"))?;
-    if !v.is_finite() || v <= 0.0 {
-        return Err(format!("bit rate must be > 0: {s:?}"));
-    }
-    Ok(v * mult)
-}
-
-fn parse_pps(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a packet rate: {s:?}"))?;
-    if !v.is_finite() || v <= 0.0 || v > 1e9 {
-        return Err(format!("packet rate must be in (0, 1e9]: {s:?}"));
-    }
-    Ok(v)
-}
-
-pub use crate::pacing::auto_spin_ns;
+/// `send` fields, shown at the end of `vnb-probe send --help`.
+pub const FIELDS: &str = "\
+SEND FIELDS
+  dst, src                      destination and local address:port
+  stream_id                     stream id carried in packets >= 22 bytes and in the FIN
+  payload_bytes                 UDP payload per packet (--size), bytes
+  frame_bytes                   Ethernet frame per packet: 14 + IP (20/40) + 8 + payload + 4 FCS,
+                                at least 64, bytes
+  target_pps, target_bps        target packet rate (packets/s) and UDP payload bit rate (bits/s)
+  duration_ns                   requested duration, ns
+  slots_total_packets           slots in the schedule = round(target_pps x duration)
+  sent_packets, sent_bytes      packets sent (= slots - missed) and their UDP payload bytes
+  missed_slots_packets          slots skipped because they were overdue after a stall
+  catch_up_max_packets          the --catch-up bound (overdue slots still sent after a stall)
+  stall_threshold_ns            a slot later than this is overdue, ns (at least 2 quanta)
+  pacing_quantum_ns             pacing quantum used, ns (0: each packet at its slot time)
+  pacing_quantum_auto           true: the quantum was chosen from the rate (0 up to 20K pps, else
+                                50 µs), not given with --pacing-quantum-us
+  send_errors                   failed sendmmsg calls (e.g. ECONNREFUSED from ICMP unreachable)
+  syscalls, mean_batch_packets  sendmmsg calls and mean packets per call
+  gso                           true: --gso, UDP GSO (UDP_SEGMENT) carried several packets per
+                                message (one skb until the kernel segments it)
+  gso_segments                  packets per sendmmsg message at most (1 without --gso)
+  sent_messages                 messages the kernel took (= sent_packets without --gso)
+  mean_message_packets          sent_packets / sent_messages: packets per message (per skb)
+  first_seq                     sequence number of the first packet
+  start_at_realtime_ns          --start-at-ns value, null if not given
+  start_lateness_ns             first send - start_at, ns (null without --start-at-ns)
+  first_send_realtime_ns        send timestamp of the first packet
+  last_send_realtime_ns         send timestamp of the last packet
+  send_window_ns                last - first send, ns
+  achieved_pps                  (sent_packets - 1) / send_window, packets/s
+  achieved_bps                  achieved UDP payload bit rate, bits/s
+  achieved_l2_bps               achieved rate as Ethernet frames (header + FCS), bits/s
+  achieved_l1_bps               achieved rate on a physical link (+20 B preamble/SFD/IFG), bits/s
+  achieved_to_target_ratio      achieved_pps / target_pps (1.0 = exact)
+  send_lateness{...}            send time - slot time of every packet, ns (own timing error)
+  fin_sent_packets              FIN datagrams sent
+  sndbuf_bytes                  socket send buffer granted, bytes
+  max_spin_ns                   bound on the busy-wait before each slot, ns
+  spin_margin_ns                final busy-wait margin before each deadline, ns
+  cpu_user_ns, cpu_system_ns    CPU time of the sender (getrusage), ns
+  raw_iface, raw_dst_mac        --raw-iface: interface the frames were written on and their
+                                destination MAC; null when sent through a UDP socket";
 
 /// Largest UDP payload of one IPv4 datagram, bytes: a GSO message may not exceed it.
 pub const GSO_MAX_MESSAGE_BYTES: usize = 65_507;
@@ -218,140 +185,73 @@ pub struct SendArgs {
     pub json: bool,
 }
 
-/// `recv` arguments.
-#[derive(Args, Debug)]
-pub struct RecvArgs {
-    /// ADDR:PORT to bind (port 0: any; the bound address is in the READY line).
-    #[arg(long)]
-    pub bind: SocketAddr,
-    /// Stop after S seconds from READY.
-    #[arg(long, value_parser = parse_secs)]
-    pub duration: Option<u64>,
-    /// Stop when no packet arrived for S seconds (after the first packet).
-    #[arg(long, value_parser = parse_secs)]
-    pub idle_timeout: Option<u64>,
-    /// Stop once N streams have sent their FIN (then linger --fin-linger).
-    #[arg(long)]
-    pub expect_streams: Option<usize>,
-    /// Seconds to keep receiving after the last awaited FIN.
-    #[arg(long, value_parser = parse_secs, default_value = "0.2")]
-    pub fin_linger: u64,
-    /// RFC 7680 waiting time, seconds: a packet later than this (beyond the stream's minimum
-    /// one-way delay) counts as lost.
-    #[arg(long, value_parser = parse_secs, default_value = "2")]
-    pub waiting_time: u64,
-    /// Throughput trace bin width, µs (0: no trace).
-    #[arg(long, default_value_t = 1000)]
-    pub trace_bin_us: u64,
-    /// Socket receive buffer to ask for, bytes (SO_RCVBUFFORCE when root).
-    #[arg(long, default_value_t = 8 << 20)]
-    pub rcvbuf: usize,
-    /// Datagrams per recvmmsg call at most.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub batch: u32,
-    /// Poll the socket without ever sleeping: one core at 100 %, but the sending side no longer
-    /// pays for waking the receiver up (matters at several 100K pps on veth/loopback).
-    #[arg(long)]
-    pub busy_poll: bool,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
+impl SendArgs {
+    /// The sender's options, or a usage error naming the flag.
+    pub fn opts(&self) -> Result<SendOpts, String> {
+        let size = self.payload_bytes()?;
+        let pps = match (self.pps, self.rate) {
+            (Some(p), _) => p,
+            (None, Some(r)) => r / (size as f64 * 8.0),
+            (None, None) => return Err("give --pps or --rate".into()),
+        };
+        let gso_segments = if self.gso {
+            gso_segments(size, self.gso_segments)?
+        } else {
+            1
+        };
+        let quantum_ns = self
+            .pacing_quantum_us
+            .map_or_else(|| auto_quantum_ns(1e9 / pps), |u| u.saturating_mul(1000));
+        Ok(SendOpts {
+            dst: self.dst,
+            bind: self.bind,
+            pps,
+            size,
+            duration_ns: self.duration,
+            stream: self.stream,
+            first_seq: self.first_seq,
+            catch_up: self.catch_up,
+            stall_ns: self.stall_threshold_us.saturating_mul(1000),
+            batch: self.batch as usize,
+            start_at_ns: self.start_at_ns,
+            fin_count: self.fin_count,
+            max_spin_ns: self.max_spin_us.map_or_else(
+                || auto_send_spin_ns(1e9 / pps, quantum_ns),
+                |u| u.saturating_mul(1000),
+            ),
+            quantum_ns,
+            quantum_auto: self.pacing_quantum_us.is_none(),
+            sndbuf_bytes: self.sndbuf,
+            gso: self.gso,
+            gso_segments,
+            raw: self.raw_iface.clone().map(|iface| RawOut {
+                iface,
+                dst_mac: self.dst_mac.expect("clap: --raw-iface requires --dst-mac"),
+            }),
+        })
+    }
 
-/// `echo` arguments.
-#[derive(Args, Debug)]
-pub struct EchoArgs {
-    /// ADDR:PORT to bind.
-    #[arg(long)]
-    pub bind: SocketAddr,
-    /// Stop after S seconds (default: run until SIGINT/SIGTERM, then print the report).
-    #[arg(long, value_parser = parse_secs)]
-    pub duration: Option<u64>,
-    /// Datagrams per recvmmsg/sendmmsg call at most.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub batch: u32,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `rtt` arguments.
-#[derive(Args, Debug)]
-pub struct RttArgs {
-    /// Echo ADDR:PORT.
-    #[arg(long)]
-    pub dst: SocketAddr,
-    /// Interval between probes, seconds (send times anchored to the start).
-    #[arg(long, value_parser = parse_secs, default_value = "0.01")]
-    pub interval: u64,
-    /// Number of probes.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000_000))]
-    pub count: u64,
-    /// Probe UDP payload, bytes (>= 34; the echo answers with the same size).
-    #[arg(long, default_value_t = 34, value_parser = clap::value_parser!(u32).range(34..=65507))]
-    pub size: u32,
-    /// Seconds to wait for replies after the last probe; later replies count as lost.
-    #[arg(long, value_parser = parse_secs, default_value = "1")]
-    pub wait: u64,
-    /// Start at this CLOCK_REALTIME instant (ns since the epoch).
-    #[arg(long)]
-    pub start_at_ns: Option<u64>,
-    /// Leave out the per-probe records.
-    #[arg(long)]
-    pub no_records: bool,
-    /// Busy-wait at most this many µs before each send time (default as for `send`).
-    #[arg(long)]
-    pub max_spin_us: Option<u64>,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// `cpushare` arguments.
-#[derive(Args, Debug)]
-pub struct CpuArgs {
-    /// Loop duration, seconds.
-    #[arg(long, value_parser = parse_secs, default_value = "10")]
-    pub duration: u64,
-    /// Gaps above this many µs count as time off the CPU.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    pub threshold_us: u64,
-    /// Pin the loop to this CPU.
-    #[arg(long)]
-    pub cpu: Option<usize>,
-    /// List at most this many gaps in `gaps`.
-    #[arg(long, default_value_t = 10_000)]
-    pub max_gaps: usize,
-    /// Print one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// UDP payload per packet: --size, or what --frame-size leaves after the headers.
+    fn payload_bytes(&self) -> Result<usize, String> {
+        let Some(f) = self.frame_size else {
+            return Ok(self.size as usize);
+        };
+        let over = 14 + 4 + 8 + if self.dst.is_ipv6() { 40 } else { 20 };
+        let p = (f as i64) - over as i64;
+        if !(18..=65507).contains(&p) {
+            return Err(format!(
+                "--frame-size {f} leaves a UDP payload of {p} bytes; it must be 18..=65507 \
+                 (frame >= {})",
+                over + 18
+            ));
+        }
+        Ok(p as usize)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn clap_definition_is_valid() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn rates() {
-        assert_eq!(parse_rate("100M").unwrap(), 100e6);
-        assert_eq!(parse_rate("2.5G").unwrap(), 2.5e9);
-        assert_eq!(parse_rate("64000").unwrap(), 64000.0);
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("-1M").is_err());
-    }
-
-    #[test]
-    fn secs() {
-        assert_eq!(parse_secs("1.5").unwrap(), 1_500_000_000);
-        assert!(parse_secs("0").is_err());
-        assert!(parse_secs("nan").is_err());
-    }
 
     #[test]
     fn gso_segments_fit_64_and_65507_bytes() {

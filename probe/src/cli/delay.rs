@@ -1,13 +1,14 @@
-//! `vnb-probe delay` command line and its conversion into the delay node's options.
+//! `vnb-probe delay`: its flags, their conversion into the delay node's options, and its JSON
+//! fields.
 
 use clap::Args;
 
-use crate::cli::parse_rate;
 use crate::delay::cdf::DelayCdf;
 use crate::delay::jitter::JitterDist;
 use crate::delay::loss::LossModel;
 use crate::delay::sched::Impairment;
 use crate::delay::{Direction, NodeOpts};
+use crate::units::{parse_duration_ns, parse_rate, parse_ratio, parse_secs};
 
 /// JSON fields of `delay`, shown at the end of `vnb-probe delay --help`.
 pub const FIELDS: &str = "\
@@ -39,48 +40,6 @@ DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
     quantum_ns                  batch-mode quantum, ns (0: off)
     realtime                    the thread ran under SCHED_FIFO (--rt-priority was granted)
     rx_path                     ring (PACKET_MMAP TPACKET_V3) or recvmmsg";
-
-/// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
-pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        (t, 1e9)
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a duration: {s:?} (e.g. 50ms, 250us, 0.05)"))?;
-    if !v.is_finite() || v < 0.0 || v * mult > 1e12 {
-        return Err(format!("duration must be in [0, 1000 s]: {s:?}"));
-    }
-    Ok((v * mult).round() as u64)
-}
-
-/// Parse a loss ratio: "0.01" or "1%".
-pub fn parse_ratio(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let (num, div) = match t.strip_suffix('%') {
-        Some(n) => (n, 100.0),
-        None => (t, 1.0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a ratio: {s:?} (e.g. 0.01 or 1%)"))?;
-    let v = v / div;
-    if !(0.0..1.0).contains(&v) {
-        return Err(format!("loss must be in [0, 1): {s:?}"));
-    }
-    Ok(v)
-}
 
 /// `delay` arguments.
 #[derive(Args, Debug)]
@@ -132,7 +91,7 @@ pub struct DelayArgs {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Stop after S seconds (default: run until SIGINT/SIGTERM, then print the report).
-    #[arg(long, value_parser = crate::cli::parse_secs)]
+    #[arg(long, value_parser = parse_secs)]
     pub duration: Option<u64>,
     /// Frames per recvmmsg/sendmmsg call at most.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
@@ -227,17 +186,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn durations() {
-        assert_eq!(parse_duration_ns("50ms").unwrap(), 50_000_000);
-        assert_eq!(parse_duration_ns("250us").unwrap(), 250_000);
-        assert_eq!(parse_duration_ns("0.05").unwrap(), 50_000_000);
-        assert_eq!(parse_duration_ns("2s").unwrap(), 2_000_000_000);
-        assert_eq!(parse_duration_ns("10ns").unwrap(), 10);
-        assert!(parse_duration_ns("-1ms").is_err());
-        assert!(parse_duration_ns("soon").is_err());
-    }
-
-    #[test]
     fn delay_cdf_excludes_delay_and_jitter() {
         use clap::Parser;
         #[derive(Parser)]
@@ -257,13 +205,5 @@ mod tests {
         assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--delay", "5ms"]).is_err());
         assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--jitter", "1ms"]).is_err());
         assert!(parse(&["--delay-cdf", "0:3ms,1:1ms"]).is_err());
-    }
-
-    #[test]
-    fn ratios() {
-        assert_eq!(parse_ratio("1%").unwrap(), 0.01);
-        assert_eq!(parse_ratio("0.02").unwrap(), 0.02);
-        assert!(parse_ratio("100%").is_err());
-        assert!(parse_ratio("x").is_err());
     }
 }
