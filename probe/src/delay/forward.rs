@@ -65,35 +65,19 @@ impl Margin {
 }
 
 /// Admission of received frames into one direction's release queue, shared by both receive
-/// paths (PACKET_MMAP ring and recvmmsg).
+/// paths (PACKET_MMAP ring and recvmmsg): the queue, the impairment that decides release times,
+/// and the counters of what came in.
 struct Intake<'a> {
-    rep: &'a mut DirReport,
-    sched: &'a mut Scheduler,
-    queue: &'a mut ReleaseQueue,
-    pool: &'a mut Vec<Vec<u8>>,
-    seq: &'a mut u64,
+    rep: DirReport,
+    sched: Scheduler,
+    queue: ReleaseQueue,
+    /// Frame buffers to reuse.
+    pool: Vec<Vec<u8>>,
+    seq: u64,
     o: &'a NodeOpts,
 }
 
-impl<'a> Intake<'a> {
-    fn new(
-        rep: &'a mut DirReport,
-        sched: &'a mut Scheduler,
-        queue: &'a mut ReleaseQueue,
-        pool: &'a mut Vec<Vec<u8>>,
-        seq: &'a mut u64,
-        o: &'a NodeOpts,
-    ) -> Self {
-        Intake {
-            rep,
-            sched,
-            queue,
-            pool,
-            seq,
-            o,
-        }
-    }
-
+impl Intake<'_> {
     /// Count one received frame (`len`: its length on the wire) and hold it for release, or
     /// count why it is dropped. `kernel_rx_ns`: the kernel's receive time (realtime clock),
     /// converted to the monotonic clock with `clocks` = (mono, real) read after it arrived
@@ -106,7 +90,7 @@ impl<'a> Intake<'a> {
         kernel_rx_ns: Option<u64>,
         clocks: (u64, u64),
     ) {
-        let rep = &mut *self.rep;
+        let rep = &mut self.rep;
         rep.rx_frames += 1;
         rep.rx_bytes += len as u64;
         if truncated || len > self.o.max_frame {
@@ -134,10 +118,10 @@ impl<'a> Intake<'a> {
                 buf.extend_from_slice(frame);
                 self.queue.push(Held {
                     release: t,
-                    seq: *self.seq,
+                    seq: self.seq,
                     frame: buf,
                 });
-                *self.seq += 1;
+                self.seq += 1;
             }
         }
     }
@@ -148,17 +132,12 @@ struct Forwarder<'a> {
     side: &'a Side,
     from: &'a str,
     o: &'a NodeOpts,
-    rep: DirReport,
+    intake: Intake<'a>,
     ring: Option<RxRing>,
-    queue: ReleaseQueue,
-    sched: Scheduler,
     rb: RecvBatch,
     tx: SliceSend,
     /// Frames due now, taken from the queue, sent in one batch.
     due: Vec<Held>,
-    /// Frame buffers to reuse.
-    pool: Vec<Vec<u8>>,
-    seq: u64,
     errors: NsHist,
     margin: Margin,
     /// Arrivals counted over a RATE_WINDOW_NS window decide batch mode (`busy`).
@@ -223,15 +202,18 @@ impl<'a> Forwarder<'a> {
             side,
             from,
             o,
-            rep,
+            intake: Intake {
+                rep,
+                queue: ReleaseQueue::new(imp.reorder),
+                sched: Scheduler::new(imp, seed),
+                pool: Vec::new(),
+                seq: 0,
+                o,
+            },
             ring,
-            queue: ReleaseQueue::new(imp.reorder),
-            sched: Scheduler::new(imp, seed),
             rb: RecvBatch::new(o.batch, o.max_frame + 1),
             tx: SliceSend::new(o.batch),
             due: Vec::with_capacity(o.batch),
-            pool: Vec::new(),
-            seq: 0,
             errors: NsHist::new(),
             margin: Margin {
                 ns: 10_000.min(o.max_spin_ns),
@@ -248,7 +230,7 @@ impl<'a> Forwarder<'a> {
     /// the batch was full (more may be due).
     fn release_due(&mut self, now: u64) -> bool {
         while self.due.len() < self.o.batch {
-            let Some(h) = self.queue.pop_due(now) else {
+            let Some(h) = self.intake.queue.pop_due(now) else {
                 break;
             };
             self.due.push(h);
@@ -261,8 +243,8 @@ impl<'a> Forwarder<'a> {
         for h in &self.due {
             self.errors.record(at.saturating_sub(h.release));
         }
-        send_all(&mut self.tx, &self.side.tx, &self.due, &mut self.rep);
-        self.pool.extend(self.due.drain(..).map(|h| h.frame));
+        send_all(&mut self.tx, &self.side.tx, &self.due, &mut self.intake.rep);
+        self.intake.pool.extend(self.due.drain(..).map(|h| h.frame));
         n == self.o.batch
     }
 
@@ -275,31 +257,22 @@ impl<'a> Forwarder<'a> {
         };
         if got > 0 {
             self.win_frames += got as u64;
-            self.rep.held_max_frames = self.rep.held_max_frames.max(self.queue.len() as u64);
+            let held = self.intake.queue.len() as u64;
+            self.intake.rep.held_max_frames = self.intake.rep.held_max_frames.max(held);
         }
         Ok(got > 0)
     }
 
     fn admit_from_ring(&mut self) -> usize {
-        let Forwarder {
-            ring,
-            rep,
-            sched,
-            queue,
-            pool,
-            seq,
-            o,
-            ..
-        } = self;
-        let Some(ring) = ring.as_mut() else {
+        let Some(ring) = self.ring.as_mut() else {
             return 0;
         };
         let mut got = 0;
-        while got < o.batch {
+        while got < self.o.batch {
             // the clocks are read once the block is ours (at its first frame): every frame in
             // it arrived before, so kernel time <= real and the conversion is exact
             let mut clocks: Option<(u64, u64)> = None;
-            let mut intake = Intake::new(rep, sched, queue, pool, seq, o);
+            let intake = &mut self.intake;
             let admit = |frame: &[u8], k: u64, truncated: bool| {
                 let clocks = *clocks.get_or_insert_with(clock_pair);
                 intake.admit(frame, frame.len(), truncated, Some(k), clocks);
@@ -319,18 +292,10 @@ impl<'a> Forwarder<'a> {
             .map_err(|e| format!("recvmmsg on {}: {e}", self.from))?;
         if got > 0 {
             let clocks = clock_pair();
-            let mut intake = Intake::new(
-                &mut self.rep,
-                &mut self.sched,
-                &mut self.queue,
-                &mut self.pool,
-                &mut self.seq,
-                self.o,
-            );
             for i in 0..got {
                 let (frame, meta) = self.rb.get(i);
                 let (len, truncated, k) = (meta.len, meta.truncated, meta.kernel_rx_ns);
-                intake.admit(frame, len, truncated, k, clocks);
+                self.intake.admit(frame, len, truncated, k, clocks);
             }
         }
         Ok(got)
@@ -348,7 +313,7 @@ impl<'a> Forwarder<'a> {
             self.win_frames = 0;
         }
         let q = self.o.quantum_ns;
-        if let (true, true, Some(next)) = (q > 0, self.busy, self.queue.next_release()) {
+        if let (true, true, Some(next)) = (q > 0, self.busy, self.intake.queue.next_release()) {
             // batch mode: a timer sleep of at least one quantum, at most 1 ms (the socket
             // buffer holds what arrives meanwhile; kernel timestamps keep arrival times)
             let mut wake = next.clamp(now + q, now + BATCH_MAX_SLEEP_NS.max(q));
@@ -358,7 +323,7 @@ impl<'a> Forwarder<'a> {
             sys::sleep_until(sys::Clock::Monotonic, wake);
             return Ok(());
         }
-        let mut wake = match self.queue.next_release() {
+        let mut wake = match self.intake.queue.next_release() {
             Some(t) if t <= now + self.margin.ns => {
                 // spin, but yield: on a shared core the other direction and the endpoints run
                 std::thread::yield_now();
@@ -372,21 +337,22 @@ impl<'a> Forwarder<'a> {
         }
         let readable = sys::wait_readable(&self.side.rx, wake.saturating_sub(now))
             .map_err(|e| format!("ppoll on {}: {e}", self.from))?;
-        if !readable && self.queue.next_release().is_some() {
+        if !readable && self.intake.queue.next_release().is_some() {
             self.margin.observe(sys::mono_ns().saturating_sub(wake));
         }
         Ok(())
     }
 
-    fn finish(mut self) -> DirReport {
+    fn finish(self) -> DirReport {
+        let mut rep = self.intake.rep;
         if let Ok((_, drops)) = sys::packet_stats(&self.side.rx) {
-            self.rep.kernel_rx_drop_frames = drops;
+            rep.kernel_rx_drop_frames = drops;
         }
-        self.rep.held_at_exit_frames = self.queue.len() as u64;
-        self.rep.release_error = self.errors.summary();
-        self.rep.spin_margin_ns = self.margin.ns;
-        self.rep.quantum_ns = self.o.quantum_ns;
-        self.rep
+        rep.held_at_exit_frames = self.intake.queue.len() as u64;
+        rep.release_error = self.errors.summary();
+        rep.spin_margin_ns = self.margin.ns;
+        rep.quantum_ns = self.o.quantum_ns;
+        rep
     }
 }
 
