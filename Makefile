@@ -22,9 +22,11 @@ demo: setup
 	$(VNB) scenarios run quickstart --db $(DEMO_DB) --report reports/quickstart
 	@echo "open reports/quickstart/index.html"
 
+# cargo test without --quiet: the pretty format prints every ignored test with its reason
+# (probe/tests/kernel_features.rs), so a CI log shows what was not tested here and why.
 test: setup
 	$(PY) -m pytest -q -rs tests
-	cd probe && cargo test --release --quiet
+	cd probe && cargo test --release
 
 lint: setup
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -88,3 +88,5 @@ for rep in $(seq 1 "$REPS"); do
 done
 conditions_end
 "$ROOT/.venv/bin/python" "$HERE/bc_figure.py" "$OUT" | tee "$OUT/table.md"
+# the compact summary kept in git (raw/ is not)
+"$ROOT/.venv/bin/python" "$HERE/runs_csv.py" "$OUT/raw" >"$OUT/runs.csv"

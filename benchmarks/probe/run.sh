@@ -38,6 +38,9 @@ rm -f "$RES/raw/cpu_of.py" "$RES/raw-rt/cpu_of.py" "$RES/raw-q5/cpu_of.py"  # a 
 cp "$RES/raw/summary.txt" "$RES/summary.txt"
 cp "$RES/raw-rt/summary.txt" "$RES/summary-rt.txt"
 cp "$RES/raw-q5/summary.txt" "$RES/summary-q5.txt"
+for r in raw raw-rt raw-q5; do  # the compact summaries kept in git (raw*/ are not)
+  "$ROOT/.venv/bin/python" "$HERE/runs_csv.py" "$RES/$r" >"$RES/runs${r#raw}.csv"
+done
 "$ROOT/.venv/bin/python" "$HERE/figure.py" "$RES/raw" "$RES/raw-rt" "$RES/probe-bench.png" "$RES/raw-q5" |
   tee "$RES/table.md"
 # (b) as it is met today: --gso and the receiver in threaded NAPI beside iperf3 (sender_cpu.sh, its

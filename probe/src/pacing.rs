@@ -116,6 +116,14 @@ pub fn wake_time(s: &Schedule, k: u64, quantum_ns: u64) -> u64 {
     s.t0 + (slot - s.t0).div_ceil(quantum_ns) * quantum_ns
 }
 
+/// Sleep until CLOCK_REALTIME reaches `t` (for --start-at-ns).
+pub fn wait_realtime(t: u64, max_spin_ns: u64) {
+    let mut sl = Sleeper::new(Clock::Realtime, max_spin_ns);
+    while sys::real_ns() < t && !sys::stop_requested() {
+        sl.until(t);
+    }
+}
+
 /// Sleeps until absolute times with a self-tuning spin margin.
 pub struct Sleeper {
     clock: Clock,

@@ -1,85 +1,15 @@
 //! End-to-end tests of the `vnb-probe` binary over loopback. No timing assertions beyond loose
-//! sanity bounds (benchmarks live in README.md and scripts/veth-bench.sh).
+//! sanity bounds (benchmarks live in benchmarks/probe/). Tests that need a kernel feature or a
+//! privilege this machine may lack are in kernel_features.rs, which reports them as ignored with
+//! the reason instead of passing them.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::net::UdpSocket;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 
+use common::{finish, json_of, run, send_recv, start_server};
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_vnb-probe");
-
-/// Start a server subcommand, wait for its READY line, return (child, bound address).
-fn start_server(args: &[&str]) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr = child.stderr.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stderr).read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("READY ")
-        .unwrap_or_else(|| panic!("no READY line: {line:?}"))
-        .to_string();
-    (child, addr)
-}
-
-fn json_of(out: &Output) -> Value {
-    let s = String::from_utf8(out.stdout.clone()).unwrap();
-    assert_eq!(s.lines().count(), 1, "stdout must be exactly one line: {s}");
-    let v: Value = serde_json::from_str(&s).unwrap();
-    assert_eq!(v["tool"], "vnb-probe");
-    assert!(v["version"].is_string());
-    assert!(v["clock"].is_object());
-    v
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("run")
-}
-
-fn finish(child: Child) -> Value {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "server failed: {out:?}");
-    json_of(&out)
-}
-
-fn send_recv(pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
-    send_recv_at("127.0.0.1:0", pps, size, dur, extra)
-}
-
-fn send_recv_at(bind: &str, pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        bind,
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
-    let mut args = vec![
-        "send",
-        "--dst",
-        &addr,
-        "--pps",
-        pps,
-        "--size",
-        size,
-        "--duration",
-        dur,
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    let s = run(&args);
-    assert!(s.status.success(), "{s:?}");
-    (json_of(&s), finish(rx))
-}
 
 #[test]
 fn send_recv_at_several_rates_exact_count() {
@@ -206,39 +136,6 @@ fn gso_carries_many_packets_per_message_exactly() {
     assert_eq!(s["gso"], false);
     assert_eq!(s["gso_segments"], 1);
     assert_eq!(s["sent_messages"], s["sent_packets"]);
-}
-
-#[test]
-fn ipv6_loopback_counts_exactly_with_and_without_gso() {
-    if UdpSocket::bind("[::1]:0").is_err() {
-        eprintln!("skipped: no IPv6 loopback (::1) on this machine");
-        return;
-    }
-    for extra in [vec![], vec!["--gso", "--pacing-quantum-us", "5000"]] {
-        let (s, r) = send_recv_at("[::1]:0", "20000", "1200", "0.5", &extra);
-        assert!(s["dst"].as_str().unwrap().starts_with("[::1]:"), "{s}");
-        assert_eq!(s["gso"], !extra.is_empty());
-        let sent = s["sent_packets"].as_u64().unwrap();
-        let msgs = s["sent_messages"].as_u64().unwrap();
-        if extra.is_empty() {
-            assert_eq!(msgs, sent);
-        } else {
-            assert_eq!(s["gso_segments"], 54); // 54 x 1200 = 64800 <= 65507
-            assert!(msgs * 2 <= sent, "{msgs} messages for {sent} packets");
-        }
-        let st = &r["streams"][0];
-        assert_eq!(st["expected_source"], "fin");
-        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
-        assert_eq!(st["duplicate_packets"], 0);
-        assert_eq!(r["foreign_packets"], 0);
-        let lost = st["lost_packets"].as_u64().unwrap();
-        assert_eq!(lost + st["unique_packets"].as_u64().unwrap(), sent);
-        assert!(lost <= r["kernel_drops_packets"].as_u64().unwrap());
-        assert_eq!(
-            st["received_bytes"].as_u64().unwrap(),
-            st["received_packets"].as_u64().unwrap() * 1200
-        );
-    }
 }
 
 #[test]

@@ -3,8 +3,8 @@
 //! quantile u: between two points (p0, d0) and (p1, d1), d0 + (u − p0)/(p1 − p0) × (d1 − d0).
 //! So the delay is uniform between consecutive points, with the probability mass p1 − p0.
 
-use crate::delay::args::parse_duration_ns;
 use crate::delay::rng::Rng;
+use crate::units::parse_duration_ns;
 
 /// The distribution: at least two points, probabilities strictly increasing from 0 to 1,
 /// delays (ns) non-decreasing.

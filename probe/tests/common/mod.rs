@@ -1,0 +1,88 @@
+//! What the integration test binaries share: running `vnb-probe`, waiting for a server's READY
+//! line, reading its one JSON object, and one send -> recv run.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_vnb-probe");
+
+/// Start a server subcommand, wait for its READY line, return (child, bound address).
+pub fn start_server(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stderr).read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("READY ")
+        .unwrap_or_else(|| panic!("no READY line: {line:?}"))
+        .to_string();
+    (child, addr)
+}
+
+pub fn json_of(out: &Output) -> Value {
+    let s = String::from_utf8(out.stdout.clone()).unwrap();
+    assert_eq!(s.lines().count(), 1, "stdout must be exactly one line: {s}");
+    let v: Value = serde_json::from_str(&s).unwrap();
+    assert_eq!(v["tool"], "vnb-probe");
+    assert!(v["version"].is_string());
+    assert!(v["clock"].is_object());
+    v
+}
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run")
+}
+
+pub fn finish(child: Child) -> Value {
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "server failed: {out:?}");
+    json_of(&out)
+}
+
+pub fn send_recv(pps: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
+    send_recv_at("127.0.0.1:0", pps, size, dur, extra)
+}
+
+pub fn send_recv_at(
+    bind: &str,
+    pps: &str,
+    size: &str,
+    dur: &str,
+    extra: &[&str],
+) -> (Value, Value) {
+    let (rx, addr) = start_server(&[
+        "recv",
+        "--bind",
+        bind,
+        "--expect-streams",
+        "1",
+        "--duration",
+        "30",
+        "--json",
+    ]);
+    let mut args = vec![
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        pps,
+        "--size",
+        size,
+        "--duration",
+        dur,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let s = run(&args);
+    assert!(s.status.success(), "{s:?}");
+    (json_of(&s), finish(rx))
+}
