@@ -37,11 +37,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
-sys.path.insert(0, str(HERE.parents[1]))  # tests.integration.providers.delay_draws
+sys.path.insert(0, str(HERE.parents[1]))  # tests.helpers (delay_draws, probe_runs)
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
-from tests.integration.providers import delay_draws, probe_runs  # noqa: E402
+from tests.helpers import delay_draws  # noqa: E402
+from tests.helpers.integration import probe_runs  # noqa: E402
 
 from vnetbench.layout import build_layout  # noqa: E402
 from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402

@@ -30,14 +30,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
-from vnetbench.campaign import create_campaign  # noqa: E402
-from vnetbench.doctor import run_checks  # noqa: E402
 from vnetbench.providers.local import LocalProvider  # noqa: E402
 from vnetbench.providers.registry import make_provider  # noqa: E402
+from vnetbench.providers.ssh.doctor import run_checks  # noqa: E402
 from vnetbench.providers.ssh.loop import LoopThread  # noqa: E402
-from vnetbench.runner import Runner  # noqa: E402
+from vnetbench.run.campaign import create_campaign  # noqa: E402
+from vnetbench.run.runner import Runner  # noqa: E402
 from vnetbench.spec.inventory import parse_inventory_data  # noqa: E402
 from vnetbench.spec.loader import parse_spec  # noqa: E402
 from vnetbench.store.db import Store  # noqa: E402

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from vnetbench.layout import build_layout
+from vnetbench.layout.flowpath import flow_path
 from vnetbench.providers.local import LocalProvider
 from vnetbench.spec import parse_spec
 from vnetbench.store.db import Store
-from vnetbench.telemetry.path import flow_path
 from vnetbench.telemetry.sampler import Sampler
 from vnetbench.telemetry.sources import HostSource, NamespaceSource, ProcessSource
 

@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
 from vnetbench.providers.ssh.connect import Pool  # noqa: E402
 from vnetbench.providers.ssh.loop import LoopThread  # noqa: E402

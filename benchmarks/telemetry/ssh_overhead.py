@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
 HERE = Path(__file__).parent
 _spec = importlib.util.spec_from_file_location("sshbench", ROOT / "benchmarks" / "ssh" / "run.py")

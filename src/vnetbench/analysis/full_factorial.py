@@ -115,11 +115,6 @@ class FactorialAnova:
             }
         )
 
-    def rich_tables(self) -> list[Any]:
-        from vnetbench.analysis.render import factorial_tables
-
-        return factorial_tables(self)
-
 
 def full_factorial_anova(
     frame: pd.DataFrame, response: str, factors: Sequence[str], confidence: float = 0.95

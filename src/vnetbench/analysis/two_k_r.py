@@ -124,11 +124,6 @@ class TwoKRResult:
             }
         )
 
-    def rich_tables(self) -> list[Any]:
-        from vnetbench.analysis.render import two_k_r_tables
-
-        return two_k_r_tables(self)
-
 
 def columns(k: int) -> list[tuple[int, ...]]:
     """Sign-table columns after I, in Jain's order: A, B, C, AB, AC, BC, ABC, …"""

@@ -36,7 +36,7 @@ from typing import Any
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
 from vnetbench.spec.models import TcpMeasurement, UdpMeasurement
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "iperf3"
 CONNECT_TIMEOUT_MS = 5000  # control connection setup; a dead path fails in 5 s instead of the kernel's ~2 min

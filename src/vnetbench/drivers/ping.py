@@ -31,7 +31,7 @@ import numpy as np
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
 from vnetbench.spec.models import RttMeasurement
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "ping"
 DEFAULT_WAIT_NS = 2 * 10**9

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "vnb-probe"
 NS = 10**9

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.analysis.descriptive import Competition
+from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
 
 PLACEMENT_STYLE = {"same-host": "-", "same-site": "--", "cross-site": ":"}
 
@@ -231,8 +232,6 @@ def competition_by_treatment(
 def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
     """Sites as columns of host boxes, each host's nodes in a row, switches above; links with their rate.
     Links between nodes of one row are drawn as arcs, so no line runs through another node."""
-    from vnetbench.layout import DEFAULT_HOST, DEFAULT_SITE
-
     node_host: dict[str, str] = layout["node_host"]
     host_site: dict[str, str] = layout["host_site"]
     sites = list(dict.fromkeys(host_site.values()))

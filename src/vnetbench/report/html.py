@@ -15,6 +15,7 @@ from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.campaign_data import SAMPLE_METRICS
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import figures
+from vnetbench.report import format as fmt
 from vnetbench.report.prepared import TREATMENT, Prepared, prepare
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
@@ -22,14 +23,6 @@ from vnetbench.report.shared_link import SharedLink, SharedLinks
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
 from vnetbench.store.db import Store
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:.4g}"
-    return str(value)
 
 
 def _stats_table(
@@ -56,23 +49,10 @@ def _stats_table(
             r["placement"],
             str(r["n"]),
         ]
-        row += [_fmt(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
+        row += [fmt.value(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
         row += [fmt(r.get(key)) for _, key, fmt in extra]
         rows.append(row)
     return TableView(title, columns, rows, note)
-
-
-def _pct(value: Any) -> str:
-    return "–" if value is None or pd.isna(value) else f"{100 * value:.1f} %"
-
-
-def _loss(value: Any) -> str:
-    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
-    return "–" if value is None or pd.isna(value) else f"{100 * value:.2f} %"
-
-
-def _mbit(value: Any) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value / 1e6:.4g}"
 
 
 def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
@@ -183,7 +163,7 @@ def _rtt_section(prep: Prepared, fig_dir: Path) -> Section | None:
             "RTT per connection",
             table,
             "ms",
-            [("loss", "loss", _loss), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
+            [("loss", "loss", fmt.loss_pct), ("unreachable", "unreachable", lambda v: fmt.value(v, 3))],
         )
     )
     rows = d.ok_alone(prep.frame)
@@ -226,8 +206,8 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
     extra = [
         ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
-        ("model max (Mbit/s)", "model_max", _fmt),
-        ("of model max", "of_model_max", _pct),
+        ("model max (Mbit/s)", "model_max", fmt.value),
+        ("of model max", "of_model_max", fmt.ratio_pct),
     ]
     if kind == "udp":
         # offered vs sent vs received: a sender pushed back by its own shaped link sends less than offered
@@ -244,10 +224,10 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
             if not t.empty:
                 table = table.merge(t[[*keys, "mean"]].rename(columns={"mean": col}), on=keys, how="left")
         extra += [
-            ("offered (Mbit/s)", "offered", _fmt),
-            ("sent (Mbit/s)", "sent", _fmt),
-            ("mean loss", "loss_mean", _loss),
-            ("mean jitter (ms)", "jitter_mean", _fmt),
+            ("offered (Mbit/s)", "offered", fmt.value),
+            ("sent (Mbit/s)", "sent", fmt.value),
+            ("mean loss", "loss_mean", fmt.loss_pct),
+            ("mean jitter (ms)", "jitter_mean", fmt.value),
         ]
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     rows = d.ok_alone(frame)
@@ -333,13 +313,18 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
         shared = links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
         of_model = bool(throughput and comp.model_max)
         rows = [
-            [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
-            + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
+            [
+                f"{f.src} → {f.dst}",
+                fmt.value(f.alone_mean / scale),
+                fmt.value(f.together_mean / scale),
+                fmt.ratio_pct(f.ratio),
+            ]
+            + ([fmt.ratio_pct(f.together_mean / comp.model_max)] if of_model else [])
             for f in comp.flows
         ]
         if throughput:  # a sum of RTTs means nothing
             rows.append(
-                ["sum together", "", _fmt(comp.sum_together / scale), ""]
+                ["sum together", "", fmt.value(comp.sum_together / scale), ""]
                 + ([_sum_share(comp, shared)] if of_model else [])
             )
         section.tables.append(
@@ -457,14 +442,14 @@ def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
     if shared and shared.model_max_bps and shared.rate_bps != comp.link_rate:
         share = comp.sum_together / shared.model_max_bps
         return (
-            f"{_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, model max "
-            f"{_fmt(shared.model_max_bps / 1e6)} Mbit/s)"
+            f"{fmt.ratio_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, "
+            f"model max {fmt.value(shared.model_max_bps / 1e6)} Mbit/s)"
         )
     share = comp.sum_together / comp.model_max
     if share > 1.1:
-        return f"{_pct(share)} of one link's model max: the flows cross separate links"
-    rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
-    return f"{_pct(share)}{rate}"
+        return f"{fmt.ratio_pct(share)} of one link's model max: the flows cross separate links"
+    rate = f", {fmt.ratio_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
+    return f"{fmt.ratio_pct(share)}{rate}"
 
 
 # events a section of their own presents: the table names the section instead of a JSON fragment

@@ -13,6 +13,7 @@ excluded whole, since its sum and Jain's index need every flow).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +21,12 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
+from vnetbench.analysis.campaign_analysis import settings_from_spec
 from vnetbench.analysis.descriptive import ALONE
 from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
 from vnetbench.analysis.transient import NS, drop_transient
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import spec_of
 
 TREATMENT = "treatment_label"  # the column holding a row's treatment ("" without factors)
 CONNECTION = ("measurement", "src", "dst", "placement")
@@ -93,9 +97,6 @@ def prepare(
 
 def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str]:
     """Factor names and levels, omit (ns) and outlier method of the stored spec (none if unreadable)."""
-    from vnetbench.analysis.campaign_analysis import settings_from_spec, spec_of
-    from vnetbench.spec.loader import SpecInvalid
-
     try:
         spec = spec_of(campaign)
     except (SpecInvalid, TypeError, AttributeError):  # a hand-made campaign row without a spec
@@ -105,8 +106,6 @@ def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int
 
 
 def _treatment_order(levels: list[list[Any]], names: list[str]) -> list[str]:
-    import itertools
-
     if not names:
         return []
     return [treatment_label(dict(zip(names, c, strict=True)), names) for c in itertools.product(*levels)]

@@ -31,7 +31,8 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
 from vnetbench.analysis.fairness import jain_index
-from vnetbench.model import frame_bytes
+from vnetbench.kinds.overhead import frame_bytes
+from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.view import Figure, TableView
 
@@ -53,12 +54,6 @@ def is_together(rows: pd.DataFrame) -> pd.Series:
     if rows.empty:
         return pd.Series(False, index=rows.index)
     return rows["group_kind"].isin(TOGETHER) & (rows["group_size"].fillna(1) > 1)
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}g}"
 
 
 def _factors(value: Any) -> str:
@@ -208,16 +203,16 @@ def multi_flow_part(
                         group,
                         str(int(p["flows"])),
                         str(size_i),
-                        _fmt(p["offered_pps"]),
-                        _fmt(mean),
-                        f"{_fmt(at.min())} – {_fmt(at.max())}",
-                        _fmt(alone),
-                        _fmt(mean / alone * 100 if alone else np.nan),
-                        _fmt(p["aggregate_pps"]),
-                        _fmt(p["offered_pps"] * p["flows"]),
-                        _fmt(p["jain"], 4),
-                        _fmt(p["loss_max"] * 100, 2),
-                        _fmt(p["skew_ns"] / 1e6, 2),
+                        fmt.sig(p["offered_pps"]),
+                        fmt.sig(mean),
+                        f"{fmt.sig(at.min())} – {fmt.sig(at.max())}",
+                        fmt.sig(alone),
+                        fmt.sig(mean / alone * 100 if alone else np.nan),
+                        fmt.sig(p["aggregate_pps"]),
+                        fmt.sig(p["offered_pps"] * p["flows"]),
+                        fmt.sig(p["jain"], 4),
+                        fmt.sig(p["loss_max"] * 100, 2),
+                        fmt.sig(p["skew_ns"] / 1e6, 2),
                     ]
                 )
             alone_max = float(ref["received_pps"].max()) if not ref.empty else np.nan
@@ -231,11 +226,11 @@ def multi_flow_part(
                     group,
                     str(n),
                     str(size_i),
-                    _fmt(float((agg["aggregate_pps"] / agg["flows"]).max())),
-                    _fmt(agg_max),
-                    _fmt(alone_max),
+                    fmt.sig(float((agg["aggregate_pps"] / agg["flows"]).max())),
+                    fmt.sig(agg_max),
+                    fmt.sig(alone_max),
                     saturated,
-                    _fmt(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
+                    fmt.sig(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
                 ]
             )
         left.plot([0, top_flow], [0, top_flow], color="grey", lw=0.8, label="received = offered")

@@ -6,7 +6,7 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vnetbench.analysis.campaign_tables import Tabular
+from vnetbench.report.analysis_tables import Tabular
 
 
 @dataclass

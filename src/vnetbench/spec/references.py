@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from vnetbench.spec import probe_checks
+from vnetbench.spec.errors import Loc
 from vnetbench.spec.models import (
     Campaign,
     FanInPattern,
@@ -17,8 +19,7 @@ from vnetbench.spec.models import (
     ParallelPattern,
     StarPattern,
 )
-
-Loc = tuple[str | int, ...]
+from vnetbench.spec.segments import SegmentError, l2_segments
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,9 @@ def check_references(campaign: Campaign) -> list[Problem]:
     if problems:
         return problems
 
-    from vnetbench.layout import LayoutError, l2_segments  # the layout imports the spec models
-
     try:
         segments, _ = l2_segments(topo)
-    except LayoutError as err:
+    except SegmentError as err:
         return [Problem(err.loc, str(err))]
     for node in nodes:
         in_segments = [s.label for s in segments if node in s.addresses]
@@ -151,8 +150,6 @@ def check_references(campaign: Campaign) -> list[Problem]:
                             "add a link or a switch that joins them",
                         )
                     )
-    from vnetbench.spec import probe_checks
-
     problems += [Problem(loc, message) for loc, message in probe_checks.check(campaign, segments)]
     return problems
 

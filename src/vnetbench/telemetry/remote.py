@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnetbench.layout.flowpath import FlowPath, Hop
 from vnetbench.providers.base import TelemetryReader
 from vnetbench.telemetry import procfs
-from vnetbench.telemetry.path import FlowPath, Hop
 from vnetbench.telemetry.sources import Counters
 
 MAX_PARALLEL = 8

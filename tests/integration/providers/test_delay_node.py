@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.integration.providers import delay_draws
-from tests.integration.providers.conftest import Built, built_topology, need, seeded_delay_topology
-from tests.integration.providers.probe_runs import loss_run, probe_binary, rtt_records
+from tests.helpers import delay_draws
+from tests.helpers.integration.probe_runs import loss_run, probe_binary, rtt_records
+from tests.helpers.integration.topology import Built, built_topology, need, seeded_delay_topology
 from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.integration.providers import delay_draws
+from tests.helpers import delay_draws
 
 
 def test_same_sequence_as_the_node() -> None:

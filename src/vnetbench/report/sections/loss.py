@@ -11,25 +11,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.patches import FancyBboxPatch
 
+from vnetbench.analysis.loss import Localization, campaign_losses, cpu_busy_series, series
+from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.store.db import Store
-from vnetbench.telemetry.loss import Localization, campaign_losses, cpu_busy_series, series
 
 ORDER = 60
 MAX_ROWS = 60
 MAX_DETAILS = 4
-
-
-def _pct(n: float, d: float) -> str:
-    return f"{n / d:.2%}" if d else "-"
-
-
-def _n(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return "0" if abs(v) < 0.5 else f"{v:,.0f}"  # frames ÷ fragments leave fractions: no "-0"
 
 
 def path_diagram(loc: Localization, title: str, path: Path) -> Path:
@@ -47,7 +38,7 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
         label = stage.label.replace(" by the ", "\n").replace(" by ", "\n").replace("'s ", "'s\n")
         label = label.replace(" (kernel count)", "\n(kernel)")
         ax.text(i + 0.5, 0.72, label, ha="center", va="center", fontsize=6.5, wrap=True)
-        ax.text(i + 0.5, 0.45, _n(stage.count), ha="center", va="center", fontsize=8, weight="bold")
+        ax.text(i + 0.5, 0.45, fmt.count(stage.count), ha="center", va="center", fontsize=8, weight="bold")
         if i:
             ax.annotate(
                 "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": "#555"}
@@ -114,11 +105,11 @@ def build(ctx: ReportContext) -> list[Section]:
                 str(m["measurement"]),
                 f"{loc.src}→{loc.dst}",
                 str(m["repetition"]),
-                _n(loc.sent),
-                f"{_n(loc.app_lost)} ({_pct(loc.app_lost, loc.sent)})",
+                fmt.count(loc.sent),
+                f"{fmt.count(loc.app_lost)} ({fmt.share(loc.app_lost, loc.sent)})",
                 loc.hop or "no loss",
                 why,
-                _pct(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
+                fmt.share(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
             ]
         )
     note = (
@@ -160,8 +151,8 @@ def build(ctx: ReportContext) -> list[Section]:
                     [
                         s.label,
                         s.where,
-                        _n(s.count),
-                        _n(s.lost),
+                        fmt.count(s.count),
+                        fmt.count(s.lost),
                         "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
                     ]
                     for s in loc.stages
@@ -171,7 +162,7 @@ def build(ctx: ReportContext) -> list[Section]:
         )
         png = path_diagram(
             loc,
-            f"{name} {src}→{dst}: {_n(loc.app_lost)} of {_n(loc.sent)} lost, most at {loc.hop}",
+            f"{name} {src}→{dst}: {fmt.count(loc.app_lost)} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
             ctx.fig_dir / f"loss-path-{loc.measurement_id}",
         )
         section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))

@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from vnetbench.model import frame_bytes
+from vnetbench.kinds.overhead import frame_bytes
+from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
@@ -55,12 +56,6 @@ def build(ctx: ReportContext) -> list[Section]:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def _f(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}g}"
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
@@ -182,12 +177,12 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                     series,
                     str(int(size)),
                     str(int(frame_bytes(int(size)))),
-                    _f(k) if k is not None else "none passed",
-                    _f(s["received_pps"].max()),
-                    _f(lim) if lim is not None else "no link-rate limit (unshaped)",
-                    _f(s["loss"].max() * 100, 2),
-                    _f(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
-                    _f(s["lateness_p99_ns"].max() / 1e3),
+                    fmt.sig(k) if k is not None else "none passed",
+                    fmt.sig(s["received_pps"].max()),
+                    fmt.sig(lim) if lim is not None else "no link-rate limit (unshaped)",
+                    fmt.sig(s["loss"].max() * 100, 2),
+                    fmt.sig(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
+                    fmt.sig(s["lateness_p99_ns"].max() / 1e3),
                 ]
             )
         ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
@@ -346,14 +341,14 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         table.append(
             [
                 label + (f" ({factors})" if factors else ""),
-                _f(bin_s * 1e3),
-                _f(np.median(v) / 1e6),
-                _f(v.max() / 1e6),
-                _f(offered / 1e6) if offered else "–",
+                fmt.sig(bin_s * 1e3),
+                fmt.sig(np.median(v) / 1e6),
+                fmt.sig(v.max() / 1e6),
+                fmt.sig(offered / 1e6) if offered else "–",
                 str(int(quiet.sum())),
-                _f(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
+                fmt.sig(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
                 str(int(burst.sum())),
-                _f(row.get("send_lateness_max_ns", np.nan) / 1e6),
+                fmt.sig(row.get("send_lateness_max_ns", np.nan) / 1e6),
             ]
         )
     section.tables.append(
@@ -402,13 +397,13 @@ def _cpushare_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
                 node,
                 mname,
                 str(len(g)),
-                _f(share.median()),
-                f"{_f(share.min())} – {_f(share.max())}",
-                _f(_col(g, "rusage_cpu_ratio").median()),
-                _f(_col(g, "steal_ratio").median()),
-                _f(_col(g, "gaps_count").median()),
-                _f(_col(g, "gap_p99_ns").median() / 1e6),
-                _f(_col(g, "gap_max_ns").max() / 1e6),
+                fmt.sig(share.median()),
+                f"{fmt.sig(share.min())} – {fmt.sig(share.max())}",
+                fmt.sig(_col(g, "rusage_cpu_ratio").median()),
+                fmt.sig(_col(g, "steal_ratio").median()),
+                fmt.sig(_col(g, "gaps_count").median()),
+                fmt.sig(_col(g, "gap_p99_ns").median() / 1e6),
+                fmt.sig(_col(g, "gap_max_ns").max() / 1e6),
             ]
         )
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(labels)))
@@ -465,13 +460,13 @@ def _rtt_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
             [
                 label,
                 str(v.size),
-                _f(v.min()),
-                _f(np.median(v)),
-                _f(v.mean()),
-                _f(v.max()),
-                _f(v.std(ddof=1) if v.size > 1 else np.nan),
-                _f(lost / sent * 100 if sent else np.nan, 2),
-                _f(_col(g, "send_lateness_p99_ns").max() / 1e3),
+                fmt.sig(v.min()),
+                fmt.sig(np.median(v)),
+                fmt.sig(v.mean()),
+                fmt.sig(v.max()),
+                fmt.sig(v.std(ddof=1) if v.size > 1 else np.nan),
+                fmt.sig(lost / sent * 100 if sent else np.nan, 2),
+                fmt.sig(_col(g, "send_lateness_p99_ns").max() / 1e3),
             ]
         )
     if not table:
