@@ -240,10 +240,25 @@ def localize(
     fragments: int = 1,
     measurement_id: int | None = None,
 ) -> Localization:
+    """Where the flow's datagrams were lost: the count at every stage of the path and the verdict."""
     k = max(1, fragments)
-    src, dst = f"node:{path.src}", f"node:{path.dst}"
-    s_snmp, d_snmp = f"snmp:{path.src_ns}", f"snmp:{path.dst_ns}"
-    g = _get
+    d_snmp = f"snmp:{path.dst_ns}"
+    stages = _sender_stages(path, totals, sent, k)
+    other_in = _sum(_get(totals, d_snmp, "Tcp.InSegs"), _get(totals, d_snmp, "Icmp.InMsgs"))
+    stages += _hop_stages(path, totals, k, other_in)
+    stages += _receiver_stages(path, totals, received, k, other_in)
+    for stage in stages:  # a namespace's SNMP counters are per namespace, not per flow
+        end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
+        if end and end in path.shared:
+            stage.count = None
+            stage.label += " (namespace shared with the step's other flows: not counted)"
+    _count_losses(stages)
+    return _verdict(path, stages, sent, received, k, measurement_id)
+
+
+def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int) -> list[Stage]:
+    """Sent by the application, accepted by the sender's UDP stack, left its IP layer."""
+    src, s_snmp, g = f"node:{path.src}", f"snmp:{path.src_ns}", _get
     stages: list[Stage] = [Stage("app-sent", "sent by the application", src, sent)]
     # A qdisc on the sender's own interface that drops tells the socket (ENOBUFS): the kernel counts
     # the datagram in Udp.SndbufErrors and Ip.OutDiscards, not in Udp.OutDatagrams, though it was
@@ -270,29 +285,33 @@ def localize(
     )
     ip_out = _sum(g(totals, s_snmp, "Ip.OutRequests"))
     other = _sum(g(totals, s_snmp, "Tcp.OutSegs"), g(totals, s_snmp, "Icmp.OutMsgs"))
+    ip_explainers = _snmp_explainers(
+        totals,
+        path.src_ns,
+        src,
+        {
+            "Ip.OutDiscards": "IP output discard",
+            "Ip.OutNoRoutes": "no route",
+            "Ip.FragFails": "fragmentation failure",
+        },
+    )
     stages.append(
         Stage(
             "sender-ip",
             "left the sender's IP layer",
             src,
             None if ip_out is None or other is None else ip_out - other,
-            explainers=_less(
-                _snmp_explainers(
-                    totals,
-                    path.src_ns,
-                    src,
-                    {
-                        "Ip.OutDiscards": "IP output discard",
-                        "Ip.OutNoRoutes": "no route",
-                        "Ip.FragFails": "fragmentation failure",
-                    },
-                ),
-                reported,
-                "Ip.OutDiscards",
-            ),
+            explainers=_less(ip_explainers, reported, "Ip.OutDiscards"),
         )
     )
-    other_in = _sum(g(totals, d_snmp, "Tcp.InSegs"), g(totals, d_snmp, "Icmp.InMsgs"))
+    return stages
+
+
+def _hop_stages(path: FlowPath, totals: Totals, k: int, other_in: float | None) -> list[Stage]:
+    """Every interface on the path, tx and rx (bridges forward between them: no stage of their own)."""
+    s_snmp = f"snmp:{path.src_ns}"
+    other = _sum(_get(totals, s_snmp, "Tcp.OutSegs"), _get(totals, s_snmp, "Icmp.OutMsgs"))
+    stages = []
     prev: Hop | None = None
     before: Hop | None = None
     for hop in path.hops:
@@ -303,6 +322,14 @@ def localize(
         if hop.direction != "fwd":
             stages.append(_hop_stage(hop, prev, totals, k, hop_other or 0.0, hop.key in path.shared, before))
         before, prev = prev, hop
+    return stages
+
+
+def _receiver_stages(
+    path: FlowPath, totals: Totals, received: float, k: int, other_in: float | None
+) -> list[Stage]:
+    """Delivered by the receiver's IP layer, accepted by its socket, read from it, read by the tool."""
+    dst, d_snmp, g = f"node:{path.dst}", f"snmp:{path.dst_ns}", _get
     delivered = g(totals, d_snmp, "Ip.InDelivers")
     ip_stage = Stage(
         "receiver-ip",
@@ -323,42 +350,33 @@ def localize(
             },
         ),
     )
-    stages.append(ip_stage)
     udp_err = _sum(g(totals, d_snmp, "Udp.InErrors"), g(totals, d_snmp, "Udp.NoPorts"))
-    stages.append(
-        Stage(
-            "socket",
-            "accepted by the receiver's socket",
+    socket = Stage(
+        "socket",
+        "accepted by the receiver's socket",
+        dst,
+        None if ip_stage.count is None or udp_err is None else ip_stage.count - udp_err,
+        explainers=_snmp_explainers(
+            totals,
+            path.dst_ns,
             dst,
-            None if ip_stage.count is None or udp_err is None else ip_stage.count - udp_err,
-            explainers=_snmp_explainers(
-                totals,
-                path.dst_ns,
-                dst,
-                {
-                    "Udp.RcvbufErrors": "socket buffer full",
-                    "Udp.MemErrors": "socket memory limit",
-                    "Udp.InCsumErrors": "checksum error",
-                    "Udp.NoPorts": "no socket on the port",
-                },
-            ),
-        )
+            {
+                "Udp.RcvbufErrors": "socket buffer full",
+                "Udp.MemErrors": "socket memory limit",
+                "Udp.InCsumErrors": "checksum error",
+                "Udp.NoPorts": "no socket on the port",
+            },
+        ),
     )
-    stages.append(
-        Stage(
-            "socket-read",
-            "read from the socket (kernel count)",
-            dst,
-            g(totals, d_snmp, "Udp.InDatagrams"),
-        )
+    read = Stage(
+        "socket-read", "read from the socket (kernel count)", dst, g(totals, d_snmp, "Udp.InDatagrams")
     )
-    stages.append(Stage("app-received", "read by the application", dst, received))
-    for stage in stages:  # a namespace's SNMP counters are per namespace, not per flow
-        end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
-        if end and end in path.shared:
-            stage.count = None
-            stage.label += " (namespace shared with the step's other flows: not counted)"
+    return [ip_stage, socket, read, Stage("app-received", "read by the application", dst, received)]
 
+
+def _count_losses(stages: list[Stage]) -> None:
+    """Each stage's loss since the previous stage with a count; what stayed in the socket when the
+    receiver stopped has no counter of its own."""
     last: float | None = None
     for stage in stages:
         if stage.count is not None:
@@ -371,6 +389,11 @@ def localize(
             )
         )
 
+
+def _verdict(
+    path: FlowPath, stages: list[Stage], sent: float, received: float, k: int, measurement_id: int | None
+) -> Localization:
+    """The stage that lost the most (above the noise), and the counter that explains most of it."""
     app_lost = sent - received
     lossy = [s for s in stages if s.lost is not None and s.lost > 0]
     worst = max(lossy, key=lambda s: s.lost or 0.0) if app_lost > NOISE_PACKETS and lossy else None
