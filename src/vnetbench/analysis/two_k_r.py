@@ -130,19 +130,10 @@ def columns(k: int) -> list[tuple[int, ...]]:
     return [c for size in range(1, k + 1) for c in itertools.combinations(range(k), size)]
 
 
-def two_k_r(
-    frame: pd.DataFrame,
-    response: str,
-    factors: Sequence[str],
-    confidence: float = 0.95,
-    low: Mapping[str, Level] | None = None,
-) -> TwoKRResult:
-    """Effects, allocation of variation and intervals of a 2^k r design.
-
-    `low` names the level coded −1 per factor; by default the first in numeric (else appearance) order."""
-    check_confidence(confidence)
-    data = design_frame(frame, response, factors)
-    k = len(factors)
+def _coding(
+    data: pd.DataFrame, factors: Sequence[str], low: Mapping[str, Level] | None
+) -> dict[str, tuple[Level, Level]]:
+    """(level coded −1, level coded +1) per factor; DataError unless each has exactly two levels."""
     coding: dict[str, tuple[Level, Level]] = {}
     for f in factors:
         cats = list(data[f].cat.categories)
@@ -156,10 +147,11 @@ def two_k_r(
         if lo not in cats:
             raise DataError("low", f"'{lo}' is not a level of '{f}'", f"choose one of {cats}")
         coding[f] = (lo, cats[1] if lo == cats[0] else cats[0])
+    return coding
 
-    x = {f"x{i}": np.where(data[f] == coding[f][0], -1.0, 1.0) for i, f in enumerate(factors)}
-    model = pd.DataFrame({"y": data[response].to_numpy(), **x})
-    counts = model.groupby(list(x)).size()
+
+def _replications(counts: pd.Series, k: int, factors: Sequence[str], response: str) -> int:
+    """r: every one of the 2^k combinations measured the same r ≥ 2 times (else DataError)."""
     if len(counts) != 2**k:
         raise DataError(
             "factor",
@@ -172,7 +164,26 @@ def two_k_r(
             f"replications per combination range from {counts.min()} to {counts.max()}",
             "a 2^k r design needs the same r ≥ 2 for every combination (else use --design factorial)",
         )
-    r = int(counts.iloc[0])
+    return int(counts.iloc[0])
+
+
+def two_k_r(
+    frame: pd.DataFrame,
+    response: str,
+    factors: Sequence[str],
+    confidence: float = 0.95,
+    low: Mapping[str, Level] | None = None,
+) -> TwoKRResult:
+    """Effects, allocation of variation and intervals of a 2^k r design.
+
+    `low` names the level coded −1 per factor; by default the first in numeric (else appearance) order."""
+    check_confidence(confidence)
+    data = design_frame(frame, response, factors)
+    k = len(factors)
+    coding = _coding(data, factors, low)
+    x = {f"x{i}": np.where(data[f] == coding[f][0], -1.0, 1.0) for i, f in enumerate(factors)}
+    model = pd.DataFrame({"y": data[response].to_numpy(), **x})
+    r = _replications(model.groupby(list(x)).size(), k, factors, response)
 
     fit = smf.ols("y ~ " + " * ".join(x), data=model).fit()
     anova = anova_lm(fit, typ=1)

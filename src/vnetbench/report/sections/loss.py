@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import pandas as pd
 from matplotlib.patches import FancyBboxPatch
 
 from vnetbench.analysis.loss import Localization, campaign_losses, cpu_busy_series, series
@@ -94,6 +95,28 @@ def build(ctx: ReportContext) -> list[Section]:
     if not locs:
         return []
     by_id = ctx.frame.set_index("id")
+    section = Section(
+        "Where the packets went",
+        "loss",
+        intro="For every UDP measurement, the packets counted at each point of the path (application, "
+        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
+        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
+        "reassembly failure).",
+        tables=[_summary_table(locs, by_id)],
+    )
+    # Details for the worst measurement of each (measurement, flow).
+    worst: dict[tuple[str, str, str], Localization] = {}
+    for loc in locs:
+        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
+        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
+            worst[key] = loc
+    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
+        _details(section, ctx, f"{name} {src}→{dst}", loc)
+    return [section]
+
+
+def _summary_table(locs: list[Localization], by_id: pd.DataFrame) -> TableView:
+    """One row per measurement (the first MAX_ROWS): where its packets were lost, and why."""
     rows = []
     for loc in locs[:MAX_ROWS]:
         m = by_id.loc[loc.measurement_id]
@@ -120,62 +143,42 @@ def build(ctx: ReportContext) -> list[Section]:
     )
     if len(locs) > MAX_ROWS:
         note += f" First {MAX_ROWS} of {len(locs)} measurements; all of them: vnetbench loss --json."
-    section = Section(
-        "Where the packets went",
-        "loss",
-        intro="For every UDP measurement, the packets counted at each point of the path (application, "
-        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
-        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
-        "reassembly failure).",
-        tables=[
-            TableView(
-                "Loss localization",
-                ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"],
-                rows,
-                note,
-            )
-        ],
-    )
-    # Details for the worst measurement of each (measurement, flow).
-    worst: dict[tuple[str, str, str], Localization] = {}
-    for loc in locs:
-        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
-        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
-            worst[key] = loc
-    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
-        section.tables.append(
-            TableView(
-                f"{name} {src}→{dst}, measurement {loc.measurement_id}: count at each point",
-                ["point", "where", "datagrams", "lost here", "counters"],
+    columns = ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
+    return TableView("Loss localization", columns, rows, note)
+
+
+def _details(section: Section, ctx: ReportContext, flow: str, loc: Localization) -> None:
+    """The count at each point of one measurement, its path diagram and its explaining counter over time."""
+    section.tables.append(
+        TableView(
+            f"{flow}, measurement {loc.measurement_id}: count at each point",
+            ["point", "where", "datagrams", "lost here", "counters"],
+            [
                 [
-                    [
-                        s.label,
-                        s.where,
-                        fmt.count(s.count),
-                        fmt.count(s.lost),
-                        "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
-                    ]
-                    for s in loc.stages
-                ],
-                loc.note,
-            )
+                    s.label,
+                    s.where,
+                    fmt.count(s.count),
+                    fmt.count(s.lost),
+                    "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
+                ]
+                for s in loc.stages
+            ],
+            loc.note,
         )
-        png = path_diagram(
-            loc,
-            f"{name} {src}→{dst}: {fmt.count(loc.app_lost)} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
-            ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+    )
+    png = path_diagram(
+        loc,
+        f"{flow}: {fmt.count(loc.app_lost)} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
+        ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+    )
+    section.figures.append(Figure(f"Path of {flow}", png, "datagrams counted at each point"))
+    over_time = counter_over_time(
+        ctx.store,
+        loc,
+        f"{flow}: {loc.counter} per interval",
+        ctx.fig_dir / f"loss-series-{loc.measurement_id}",
+    )
+    if over_time is not None:
+        section.figures.append(
+            Figure(f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU")
         )
-        section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))
-        over_time = counter_over_time(
-            ctx.store,
-            loc,
-            f"{name} {src}→{dst}: {loc.counter} per interval",
-            ctx.fig_dir / f"loss-series-{loc.measurement_id}",
-        )
-        if over_time is not None:
-            section.figures.append(
-                Figure(
-                    f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU"
-                )
-            )
-    return [section]
