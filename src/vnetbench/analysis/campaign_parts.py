@@ -43,6 +43,8 @@ class Fairness:
 
 
 def fairness(flows: pd.DataFrame, factors: list[str], confidence: float) -> Fairness | None:
+    """Jain's index of every group of simultaneous flows and its spread over replications (None: no such
+    groups)."""
     data = flows[(flows["group_kind"].isin(["together", "parallel"])) & flows["throughput_bps"].notna()]
     if data.empty:
         return None
@@ -61,6 +63,7 @@ class UdpEffective:
 
 
 def udp_effective(flows: pd.DataFrame, factors: list[str]) -> UdpEffective | None:
+    """UDP effective throughput per series and treatment (None: no UDP flows)."""
     udp = flows[(flows["kind"] == "udp") & flows["effective_throughput_bps"].notna()]
     if udp.empty:
         return None

@@ -45,4 +45,5 @@ app.command("loss")(loss.loss_command)
 
 
 def main() -> None:
+    """The `vnetbench` console entry point."""
     app()

@@ -46,6 +46,7 @@ def spec_errors(exc: SpecInvalid) -> typer.Exit:
 
 
 def open_store(db: str) -> Store:
+    """The store at a path or URL; a usage error (exit 2) when it cannot be opened."""
     try:
         return Store(db)
     except Exception as exc:  # a bad URL or an unwritable path is a usage error

@@ -104,6 +104,7 @@ def problems(m: Measurement) -> list[str]:
 
 
 def server_command(port: int, interval_ns: int) -> list[str]:
+    """iperf3's server for one test on `port`, reporting every `interval_ns` (the receiver's view)."""
     # -1: one test, then exit. -i: the server's interval reports are the receiver-view time series,
     # and the server does not learn the client's -i (it would report every second).
     return [TOOL, "-s", "-1", "-p", str(port), "-J", "-i", _seconds(interval_ns)]
@@ -643,6 +644,7 @@ _VERSION = re.compile(r"iperf\s+(\d+\.\d+(?:\.\d+)?[^\s(]*)")
 
 
 def version_command() -> list[str]:
+    """The command that prints iperf3's version."""
     return [TOOL, "--version"]
 
 

@@ -325,6 +325,7 @@ _VERSION = re.compile(r"(iputils[- ]\S+|BusyBox v\S+)", re.IGNORECASE)
 
 
 def version_command() -> list[str]:
+    """The command that prints ping's version."""
     return [TOOL, "-V"]
 
 

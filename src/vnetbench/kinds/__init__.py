@@ -40,6 +40,7 @@ DRIVERS: dict[str, Driver] = {name: kind.driver for name, kind in KINDS.items()}
 
 
 def kind_of(name: str) -> Kind:
+    """The measurement kind named so; KeyError listing the known ones otherwise."""
     try:
         return KINDS[name]
     except KeyError:

@@ -36,6 +36,7 @@ def _frame_extra(framing: Framing) -> int:
 
 
 def tcp_efficiency(mtu: int = 1500, framing: Framing = "l2", timestamps: bool = True) -> Efficiency:
+    """TCP payload per frame of an MTU-sized segment (timestamps on, as Linux negotiates them)."""
     payload = mtu - IPV4_HEADER - TCP_HEADER - (TCP_TIMESTAMPS if timestamps else 0)
     wire = mtu + _frame_extra(framing)
     return Efficiency(payload, wire, payload / wire)

@@ -26,6 +26,7 @@ from vnetbench.spec.segments import UNDERLAY_NET, Segment, l2_segments
 
 
 def site_of(topology: Topology, host: str) -> str:
+    """The site of a host (the first site by default)."""
     for h in topology.hosts:
         if h.name == host:
             return h.site or (topology.sites[0].name if topology.sites else DEFAULT_SITE)
@@ -33,6 +34,7 @@ def site_of(topology: Topology, host: str) -> str:
 
 
 def host_of_node(topology: Topology, node: str) -> str:
+    """The host a node runs on (the first host by default)."""
     for n in topology.nodes:
         if n.name == node:
             return n.host or (topology.hosts[0].name if topology.hosts else DEFAULT_HOST)
@@ -40,6 +42,7 @@ def host_of_node(topology: Topology, node: str) -> str:
 
 
 def host_of_switch(topology: Topology, switch: str) -> str:
+    """The host a switch runs on (the first host by default)."""
     for s in topology.switches:
         if s.name == switch:
             return s.host or (topology.hosts[0].name if topology.hosts else DEFAULT_HOST)

@@ -25,6 +25,7 @@ Emulator = Literal["netem", "delay-node"]
 
 
 def choose(netem: Netem, kernel_has_netem: bool) -> Emulator:
+    """netem or a delay node for a link: what the link asks, else netem where the kernel has it."""
     if netem.emulator == "netem":
         return "netem"
     if netem.emulator == "delay-node":

@@ -34,6 +34,7 @@ class StepSpec(NamedTuple):
 
 
 def label_of(pattern: Any, index: int) -> str:
+    """A pattern's label in step keys: its name, else its kind and position (star2)."""
     return pattern.name or f"{pattern.kind}{index + 1}"
 
 

@@ -26,6 +26,7 @@ from vnetbench.spec.paths import PathError, apply_overrides, get_path
 
 
 def topology_key(campaign: Campaign) -> str:
+    """A short hash of a variant's topology: steps with equal keys share a build."""
     dumped = json.dumps(campaign.topology.model_dump(mode="json"), sort_keys=True)
     return hashlib.sha256(dumped.encode()).hexdigest()[:16]
 

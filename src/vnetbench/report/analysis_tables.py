@@ -47,6 +47,7 @@ class Part:
 
 
 def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, shown: str) -> list[Tabular]:
+    """ANOVA, effects per level and (if given) successive differences of a one-factor model."""
     conf = f"{100 * a.confidence:g} %"
     rows = []
     for r in a.table():
@@ -91,6 +92,7 @@ def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, 
 
 
 def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, formula: str) -> Tabular:
+    """Contrasts (successive differences) with their intervals, in the response's display unit."""
     conf = f"{100 * steps[0].confidence:g} %"
     return Tabular(
         f"{title} ({conf}, {formula}, t on {steps[0].dof} DF)",
@@ -103,6 +105,7 @@ def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, fo
 
 
 def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabular]:
+    """Effects and allocation of variation of a 2^k r design."""
     conf = f"{100 * r.confidence:g} %"
     coding = "; ".join(f"{f}: −1 = {lo}, +1 = {hi}" for f, (lo, hi) in r.coding.items())
     rows = [
@@ -129,6 +132,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabul
 
 
 def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tabular]:
+    """ANOVA and cell means of a full-factorial design."""
     conf = f"{100 * f.confidence:g} %"
     rows = factorial_anova_rows(f)
     cells = Tabular(
@@ -157,6 +161,7 @@ def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tab
 
 
 def diag_tabular(label: str, d: Any) -> Tabular:
+    """A model's diagnostics: QQ correlation, Shapiro–Wilk, residual range, verdict."""
     verdict = "errors small (< 1/10 of the response range)" if d.errors_small else "check the plots"
     return Tabular(
         f"{label}: diagnostics",

@@ -20,6 +20,7 @@ PLACEMENT_STYLE = {"same-host": "-", "same-site": "--", "cross-site": ":"}
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
+    """Write the figure as PNG and SVG beside each other; returns the PNG's path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path.with_suffix(".png"), dpi=110)
@@ -35,6 +36,7 @@ def cdf(
     path: Path,
     styles: Mapping[str, str] | None = None,
 ) -> Path:
+    """Empirical CDFs of several series in one figure."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, values in series.items():
         x = np.sort(np.asarray(pd.Series(values).dropna(), dtype=float))
@@ -121,6 +123,7 @@ def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
 def competition_bars(
     comp: Competition, scale: float, unit: str, path: Path, treatment: str | None = None
 ) -> Path:
+    """Each flow's mean alone and together, as paired bars (and the link's rate)."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
@@ -148,6 +151,7 @@ def timeseries(
     title: str,
     path: Path,
 ) -> Path:
+    """Time series of one metric of several measurements, as steps from each one's start."""
     fig, ax = plt.subplots(figsize=(7, 3.4))
     _steps(ax, samples, labels, metric, scale)
     ax.set_xlabel("time since the flow started (s)")

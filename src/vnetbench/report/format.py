@@ -35,6 +35,7 @@ def ci(lo: float, hi: float) -> str:
 
 
 def yes(flag: bool) -> str:
+    """A check mark for True, nothing for False."""
     return "✓" if flag else ""
 
 
@@ -90,6 +91,7 @@ def count(v: float | None) -> str:
 
 
 def one_decimal(v: float | None) -> str:
+    """One decimal ('-' when missing)."""
     return "-" if v is None else f"{v:.1f}"
 
 

@@ -56,6 +56,7 @@ def _stats_table(
 
 
 def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
+    """Write the campaign's report (index.html, report.json, figures/) into out_dir; returns index.html."""
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)

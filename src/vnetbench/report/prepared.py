@@ -70,6 +70,7 @@ class Prepared:
 
 
 def treatment_label(levels: Any, names: list[str]) -> str:
+    """A treatment's factor levels as 'name=level, …' in the factors' order ('' without factors)."""
     if not isinstance(levels, dict):
         return ""
     return ", ".join(f"{n}={levels.get(n)}" for n in names)
@@ -78,6 +79,7 @@ def treatment_label(levels: Any, names: list[str]) -> str:
 def prepare(
     campaign: dict[str, Any], frame: pd.DataFrame, samples: pd.DataFrame, builds: pd.DataFrame
 ) -> Prepared:
+    """The ok measurements with their treatments, after the spec's transient removal and outlier policy."""
     names, levels, omit_ns, method = _settings(campaign)
     flows, _ = cd.flow_table(frame, samples, builds, names, omit_ns)
     treatments = _treatment_order(levels, names)

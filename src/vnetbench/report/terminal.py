@@ -34,6 +34,7 @@ def anova_columns(t: Table, conf: str) -> None:
 
 
 def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
+    """ANOVA, effects and (if given) contrasts of a one-factor model as rich tables."""
     conf = f"{100 * a.confidence:g} %"
     t = Table(title=f"ANOVA: {a.response} by {a.factor} (a = {a.a}, N = {a.n})")
     anova_columns(t, conf)
@@ -69,6 +70,7 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
 
 
 def two_k_r_tables(r: TwoKRResult) -> list[Table]:
+    """Sign table and effects of a 2^k r design as rich tables."""
     conf = f"{100 * r.confidence:g} %"
     coding = "; ".join(f"{f}: −1 = {lo}, +1 = {hi}" for f, (lo, hi) in r.coding.items())
     s = Table(title=f"Sign table, 2^{r.k}·{r.r} design of {r.response}", caption=coding)
@@ -102,6 +104,7 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
 
 
 def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
+    """ANOVA (and contrasts, if given) of a full-factorial design as rich tables."""
     conf = f"{100 * f.confidence:g} %"
     kind = "balanced" if f.balanced else "unbalanced: type II SS"
     t = Table(title=f"Full-factorial ANOVA of {f.response} ({kind})")

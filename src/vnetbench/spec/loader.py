@@ -33,6 +33,7 @@ class LoadedSpec:
 
 
 def load_spec(path: Path | str) -> LoadedSpec:
+    """Load and validate a campaign file; SpecInvalid with every located error."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -53,6 +54,7 @@ def load_spec(path: Path | str) -> LoadedSpec:
 
 
 def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | None = None) -> LoadedSpec:
+    """Validate a campaign's YAML text (with --set overrides applied first); SpecInvalid on any problem."""
     try:
         data = yaml.safe_load(text)
         lines = LineMap(text, source)

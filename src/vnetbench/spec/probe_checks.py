@@ -13,6 +13,7 @@ from vnetbench.spec.segments import Segment
 
 
 def check(campaign: Campaign, segments: Sequence[Segment]) -> list[tuple[Loc, str]]:
+    """Located problems of the vnb-probe measurements and the nodes pattern."""
     out: list[tuple[Loc, str]] = []
     nodes = [n.name for n in campaign.topology.nodes]
     kinds = {m.name: m.kind for m in campaign.measurements}

@@ -11,6 +11,7 @@ TABLES = ("samples", "events", "builds", "objects", "raw_outputs", "telemetry_ru
 
 
 def export_campaign(store: Store, campaign_id: str, out_dir: Path, fmt: str = "csv") -> list[Path]:
+    """Write every table of a campaign as CSV or Parquet into out_dir; returns the files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     frames = {"measurements": store.measurements_frame(campaign_id, latest_only=False)}
     frames.update({name: store.table_frame(name, campaign_id) for name in TABLES})

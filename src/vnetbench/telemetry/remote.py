@@ -28,6 +28,7 @@ MAX_PARALLEL = 8
 
 
 def pid_scope(pid: int, host: str) -> str:
+    """The telemetry scope of a process on a remote host: pid:N@HOST."""
     return f"pid:{pid}@{host}"
 
 

@@ -121,6 +121,7 @@ def _probe() -> Features:
 
 
 def probe(refresh: bool = False) -> Features:
+    """What this kernel can build, tried once per process (refresh: try again)."""
     global _cache
     with _lock:
         if _cache is None or refresh:

@@ -57,6 +57,7 @@ def assign_indexes(layout: Layout) -> dict[tuple[str, str], int]:
 
 
 def linux_masters(layout: Layout) -> set[tuple[str, str]]:
+    """(namespace, name) of every Linux bridge: the masters netlink can enslave to."""
     return {(br.ns, br.name) for br in layout.bridges if br.kind == "linux-bridge"}
 
 
@@ -190,6 +191,7 @@ def _vxlan_op(vx: Vxlan, index: Index, masters: set[tuple[str, str]]) -> Op:
 
 
 def address_op(iface: Interface, idx: int) -> Op:
+    """The netlink request that gives an interface its address (and broadcast)."""
     assert iface.address is not None
     net = ipaddress.ip_interface(iface.address)
     attrs = [["IFA_LOCAL", str(net.ip)], ["IFA_ADDRESS", str(net.ip)]]

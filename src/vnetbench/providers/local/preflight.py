@@ -23,6 +23,7 @@ def _rate(bps: float) -> str:
 
 
 def missing_tools(tools: Sequence[str]) -> list[str]:
+    """One line per tool that is not installed, with the package that installs it."""
     return [
         f"{tool} is not installed: apt-get install {package_of(tool)}"
         for tool in tools

@@ -91,6 +91,7 @@ class HostCheck:
 
 
 async def check_host(pool: Pool, host: ResolvedHost) -> HostCheck:
+    """Every check of one host that needs only its connection (facts, tools, sudo)."""
     check = HostCheck(host.name)
     started = time.monotonic()
     try:
@@ -110,6 +111,7 @@ async def check_host(pool: Pool, host: ResolvedHost) -> HostCheck:
 
 
 async def path_mtu(pool: Pool, host: ResolvedHost, check: HostCheck, peer: ResolvedHost) -> None:
+    """The largest packet that reaches `peer`'s data address from host with DF set."""
     check.mtu_peer = peer.name
     try:
         done = await pool.run(host.name, remote.sh(PATH_MTU, peer.data_address), 20)
@@ -190,6 +192,7 @@ async def install_probe(pool: Pool, host: ResolvedHost, check: HostCheck, dest: 
 async def run_checks(
     inventory: Inventory, install: bool = False, probe_path: str = DEFAULT_PROBE_PATH
 ) -> list[HostCheck]:
+    """Check every host of the inventory at once; clocks and path MTUs once they are reachable."""
     pool = Pool(inventory)
     hosts = [inventory.resolved(h) for h in inventory.hosts]
     try:
@@ -283,4 +286,5 @@ def ready(check: HostCheck) -> bool:
 
 
 def as_dict(check: HostCheck) -> dict[str, Any]:
+    """A check as plain data (JSON)."""
     return asdict(check)

@@ -62,6 +62,7 @@ def _configured(d: dict[str, Any]) -> str:
 
 
 def unasked_drops(d: dict[str, Any]) -> dict[str, int]:
+    """A delay node's drops that no configured loss asked for (full queue, oversized frame …), by cause."""
     return {label: int(d.get(key) or 0) for key, label in UNASKED_DROPS.items() if d.get(key)}
 
 

@@ -60,6 +60,7 @@ class HostTimeline:
 
 
 def timelines(events: pd.DataFrame) -> dict[str, HostTimeline]:
+    """Each remote host's up/down changes from the campaign's host-availability events."""
     out: dict[str, HostTimeline] = {}
     if events.empty:
         return out
