@@ -136,9 +136,11 @@ def main() -> None:
             }
             for k in ("wall_ms", "cpu_ms", "remote_cpu_ms")
         }
-    (HERE / "ssh-results.json").write_text(
+    (HERE / "raw").mkdir(exist_ok=True)  # every run: regenerated, not kept in git
+    (HERE / "raw" / "ssh-results.json").write_text(
         json.dumps({"args": vars(args), "runs": runs, "summary": summary}, indent=1)
     )
+    (HERE / "ssh-results.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
     print(json.dumps(summary, indent=1))
 
 

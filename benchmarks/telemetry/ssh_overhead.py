@@ -61,9 +61,11 @@ def main() -> None:
             summary[f"{kind} telemetry={'on' if telemetry else 'off'}"] = sshbench.spread(values)
         on, off = (summary[f"{kind} telemetry={x}"]["median"] for x in ("on", "off"))
         summary[f"{kind} added by telemetry (median difference, s)"] = on - off
-    (HERE / "ssh-overhead.json").write_text(
+    (HERE / "raw").mkdir(exist_ok=True)  # every step: regenerated, not kept in git
+    (HERE / "raw" / "ssh-overhead.json").write_text(
         json.dumps({"args": vars(args), "summary": summary, "steps": steps}, indent=1)
     )
+    (HERE / "ssh-overhead.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
     print(json.dumps(summary, indent=1))
 
 
