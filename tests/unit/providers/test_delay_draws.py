@@ -1,4 +1,4 @@
-"""The Python replay of the delay node's random draws (tests/integration/providers/delay_draws.py):
+"""The Python replay of the delay node's random draws (tests/helpers/delay_draws.py):
 the same sequence as the Rust (pinned values shared with probe/src/delay/rng.rs `known_sequence`)
 and the alignment of probes to draws when other frames take draws in between."""
 
