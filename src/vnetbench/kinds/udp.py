@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnetbench.drivers import IPERF3
-from vnetbench.kinds.base import Kind, Offered, Params, PathFacts
+from vnetbench.kinds.base import Offered, Params, PathFacts
+from vnetbench.kinds.iperf3_flow import Iperf3FlowKind
 from vnetbench.kinds.overhead import expected_max_bps, udp_efficiency
 from vnetbench.spec.models import UdpMeasurement
 
 
-class UdpKind(Kind):
+class UdpKind(Iperf3FlowKind):
     name = "udp"
-    driver = IPERF3
     spec = UdpMeasurement
-
-    def flow_timing(self, m: Any) -> tuple[int, int]:
-        return int(m.duration), int(m.omit)
 
     def offered(self, m: Any, path: PathFacts | None, params: Params) -> Offered | None:
         if m.rate != "link":

@@ -2,20 +2,20 @@
 and the report (HTML), in the form of Jain's tables.
 
 `analysis_parts(analysis)` turns the data of `analysis.campaign_analysis.analyze_campaign` into
-`Part`s, in the order the analysis runs: the design, outliers and events, the models' effects,
+`Section`s, in the order the analysis runs: the design, outliers and events, the models' effects,
 fairness, UDP effective throughput, rebuilds, placement, time of day, notes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from vnetbench.analysis import campaign_parts as cp
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, FittedModel
 from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.report.format import ci, num, pct, scaled, yes
+from vnetbench.report.view import Section, TableView
 
 UNITS = {  # display scale and unit per response
     "throughput_bps": (1e6, "Mbit/s"),
@@ -27,26 +27,9 @@ UNITS = {  # display scale and unit per response
 }
 
 
-@dataclass
-class Tabular:
-    """A table of display strings: rendered by rich in the terminal and as HTML in the report."""
-
-    title: str
-    columns: list[str]
-    rows: list[list[str]]
-    note: str = ""
-
-
-@dataclass
-class Part:
-    title: str
-    anchor: str
-    intro: str = ""
-    tables: list[Tabular] = field(default_factory=list)
-    items: list[str] = field(default_factory=list)
-
-
-def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, shown: str) -> list[Tabular]:
+def one_factor_tabulars(
+    label: str, a: Any, steps: Sequence[Any], scale: float, shown: str
+) -> list[TableView]:
     """ANOVA, effects per level and (if given) successive differences of a one-factor model."""
     conf = f"{100 * a.confidence:g} %"
     rows = []
@@ -63,14 +46,14 @@ def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, 
                 num(r["p_value"], 2),
             ]
         )
-    anova = Tabular(
+    anova = TableView(
         f"{label}: one-factor ANOVA by {a.factor} (a = {a.a}, N = {a.n})",
         ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
         rows,
         f"response {a.response} in its stored unit; s_e = {num(a.s_e, 5)}; "
         f"{'significant' if a.f > a.f_table else 'not significant'} at {conf}",
     )
-    effects = Tabular(
+    effects = TableView(
         f"{label}: mean and effect per level ({conf} intervals)",
         ["level", "r", f"mean {shown}", "effect", "interval", "significant"],
         [
@@ -91,10 +74,10 @@ def one_factor_tabulars(label: str, a: Any, steps: Sequence[Any], scale: float, 
     return out
 
 
-def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, formula: str) -> Tabular:
+def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, formula: str) -> TableView:
     """Contrasts (successive differences) with their intervals, in the response's display unit."""
     conf = f"{100 * steps[0].confidence:g} %"
-    return Tabular(
+    return TableView(
         f"{title} ({conf}, {formula}, t on {steps[0].dof} DF)",
         ["contrast", f"estimate {shown}", "interval", "significant"],
         [
@@ -104,7 +87,7 @@ def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, fo
     )
 
 
-def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabular]:
+def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[TableView]:
     """Effects and allocation of variation of a 2^k r design."""
     conf = f"{100 * r.confidence:g} %"
     coding = "; ".join(f"{f}: −1 = {lo}, +1 = {hi}" for f, (lo, hi) in r.coding.items())
@@ -122,7 +105,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabul
     ]
     rows.append(["e", "errors", "", "", "", num(r.sse), pct(r.pct_e)])
     return [
-        Tabular(
+        TableView(
             f"{label}: 2^{r.k}·{r.r} effects and allocation of variation ({conf}, t on {r.df_e} DF)",
             ["effect", "factors", f"q {shown}", "interval", "significant", "SS", "% of variation"],
             rows,
@@ -131,11 +114,11 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Tabul
     ]
 
 
-def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tabular]:
+def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[TableView]:
     """ANOVA and cell means of a full-factorial design."""
     conf = f"{100 * f.confidence:g} %"
     rows = factorial_anova_rows(f)
-    cells = Tabular(
+    cells = TableView(
         f"{label}: cell means",
         [*f.factors, "n", f"mean {shown}", "SD"],
         [
@@ -150,7 +133,7 @@ def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tab
     )
     kind = "balanced" if f.balanced else "unbalanced: type II SS"
     return [
-        Tabular(
+        TableView(
             f"{label}: full-factorial ANOVA ({kind})",
             ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
             rows,
@@ -160,10 +143,10 @@ def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tab
     ]
 
 
-def diag_tabular(label: str, d: Any) -> Tabular:
+def diag_tabular(label: str, d: Any) -> TableView:
     """A model's diagnostics: QQ correlation, Shapiro–Wilk, residual range, verdict."""
     verdict = "errors small (< 1/10 of the response range)" if d.errors_small else "check the plots"
-    return Tabular(
+    return TableView(
         f"{label}: diagnostics",
         ["QQ correlation r", "Shapiro–Wilk p", "residual range / predicted range", "verdict"],
         [[num(d.qq_r, 4), num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
@@ -197,7 +180,7 @@ def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
 # ------------------------------------------------------------------------------------ the parts
 
 
-def analysis_parts(a: CampaignAnalysis) -> list[Part]:
+def analysis_parts(a: CampaignAnalysis) -> list[Section]:
     """The tables and notes of a campaign analysis, in the order `vnetbench analyze` prints them."""
     parts = [_overview(a), _outliers(a)]
     if a.data["design"]["kind"] and a.data["groups"]:
@@ -212,11 +195,11 @@ def analysis_parts(a: CampaignAnalysis) -> list[Part]:
         )
         parts += [p for p in found if p is not None]
     if a.notes:
-        parts.append(Part("Analysis notes", "analysis-notes", items=list(a.notes)))
+        parts.append(Section("Analysis notes", "analysis-notes", items=list(a.notes)))
     return parts
 
 
-def _overview(a: CampaignAnalysis) -> Part:
+def _overview(a: CampaignAnalysis) -> Section:
     out = a.data
     d = out["design"]
     levels = "; ".join(f"{f['name']} ∈ {f['levels']} ({f['path']})" for f in d["factors"]) or "none"
@@ -238,11 +221,11 @@ def _overview(a: CampaignAnalysis) -> Part:
         ],
         ["confidence", f"{100 * out['confidence']:g} %"],
     ]
-    return Part("Designed experiment", "design", tables=[Tabular("", ["", ""], rows)])
+    return Section("Designed experiment", "design", tables=[TableView("", ["", ""], rows)])
 
 
-def _outliers(a: CampaignAnalysis) -> Part:
-    part = Part(
+def _outliers(a: CampaignAnalysis) -> Section:
+    part = Section(
         "Outliers and events",
         "outliers",
         intro="Nothing is excluded unless the spec's analysis.outliers (or --outliers) asks for it; "
@@ -251,12 +234,12 @@ def _outliers(a: CampaignAnalysis) -> Part:
     part.items.append(a.policy.describe())
     counts = a.data["events"]
     if counts:
-        part.tables.append(Tabular("Events", ["event", "count"], [[k, str(v)] for k, v in counts.items()]))
+        part.tables.append(TableView("Events", ["event", "count"], [[k, str(v)] for k, v in counts.items()]))
     else:
         part.items.append("No events (unreachable replies, tool anomalies, incomplete groups) were recorded.")
     if a.excluded:
         part.tables.append(
-            Tabular(
+            TableView(
                 "Observations excluded by the outlier policy",
                 ["model", "step", "value", "reason"],
                 [[e["model"], e["step_key"], num(e["value"]), e["reason"]] for e in a.excluded],
@@ -271,8 +254,8 @@ def _shown(response: str) -> tuple[float, str]:
     return scale, f"{response} ({unit})" if unit and scale != 1 else response
 
 
-def _effects(models: list[FittedModel]) -> Part:
-    part = Part(
+def _effects(models: list[FittedModel]) -> Section:
+    part = Section(
         "Effects of the factors",
         "effects",
         intro="One model per series (pattern · measurement, with the connection for pairs) and response. "
@@ -301,16 +284,16 @@ def _effects(models: list[FittedModel]) -> Part:
     return part
 
 
-def _fairness(f: cp.Fairness) -> Part:
+def _fairness(f: cp.Fairness) -> Section:
     conf = f"{100 * f.confidence:g} %"
-    part = Part(
+    part = Section(
         "Fairness of simultaneous flows",
         "fairness",
         intro="Jain's index (Σx)²/(n·Σx²) of the flows' throughput in each group started together; "
         "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment.",
     )
     part.tables.append(
-        Tabular(
+        TableView(
             f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
             [*f.config, "replications", "mean", "SD", "min", "max", "interval"],
             [
@@ -330,14 +313,14 @@ def _fairness(f: cp.Fairness) -> Part:
     return part
 
 
-def _udp(u: cp.UdpEffective) -> Part:
-    part = Part(
+def _udp(u: cp.UdpEffective) -> Section:
+    part = Section(
         "UDP effective throughput",
         "udp-effective",
         intro="(1 − loss) × offered rate per flow (ONL eq. 1), averaged over the flows and replications.",
     )
     part.tables.append(
-        Tabular(
+        TableView(
             "UDP effective throughput per treatment",
             [*u.keys, "flows", "offered (Mbit/s)", "received (Mbit/s)", "mean loss", "effective (Mbit/s)"],
             [
@@ -356,9 +339,9 @@ def _udp(u: cp.UdpEffective) -> Part:
     return part
 
 
-def _rebuilds(r: cp.Rebuilds) -> Part:
+def _rebuilds(r: cp.Rebuilds) -> Section:
     th = r.thresholds
-    part = Part(
+    part = Section(
         "Reproducibility across rebuilds",
         "reproducibility",
         intro=f"The topology was built {r.builds} times from scratch. The first build's "
@@ -384,13 +367,13 @@ def _rebuilds(r: cp.Rebuilds) -> Part:
         ]
         for m in r.results
     ]
-    part.tables.append(Tabular("Rebuilds against the first build", columns, rows))
+    part.tables.append(TableView("Rebuilds against the first build", columns, rows))
     part.items += [m.text for m in r.results]
     return part
 
 
-def _placement(p: cp.Placements) -> Part:
-    part = Part(
+def _placement(p: cp.Placements) -> Section:
+    part = Section(
         "Placement categories",
         "placement",
         intro="Flows measured alone, grouped by where their ends are (GENI Table 1): same host, same site "
@@ -405,7 +388,7 @@ def _placement(p: cp.Placements) -> Part:
         scale, unit = UNITS.get(entry.response, (1.0, ""))
         shown = f"{entry.response} ({unit})" if scale != 1 else entry.response
         part.tables.append(
-            Tabular(
+            TableView(
                 f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
                 ["placement", "n", "mean", "SD", "interval"],
                 [
@@ -422,7 +405,7 @@ def _placement(p: cp.Placements) -> Part:
         )
         if c.pairs:
             part.tables.append(
-                Tabular(
+                TableView(
                     f"{entry.measurement}: differences of {shown} (second − first, Welch {conf})",
                     ["first", "second", "difference", "interval", "p", "significant"],
                     [
@@ -442,8 +425,8 @@ def _placement(p: cp.Placements) -> Part:
     return part
 
 
-def _periodic(p: cp.Periodic) -> Part:
-    part = Part(
+def _periodic(p: cp.Periodic) -> Section:
+    part = Section(
         "Time of day",
         "periodic",
         intro=f"The campaign spans {p.span_ns / cp.HOUR_NS:.1f} hours: is there a daily (or weekly) pattern? "
@@ -453,7 +436,7 @@ def _periodic(p: cp.Periodic) -> Part:
         scale, unit = UNITS.get(view.response, (1.0, ""))
         key = "day" if view.period == "weekday" else "hour"
         part.tables.append(
-            Tabular(
+            TableView(
                 f"{view.measurement}: {view.response} by {view.period} (UTC)",
                 [key, "n", f"mean ({unit or view.response})", "SD", "interval"],
                 [

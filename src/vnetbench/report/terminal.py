@@ -12,11 +12,12 @@ from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_k_r import TwoKRResult
-from vnetbench.report.analysis_tables import Tabular, factorial_anova_rows
+from vnetbench.report.analysis_tables import factorial_anova_rows
 from vnetbench.report.format import ci, num, pct, yes
+from vnetbench.report.view import TableView
 
 
-def rich_table(t: Tabular) -> Table:
+def rich_table(t: TableView) -> Table:
     """A table of display strings as a rich table (first column left, the others right-aligned)."""
     table = Table(title=t.title or None, caption=t.note or None, show_header=any(t.columns))
     for i, col in enumerate(t.columns):

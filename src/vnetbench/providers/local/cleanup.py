@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from vnetbench.providers.local import cgroups, netns, procs, runtime
@@ -101,48 +102,57 @@ def _kill_strays(
 
 def _remove_namespaces(ns_rows: list[dict[str, Any]], report: Report, done: list[int]) -> None:
     """3. Our namespaces."""
-    for row in ns_rows:
-        path = _safe_netns_path(row)
-        if path is None:
-            report.problems.append(f"netns row {row['id']} ({row['name']}): not a path of ours, left alone")
-            continue
-        try:
-            if netns.remove(path):
-                report.removed.append(f"network namespace {row['name']}")
-            done.append(row["id"])
-        except OSError as err:
-            report.problems.append(f"network namespace {row['name']}: {err}")
+    _remove_each(
+        ns_rows,
+        "netns",
+        _safe_netns_path,
+        netns.remove,
+        lambda r, p: f"network namespace {r['name']}",
+        report,
+        done,
+    )
 
 
 def _remove_cgroups(cg_rows: list[dict[str, Any]], report: Report, done: list[int]) -> None:
     """4. Our cgroups, deepest first."""
-    for row in sorted(cg_rows, key=lambda r: len(r["details"].get("path", "")), reverse=True):
-        path = _safe_cgroup_path(row)
-        if path is None:
-            report.problems.append(f"cgroup row {row['id']} ({row['name']}): not a path of ours, left alone")
-            continue
-        try:
-            if cgroups.remove(path):
-                report.removed.append(f"cgroup {path}")
-            done.append(row["id"])
-        except OSError as err:
-            report.problems.append(f"cgroup {path}: {err}")
+    rows = sorted(cg_rows, key=lambda r: len(r["details"].get("path", "")), reverse=True)
+    _remove_each(rows, "cgroup", _safe_cgroup_path, cgroups.remove, lambda r, p: f"cgroup {p}", report, done)
 
 
 def _remove_rundirs(rows: list[dict[str, Any]], report: Report, done: list[int]) -> None:
     """5. Our runtime directories."""
+
+    def remove(path: str) -> bool:
+        if not os.path.exists(path):
+            return False
+        shutil.rmtree(path)
+        return True
+
+    _remove_each(rows, "rundir", _safe_rundir, remove, lambda r, p: f"runtime directory {p}", report, done)
+
+
+def _remove_each(
+    rows: list[dict[str, Any]],
+    kind: str,
+    safe_path: Callable[[dict[str, Any]], str | None],
+    remove: Callable[[str], bool],
+    name: Callable[[dict[str, Any], str], str],
+    report: Report,
+    done: list[int],
+) -> None:
+    """Remove each row's object if its path is one of ours (`remove` says whether anything was there);
+    a row is done once its object is gone."""
     for row in rows:
-        path = _safe_rundir(row)
+        path = safe_path(row)
         if path is None:
-            report.problems.append(f"rundir row {row['id']} ({row['name']}): not a path of ours, left alone")
+            report.problems.append(f"{kind} row {row['id']} ({row['name']}): not a path of ours, left alone")
             continue
         try:
-            if os.path.exists(path):
-                shutil.rmtree(path)
-                report.removed.append(f"runtime directory {path}")
+            if remove(path):
+                report.removed.append(name(row, path))
             done.append(row["id"])
         except OSError as err:
-            report.problems.append(f"runtime directory {path}: {err}")
+            report.problems.append(f"{name(row, path)}: {err}")
 
 
 def _comm(pid: int) -> str:
