@@ -6,7 +6,7 @@
     kind.sweep(m)                        # the steps one pattern step becomes (pps: sizes × rates)
     kind.offered(m, path, params)        # payload rate offered (udp, probe flows)
     kind.expected_max_bps(m, path, params)  # overhead-model maximum (overhead.py)
-    kind.path_problem(m, path)           # plan-time check (udp `rate: link` needs a shaped link)
+    kind.path_problem(m, path, src, dst) # plan-time check (udp `rate: link` needs a shaped link)
     kind.datagram_bytes(m)               # telemetry's fragments per datagram
     kind.background_pairs(m)             # flows it adds beside a pattern's steps (background)
 
