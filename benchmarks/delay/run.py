@@ -475,10 +475,14 @@ SAMPLES = ("rtt_samples_ms", "owd_samples_ms", "interval_rtts_us")  # per-probe 
 
 def without_samples(results: dict[str, Any]) -> dict[str, Any]:
     """Every run's summary row, without its per-probe samples (the compact summary kept in git)."""
-    return {
-        part: [{k: v for k, v in row.items() if k not in SAMPLES} for row in rows] if isinstance(rows, list) else rows
-        for part, rows in results.items()
-    }
+    out: dict[str, Any] = {}
+    for part, rows in results.items():
+        out[part] = (
+            [{k: v for k, v in r.items() if k not in SAMPLES} for r in rows]
+            if isinstance(rows, list)
+            else rows
+        )
+    return out
 
 
 def summarize(results: dict[str, Any]) -> None:
