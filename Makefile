@@ -10,12 +10,12 @@ APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 
 INSTALL_STAMP := $(VENV)/.installed
 DEMO_DB ?= out/demo.db
 
-.PHONY: demo test setup apt-deps lint bench clean-leftovers help
+.PHONY: demo test setup apt-deps lint clippy bench clean-leftovers help
 
 help:
 	@echo "make demo   - install everything, run the quickstart campaign here, write its report"
 	@echo "make test   - install everything, run the test suite (integration tests need root)"
-	@echo "make lint   - ruff + cargo clippy"
+	@echo "make lint   - ruff, the import layers (lint-imports), cargo clippy"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 
 demo: setup
@@ -28,10 +28,16 @@ test: setup
 	$(PY) -m pytest -q -rs tests
 	cd probe && cargo test --release
 
-lint: setup
+lint: setup clippy
 	$(VENV)/bin/ruff check src tests benchmarks
 	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/lint-imports
 	cd probe && cargo clippy --all-targets --quiet -- -D warnings
+
+# clippy: from rustup where cargo came from rustup, else Debian's package
+clippy:
+	@cargo clippy --version >/dev/null 2>&1 || { command -v rustup >/dev/null 2>&1 && rustup component add clippy; } \
+	  || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq --no-install-recommends rust-clippy >/dev/null; }
 
 setup: apt-deps $(INSTALL_STAMP)
 

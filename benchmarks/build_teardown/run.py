@@ -11,7 +11,8 @@ The provider's numbers include what a real run pays: preflight (cached kernel pr
 every object in a SQLite store before creating it, the registry file, and marking rows removed.
 
 Usage (root):  .venv/bin/python benchmarks/build_teardown/run.py [--nodes 50] [--reps 7]
-Writes results.json, results.csv, build_teardown.png and the generated scripts next to this file.
+Writes the summary results.json and build_teardown.png next to this file; every run (raw/results.json,
+raw/results.csv) and the generated scripts (raw/star-*.sh) go to raw/, which git ignores.
 """
 
 from __future__ import annotations
@@ -123,14 +124,15 @@ def main() -> int:
     if os.geteuid() != 0:
         print("run as root: it creates network namespaces", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    raw = args.out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
 
     tag = secrets.token_hex(3)
     campaign_id = f"bt{tag}"
     spec = star_spec(args.nodes)
     layout = build_layout(parse_spec(spec).campaign, campaign_id)
     build_sh, teardown_sh, script_ns = shell_scripts(layout, f"vnbbench-{tag}")
-    build_path, teardown_path = args.out / "star-build.sh", args.out / "star-teardown.sh"
+    build_path, teardown_path = raw / "star-build.sh", raw / "star-teardown.sh"
     build_path.write_text(build_sh)
     teardown_path.write_text(teardown_sh)
 
@@ -225,8 +227,10 @@ def main() -> int:
         "ratio_script_over_provider": ratio,
         "runs": runs,
     }
-    (args.out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    with open(args.out / "results.csv", "w", newline="") as f:
+    (raw / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+    summary_only = {k: v for k, v in result.items() if k != "runs"}
+    (args.out / "results.json").write_text(json.dumps(summary_only, indent=2) + "\n")
+    with open(raw / "results.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=["method", "rep", "build_s", "teardown_s", "total_s"])
         writer.writeheader()
         writer.writerows(runs)

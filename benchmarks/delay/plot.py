@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Figure of benchmarks/delay/results.json -> delay.png (four panels)."""
+"""Figure of benchmarks/delay/raw/results.json (written by run.py) -> delay.png (four panels)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SINKS = {"counter": "far side counts", "recv": "UDP receiver"}
 
 
 def main() -> None:
-    res = json.loads((HERE / "results.json").read_text())
+    res = json.loads((HERE / "raw" / "results.json").read_text())
     fig, ax = plt.subplots(2, 2, figsize=(12, 8.5))
 
     a = ax[0][0]

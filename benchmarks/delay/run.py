@@ -17,7 +17,8 @@ as a campaign would build it. Each part is repeated (--reps) and compared side b
    BBN-UH 50 ms RTT vs BBN-NICTA 238 ms RTT), window 256 KB (iperf3 -w) and autotuned.
 
 Usage (root):  .venv/bin/python benchmarks/delay/run.py [--reps 3] [--parts accuracy,throughput,bdp]
-Writes results.json and delay.png next to this file.
+Writes every run with its samples to raw/results.json (git ignores raw/) and the summary without
+the samples to summary.json; plot.py draws delay.png from raw/results.json.
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
-sys.path.insert(0, str(HERE.parents[1]))  # tests.integration.providers.delay_draws
+sys.path.insert(0, str(HERE.parents[1]))  # tests.helpers (delay_draws, probe_runs)
 
 import numpy as np  # noqa: E402
 from scipy import stats  # noqa: E402
-from tests.integration.providers import delay_draws, probe_runs  # noqa: E402
+from tests.helpers import delay_draws  # noqa: E402
+from tests.helpers.integration import probe_runs  # noqa: E402
 
 from vnetbench.layout import build_layout  # noqa: E402
 from vnetbench.providers.local import LocalProvider, delaynode  # noqa: E402
@@ -442,7 +444,8 @@ def main() -> None:
     if os.geteuid() != 0:
         sys.exit("run as root (network namespaces)")
     parts = args.parts.split(",")
-    path = HERE / "results.json"
+    path = HERE / "raw" / "results.json"
+    path.parent.mkdir(exist_ok=True)
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     for part in parts:
         fn = {"accuracy": accuracy, "throughput": throughput, "rawpps": rawpps, "bdp": bdp}[part]
@@ -463,7 +466,23 @@ def main() -> None:
         machine["loadavg_at_end"] = os.getloadavg()
         results.setdefault("machine_by_part", {})[part] = machine
         path.write_text(json.dumps(results, indent=1))
+        (HERE / "summary.json").write_text(json.dumps(without_samples(results), indent=1) + "\n")
     summarize(results)
+
+
+SAMPLES = ("rtt_samples_ms", "owd_samples_ms", "interval_rtts_us")  # per-probe raw values: raw/ only
+
+
+def without_samples(results: dict[str, Any]) -> dict[str, Any]:
+    """Every run's summary row, without its per-probe samples (the compact summary kept in git)."""
+    out: dict[str, Any] = {}
+    for part, rows in results.items():
+        out[part] = (
+            [{k: v for k, v in r.items() if k not in SAMPLES} for r in rows]
+            if isinstance(rows, list)
+            else rows
+        )
+    return out
 
 
 def summarize(results: dict[str, Any]) -> None:

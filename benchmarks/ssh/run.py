@@ -10,7 +10,8 @@ A. control overhead per measurement: the same campaign (a 20-host ring of 1 s TC
 B. `doctor` fan-out over the 20 hosts (fresh connections each time).
 C. the same small campaign (4 hosts, TCP 2 s and 20 pings, 3 repetitions) by both providers: results
    side by side (docs/ssh-provider.md).
-Writes results.json, results.csv and README-ready tables to stdout.
+Writes results.json (the summary, kept in git), raw/results.csv (every step; git ignores raw/) and
+README-ready tables to stdout.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
-from vnetbench.campaign import create_campaign  # noqa: E402
-from vnetbench.doctor import run_checks  # noqa: E402
 from vnetbench.providers.local import LocalProvider  # noqa: E402
 from vnetbench.providers.registry import make_provider  # noqa: E402
+from vnetbench.providers.ssh.doctor import run_checks  # noqa: E402
 from vnetbench.providers.ssh.loop import LoopThread  # noqa: E402
-from vnetbench.runner import Runner  # noqa: E402
+from vnetbench.run.campaign import create_campaign  # noqa: E402
+from vnetbench.run.runner import Runner  # noqa: E402
 from vnetbench.spec.inventory import parse_inventory_data  # noqa: E402
 from vnetbench.spec.loader import parse_spec  # noqa: E402
 from vnetbench.store.db import Store  # noqa: E402
@@ -174,7 +175,8 @@ def main() -> None:
             comparison.append({"provider": name, "pair": f"{src}>{dst}", "kind": kind, **spread(vals)})
     result["comparison"] = comparison
     (HERE / "results.json").write_text(json.dumps(result, indent=2))
-    with open(HERE / "results.csv", "w") as f:
+    (HERE / "raw").mkdir(exist_ok=True)  # per-step values: regenerated, not kept in git
+    with open(HERE / "raw" / "results.csv", "w") as f:
         f.write("provider,kind,round,wall_s,overhead_s\n")
         for s in steps:
             f.write(f"{s['provider']},{s['kind']},{s['round']},{s['wall_s']:.4f},{s['overhead_s']:.4f}\n")

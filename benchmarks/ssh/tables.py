@@ -69,14 +69,14 @@ def compare_table() -> None:
 
 
 def figure() -> Path:
-    """Box plots of the per-measurement overhead, local vs SSH, from results.csv."""
+    """Box plots of the per-measurement overhead, local vs SSH, from raw/results.csv (run.py writes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    frame = pd.read_csv(HERE / "results.csv")
+    frame = pd.read_csv(HERE / "raw" / "results.csv")
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=False)
     for ax, kind, title in zip(axes, ("tcp", "rtt"), ("TCP 1 s", "one ping echo"), strict=True):
         data = [

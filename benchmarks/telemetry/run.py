@@ -4,7 +4,8 @@ Builds two real topologies with the local provider (root), then runs the sampler
 runner does (host CPU, /proc/net/{snmp,netstat,dev} and tc qdisc stats of every namespace on the
 flow's path) for DURATION seconds at each interval, REPEATS times, cases interleaved so they share
 the machine's conditions. Cost = the sampler thread's CPU time (time.thread_time_ns) / wall time.
-Also reports the per-reading cost. Writes results.json and prints a summary table.
+Also reports the per-reading cost. Writes the summary to results.json, every run to raw/results.json
+(git ignores raw/), and prints a summary table.
 
     sudo .venv/bin/python benchmarks/telemetry/run.py [--duration 10] [--repeats 5]
 """
@@ -21,10 +22,10 @@ import time
 from pathlib import Path
 
 from vnetbench.layout import build_layout
+from vnetbench.layout.flowpath import flow_path
 from vnetbench.providers.local import LocalProvider
 from vnetbench.spec import parse_spec
 from vnetbench.store.db import Store
-from vnetbench.telemetry.path import flow_path
 from vnetbench.telemetry.sampler import Sampler
 from vnetbench.telemetry.sources import HostSource, NamespaceSource, ProcessSource
 
@@ -191,7 +192,9 @@ def main() -> None:
         "summary": summary,
         "runs": runs,
     }
-    (HERE / "results.json").write_text(json.dumps(out, indent=1))
+    (HERE / "raw").mkdir(exist_ok=True)  # every run: regenerated, not kept in git
+    (HERE / "raw" / "results.json").write_text(json.dumps(out, indent=1))
+    (HERE / "results.json").write_text(json.dumps({k: v for k, v in out.items() if k != "runs"}, indent=1))
     plot(out)
     print("\ncase                interval  ns  ifs  median %core  [min, max]   µs/reading")
     for s in summary:

@@ -28,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
 from vnetbench.providers.ssh.connect import Pool  # noqa: E402
 from vnetbench.providers.ssh.loop import LoopThread  # noqa: E402
@@ -136,9 +136,11 @@ def main() -> None:
             }
             for k in ("wall_ms", "cpu_ms", "remote_cpu_ms")
         }
-    (HERE / "ssh-results.json").write_text(
+    (HERE / "raw").mkdir(exist_ok=True)  # every run: regenerated, not kept in git
+    (HERE / "raw" / "ssh-results.json").write_text(
         json.dumps({"args": vars(args), "runs": runs, "summary": summary}, indent=1)
     )
+    (HERE / "ssh-results.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
     print(json.dumps(summary, indent=1))
 
 

@@ -21,7 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason  # noqa: E402
+from tests.helpers.integration.sshnet import SshNet, skip_reason  # noqa: E402
 
 HERE = Path(__file__).parent
 _spec = importlib.util.spec_from_file_location("sshbench", ROOT / "benchmarks" / "ssh" / "run.py")
@@ -61,9 +61,11 @@ def main() -> None:
             summary[f"{kind} telemetry={'on' if telemetry else 'off'}"] = sshbench.spread(values)
         on, off = (summary[f"{kind} telemetry={x}"]["median"] for x in ("on", "off"))
         summary[f"{kind} added by telemetry (median difference, s)"] = on - off
-    (HERE / "ssh-overhead.json").write_text(
+    (HERE / "raw").mkdir(exist_ok=True)  # every step: regenerated, not kept in git
+    (HERE / "raw" / "ssh-overhead.json").write_text(
         json.dumps({"args": vars(args), "summary": summary, "steps": steps}, indent=1)
     )
+    (HERE / "ssh-overhead.json").write_text(json.dumps({"args": vars(args), "summary": summary}, indent=1))
     print(json.dumps(summary, indent=1))
 
 

@@ -28,8 +28,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.e2e.conftest import clean_up, leftovers, only_campaign, vnb
-from vnetbench.model import tcp_efficiency, udp_efficiency
+from tests.helpers.integration.cli import clean_up, leftovers, only_campaign, vnb
+from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
 pytestmark = pytest.mark.root

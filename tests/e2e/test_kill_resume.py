@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import clean_up, cli_argv, leftovers, only_campaign, vnb
-from vnetbench.campaign import load_plan
+from tests.helpers.integration.cli import clean_up, cli_argv, leftovers, only_campaign, vnb
+from vnetbench.run.campaign import load_plan
 from vnetbench.store.db import Store
 
 pytestmark = pytest.mark.root

@@ -13,8 +13,9 @@ What runs depends on what the campaign holds:
 
 Before any statistic: transient removal (`analysis.omit`) and the outlier policy (`analysis.outliers`,
 `none` by default: nothing is excluded unless asked; events such as unreachable replies are counted).
-The result is a list of `Part`s (tables of plain strings, shared by the terminal and the report) and
-one JSON object carrying the same numbers.
+The result is data: the fitted models and every part's numbers, and one JSON object carrying them
+(`analyze --json`). Their tables — the same for the terminal and the report — are the report's
+(report/analysis_tables.py).
 """
 
 from __future__ import annotations
@@ -22,12 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis import campaign_parts as cp
-from vnetbench.analysis import campaign_tables as ct
-from vnetbench.analysis.campaign_tables import Part, Tabular
 from vnetbench.analysis.capacity import recommend_capacity
 from vnetbench.analysis.contrasts import factor_successive_differences, successive_differences
 from vnetbench.analysis.diagnostics import diagnostics, residual_spread_by_level, truncated_model
@@ -36,23 +36,26 @@ from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import one_factor_anova
 from vnetbench.analysis.outliers import OutlierPolicy
-from vnetbench.analysis.render import num
 from vnetbench.analysis.reproducibility import ReproducibilityThresholds
 from vnetbench.analysis.two_k_r import two_k_r
+from vnetbench.spec.loader import spec_of
 
-__all__ = ["CampaignAnalysis", "FittedModel", "Part", "Settings", "Tabular", "analyze_campaign"]
+__all__ = ["CampaignAnalysis", "FittedModel", "Settings", "analyze_campaign", "settings_from_spec"]
 
 
 @dataclass
 class FittedModel:
-    """One model, kept for the report's figures."""
+    """One model with what was derived from it (tables and figures are made from these)."""
 
     label: str  # series · response
     kind: str  # one-factor | 2k-r | full-factorial
     result: Any
-    contrasts: list[Any] = field(default_factory=list)
-    capacity: Any = None
-    truncated: Any = None
+    contrasts: list[Any] = field(default_factory=list)  # one-factor: successive differences
+    capacity: Any = None  # one-factor of a loss response: the capacity recommendation
+    truncated: Any = None  # ONL's truncated model (one-factor of loss)
+    diagnostics: Any = None
+    truncated_diagnostics: Any = None
+    factor_contrasts: dict[str, list[Any]] = field(default_factory=dict)  # full factorial, per factor
 
 
 @dataclass
@@ -68,20 +71,30 @@ class Settings:
 
 @dataclass
 class CampaignAnalysis:
-    parts: list[Part]
+    """Everything `analyze` found: the JSON of `--json`, and the objects its tables are made from."""
+
     json: dict[str, Any]
     models: list[FittedModel]
-    reproducibility: list[Any]
+    settings: Settings
+    policy: OutlierPolicy
+    measurements_stored: int
+    notes: list[str]
+    data: dict[str, Any] = field(default_factory=dict)  # what `json` holds, before it became JSON
+    excluded: list[dict[str, Any]] = field(default_factory=list)  # observations the outlier policy excluded
+    fairness: cp.Fairness | None = None
+    udp: cp.UdpEffective | None = None
+    rebuilds: cp.Rebuilds | None = None
+    placement: cp.Placements | None = None
+    periodic: cp.Periodic | None = None
 
-
-def spec_of(campaign_row: dict[str, Any]) -> Any:
-    """The stored spec as a validated model (it was valid when the campaign ran)."""
-    from vnetbench.spec.loader import parse_spec
-
-    return parse_spec(campaign_row["spec_text"], campaign_row.get("spec_source") or "<stored spec>").campaign
+    @property
+    def reproducibility(self) -> list[Any]:
+        """Every metric's rebuilds against the first build ([] without rebuilds)."""
+        return self.rebuilds.results if self.rebuilds else []
 
 
 def settings_from_spec(spec: Any) -> Settings:
+    """The spec's `analysis:` section as settings (the command line may override them)."""
     a = spec.analysis
     return Settings(
         a.confidence,
@@ -95,6 +108,7 @@ def settings_from_spec(spec: Any) -> Settings:
 
 
 def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None) -> CampaignAnalysis:
+    """Every analysis that fits the stored campaign (module docstring), as data and JSON."""
     spec = spec_of(frames.campaign)
     s = settings or settings_from_spec(spec)
     factors = list(cd.factor_columns([f.name for f in spec.factors]).values())  # their columns
@@ -120,82 +134,50 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
         "flows": len(flows),
         "groups": len(groups),
     }
-    parts = [_overview(out, frames, flows)]
     models: list[FittedModel] = []
     notes: list[str] = []
-
     policy = OutlierPolicy(s.outliers, by=("series", *factors))  # judged among a treatment's replications
-    outlier_part = _outlier_part(policy, flows, frames.events)
-    parts.append(outlier_part)
     excluded: list[dict[str, Any]] = []
     out["events"] = _event_counts(frames.events, flows)
     out["models"] = []
     if design_kind and not groups.empty:
-        model_part, out["models"] = _models(
-            groups, factors, listed, design_kind, s, policy, models, notes, excluded
-        )
-        parts.append(model_part)
+        out["models"] = _models(groups, factors, listed, design_kind, s, policy, models, notes, excluded)
     out["outliers"] = {"policy": policy.describe(), "method": policy.method, "excluded": excluded}
-    if excluded:
-        outlier_part.tables.append(
-            Tabular(
-                "Observations excluded by the outlier policy",
-                ["model", "step", "value", "reason"],
-                [[e["model"], e["step_key"], num(e["value"]), e["reason"]] for e in excluded],
-            )
-        )
+    result = CampaignAnalysis({}, models, s, policy, len(frames.measurements), notes, excluded=excluded)
+    _parts(result, out, flows, factors)
+    out["notes"] = notes
+    result.json = jsonable(out)
+    result.data = out
+    return result
+
+
+def _parts(result: CampaignAnalysis, out: dict[str, Any], flows: pd.DataFrame, factors: list[str]) -> None:
+    """The analyses without a model (campaign_parts.py), into `result` and `out`."""
+    s = result.settings
     out |= {"fairness": {"groups": [], "spread": []}, "udp_effective_throughput": [], "reproducibility": []}
     out |= {"placement": [], "periodic": []}
-    repro: list[Any] = []
     if flows.empty:
-        notes.append("no measurement of this campaign is stored as ok: nothing to analyse")
-    else:
-        fair, out["fairness"] = cp.fairness_part(flows, factors, s.confidence)
-        udp, out["udp_effective_throughput"] = cp.udp_part(flows, factors)
-        rebuilt, out["reproducibility"], repro = cp.reproducibility_part(
-            flows,
-            factors,
-            out["design"],
-            ReproducibilityThresholds(
-                cv_max_ratio=s.reproducibility_cv_max,
-                tolerance_ratio=s.reproducibility_tolerance,
-                confidence=s.confidence,
-            ),
-        )
-        place, out["placement"] = cp.placement_part(flows, s.confidence)
-        periodic, out["periodic"] = cp.periodic_part(flows, s.confidence)
-        parts += [p for p in (fair, udp, rebuilt, place, periodic) if p is not None]
-    out["notes"] = notes
-    if notes:
-        parts.append(Part("Analysis notes", "analysis-notes", items=notes))
-    return CampaignAnalysis(parts, jsonable(out), models, repro)
-
-
-# ------------------------------------------------------------------------------------ overview
-
-
-def _overview(out: dict[str, Any], frames: cd.CampaignFrames, flows: pd.DataFrame) -> Part:
-    d = out["design"]
-    levels = "; ".join(f"{f['name']} ∈ {f['levels']} ({f['path']})" for f in d["factors"]) or "none"
-    t = out["transient"]
-    rows = [
-        ["design", str(d["kind"] or "none (no factors)")],
-        ["factors", levels],
-        ["replications", str(d["replications"])],
-        ["run order", f"randomised, seed {d['seed']}" if d["randomize"] else "as written"],
-        ["rebuild per replication", "yes" if d["rebuild"] else "no"],
-        ["flows analysed", f"{out['flows']} ok of {len(frames.measurements)} stored"],
-        ["groups of simultaneous flows", str(out["groups"])],
-        [
-            "transient removal",
-            f"first {t['omit_ns'] / 1e9:g} s of every flow: {t['samples_dropped']} samples dropped, "
-            f"{t['flows_recomputed']} flows recomputed"
-            if t["omit_ns"]
-            else "none (analysis.omit is 0)",
-        ],
-        ["confidence", f"{100 * out['confidence']:g} %"],
-    ]
-    return Part("Designed experiment", "design", tables=[Tabular("", ["", ""], rows)])
+        result.notes.append("no measurement of this campaign is stored as ok: nothing to analyse")
+        return
+    thresholds = ReproducibilityThresholds(
+        cv_max_ratio=s.reproducibility_cv_max,
+        tolerance_ratio=s.reproducibility_tolerance,
+        confidence=s.confidence,
+    )
+    result.fairness = cp.fairness(flows, factors, s.confidence)
+    result.udp = cp.udp_effective(flows, factors)
+    result.rebuilds = cp.rebuilds(flows, factors, out["design"], thresholds)
+    result.placement = cp.placements(flows, s.confidence)
+    result.periodic = cp.periodic(flows, s.confidence)
+    if result.fairness:
+        out["fairness"] = result.fairness.to_json()
+    if result.udp:
+        out["udp_effective_throughput"] = result.udp.rows
+    out["reproducibility"] = [m.to_dict() for m in result.reproducibility]
+    if result.placement:
+        out["placement"] = result.placement.to_json()
+    if result.periodic:
+        out["periodic"] = result.periodic.to_json()
 
 
 # ------------------------------------------------------------------------------------ outliers
@@ -206,22 +188,6 @@ def _event_counts(events: pd.DataFrame, flows: pd.DataFrame) -> dict[str, int]:
     if not flows.empty and flows["unreachable_events"].notna().any():
         counts["unreachable replies"] = int(flows["unreachable_events"].fillna(0).sum())
     return counts
-
-
-def _outlier_part(policy: OutlierPolicy, flows: pd.DataFrame, events: pd.DataFrame) -> Part:
-    part = Part(
-        "Outliers and events",
-        "outliers",
-        intro="Nothing is excluded unless the spec's analysis.outliers (or --outliers) asks for it; "
-        "events are counted, never dropped silently.",
-    )
-    part.items.append(policy.describe())
-    counts = _event_counts(events, flows)
-    if counts:
-        part.tables.append(Tabular("Events", ["event", "count"], [[k, str(v)] for k, v in counts.items()]))
-    else:
-        part.items.append("No events (unreachable replies, tool anomalies, incomplete groups) were recorded.")
-    return part
 
 
 def _apply_policy(
@@ -260,14 +226,8 @@ def _models(
     models: list[FittedModel],
     notes: list[str],
     excluded: list[dict[str, Any]],
-) -> tuple[Part, list[dict[str, Any]]]:
-    part = Part(
-        "Effects of the factors",
-        "effects",
-        intro="One model per series (pattern · measurement, with the connection for pairs) and response. "
-        "Each observation is one group of simultaneous flows in one replication: its mean per flow "
-        "(throughput, loss, RTT), or Jain's index over its flows.",
-    )
+) -> list[dict[str, Any]]:
+    """Fit one model per series and response; the JSON entry of each (`models` gets the objects)."""
     out: list[dict[str, Any]] = []
     for series, g in groups.groupby("series", sort=False):
         kind = str(g["kind"].iloc[0])
@@ -280,11 +240,12 @@ def _models(
                 continue
             if data[response].nunique() <= 1:
                 value = data[response].iloc[0] if len(data) else float("nan")
-                notes.append(f"{label}: every observation is {num(value)}; nothing to explain")
+                shown = "" if pd.isna(value) else "∞" if np.isinf(value) else f"{value:.6g}"
+                notes.append(f"{label}: every observation is {shown}; nothing to explain")
                 continue
             data = _in_listed_order(_apply_policy(policy, data, response, label, excluded), varying, listed)
             try:
-                entry = _fit(data, response, varying, design_kind, s, label, part, models)
+                entry = _fit(data, response, varying, design_kind, s, label, models)
             except DataError as exc:
                 notes.append(f"{label}: {exc}")
                 continue
@@ -293,7 +254,7 @@ def _models(
         entry["outliers_excluded"] = [
             e for e in excluded if e["model"] == f"{entry['series']} · {entry['response']}"
         ]
-    return part, out
+    return out
 
 
 def _in_listed_order(data: pd.DataFrame, factors: list[str], listed: dict[str, list[Any]]) -> pd.DataFrame:
@@ -315,66 +276,57 @@ def _fit(
     design_kind: str,
     s: Settings,
     label: str,
-    part: Part,
     models: list[FittedModel],
 ) -> dict[str, Any]:
-    scale, unit = ct.UNITS.get(response, (1.0, ""))
-    shown = f"{response} ({unit})" if unit and scale != 1 else response
     if len(factors) == 1:
-        a = one_factor_anova(data, response, factors[0], s.confidence)
-        steps = successive_differences(a)
-        diag = diagnostics(a)
-        fitted = FittedModel(label, "one-factor", a, steps)
-        entry: dict[str, Any] = {
-            "model": "one-factor",
-            "anova": a.to_dict(),
-            "successive_differences": [c.to_dict() for c in steps],
-            "diagnostics": diag.to_dict(),
-            "residual_sd_by_level": residual_spread_by_level(a),
-        }
-        part.tables += ct.one_factor_tabulars(label, a, steps, scale, shown)
-        part.tables.append(ct.diag_tabular(label, diag))
-        if "loss" in response:
-            rec = recommend_capacity(a, s.loss_threshold)
-            fitted.capacity = rec
-            entry["capacity"] = rec.to_dict()
-            part.items.append(f"<b>{label}</b> — capacity: " + " ".join(rec.reasoning))
-            trunc = _truncate(data, response, factors[0], a, s)
-            if trunc is not None:
-                fitted.truncated = trunc
-                td = diagnostics(trunc)
-                entry["truncated"] = {
-                    "levels": list(trunc.levels),
-                    "anova": trunc.to_dict(),
-                    "diagnostics": td.to_dict(),
-                }
-                part.tables.append(
-                    ct.diag_tabular(f"{label} (truncated: {factors[0]} ≥ {trunc.levels[0]})", td)
-                )
-        models.append(fitted)
-        return entry
+        return _fit_one_factor(data, response, factors[0], s, label, models)
     if design_kind == "2k-r" and all(data[f].nunique() == 2 for f in factors):
         r = two_k_r(data, response, factors, s.confidence)
         diag = diagnostics(r)
-        models.append(FittedModel(label, "2k-r", r))
-        part.tables += ct.two_k_r_tabulars(label, r, scale, shown)
-        part.tables.append(ct.diag_tabular(label, diag))
+        models.append(FittedModel(label, "2k-r", r, diagnostics=diag))
         return {"model": "2k-r", "result": r.to_dict(), "diagnostics": diag.to_dict()}
     f = full_factorial_anova(data, response, factors, s.confidence)
     diag = diagnostics(f)
-    models.append(FittedModel(label, "full-factorial", f))
-    part.tables += ct.factorial_tabulars(label, f, scale, shown)
     steps = {factor: factor_successive_differences(f, factor) for factor in factors}
-    for factor, contrasts in steps.items():
-        title = f"{label}: successive levels of {factor} (marginal means)"
-        part.tables.append(ct.steps_tabular(title, contrasts, scale, shown, "s = s_e·√(Σh²/r)"))
-    part.tables.append(ct.diag_tabular(label, diag))
+    models.append(FittedModel(label, "full-factorial", f, diagnostics=diag, factor_contrasts=steps))
     return {
         "model": "full-factorial",
         "result": f.to_dict(),
         "successive_differences": {k: [c.to_dict() for c in v] for k, v in steps.items()},
         "diagnostics": diag.to_dict(),
     }
+
+
+def _fit_one_factor(
+    data: pd.DataFrame, response: str, factor: str, s: Settings, label: str, models: list[FittedModel]
+) -> dict[str, Any]:
+    """One-factor ANOVA with successive differences; for loss also capacity and the truncated model."""
+    a = one_factor_anova(data, response, factor, s.confidence)
+    steps = successive_differences(a)
+    diag = diagnostics(a)
+    fitted = FittedModel(label, "one-factor", a, steps, diagnostics=diag)
+    entry: dict[str, Any] = {
+        "model": "one-factor",
+        "anova": a.to_dict(),
+        "successive_differences": [c.to_dict() for c in steps],
+        "diagnostics": diag.to_dict(),
+        "residual_sd_by_level": residual_spread_by_level(a),
+    }
+    if "loss" in response:
+        rec = recommend_capacity(a, s.loss_threshold)
+        fitted.capacity = rec
+        entry["capacity"] = rec.to_dict()
+        trunc = _truncate(data, response, factor, a, s)
+        if trunc is not None:
+            fitted.truncated = trunc
+            fitted.truncated_diagnostics = td = diagnostics(trunc)
+            entry["truncated"] = {
+                "levels": list(trunc.levels),
+                "anova": trunc.to_dict(),
+                "diagnostics": td.to_dict(),
+            }
+    models.append(fitted)
+    return entry
 
 
 def _truncate(data: pd.DataFrame, response: str, factor: str, a: Any, s: Settings) -> Any:

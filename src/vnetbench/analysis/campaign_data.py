@@ -126,6 +126,8 @@ def factor_columns(factors: Sequence[str]) -> dict[str, str]:
 
 
 def series_label(row: pd.Series | dict[str, Any]) -> str:
+    """The series a flow belongs to: pattern · measurement, with the connection unless grouped, and its
+    sweep point."""
     if row["pattern_kind"] in GROUPED or row["group_kind"] == "parallel":
         label = f"{row['pattern']} · {row['measurement']}"
     else:

@@ -1,22 +1,21 @@
 """Parts of the campaign analysis that need no model: fairness of simultaneous flows, UDP effective
 throughput, reproducibility across rebuilds, placement categories and time-of-day profiles. Each
-returns its `Part` (None when the campaign has nothing for it) and its JSON."""
+returns its data (None when the campaign has nothing for it); `to_json` gives what `analyze --json`
+prints. Their tables are the report's (report/analysis_tables.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
-from vnetbench.analysis.campaign_tables import UNITS, Part, Tabular, scaled
 from vnetbench.analysis.fairness import fairness_by_group, fairness_spread
 from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.periodic import by_day_of_week, by_hour_of_day
-from vnetbench.analysis.placement import compare_placements
-from vnetbench.analysis.render import ci, num, pct, yes
+from vnetbench.analysis.placement import PlacementComparison, compare_placements
 from vnetbench.analysis.reproducibility import ReproducibilityThresholds, reproducibility
 
 HOUR_NS = 3600 * 10**9
@@ -30,47 +29,44 @@ ABS_TOLERANCE = {"loss_ratio": 0.001, "rtt_mean_ns": 50_000.0}
 # ------------------------------------------------------------------------------------ fairness, UDP
 
 
-def fairness_part(
-    flows: pd.DataFrame, factors: list[str], confidence: float
-) -> tuple[Part | None, dict[str, Any]]:
+@dataclass
+class Fairness:
+    """Jain's index per group of simultaneous flows, and its spread over replications per treatment."""
+
+    config: list[str]  # series and factor columns: one row of `spread` per treatment
+    confidence: float
+    per_group: pd.DataFrame
+    spread: pd.DataFrame
+
+    def to_json(self) -> dict[str, Any]:
+        return {"groups": self.per_group, "spread": self.spread}
+
+
+def fairness(flows: pd.DataFrame, factors: list[str], confidence: float) -> Fairness | None:
+    """Jain's index of every group of simultaneous flows and its spread over replications (None: no such
+    groups)."""
     data = flows[(flows["group_kind"].isin(["together", "parallel"])) & flows["throughput_bps"].notna()]
     if data.empty:
-        return None, {"groups": [], "spread": []}
+        return None
     config = ["series", *factors]
     per_group = fairness_by_group(data, "throughput_bps", ["step_key", *config, "repetition"])
     spread = fairness_spread(data, "throughput_bps", config, "repetition", confidence)
-    conf = f"{100 * confidence:g} %"
-    part = Part(
-        "Fairness of simultaneous flows",
-        "fairness",
-        intro="Jain's index (Σx)²/(n·Σx²) of the flows' throughput in each group started together; "
-        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment.",
-    )
-    part.tables.append(
-        Tabular(
-            f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
-            [*config, "replications", "mean", "SD", "min", "max", "interval"],
-            [
-                [
-                    *(str(r[c]) for c in config),
-                    str(r["replications"]),
-                    num(r["mean"], 4),
-                    num(r["sd"], 3),
-                    num(r["min"], 4),
-                    num(r["max"], 4),
-                    ci(r["ci_low"], r["ci_high"]),
-                ]
-                for r in spread.to_dict("records")
-            ],
-        )
-    )
-    return part, {"groups": per_group, "spread": spread}
+    return Fairness(config, confidence, per_group, spread)
 
 
-def udp_part(flows: pd.DataFrame, factors: list[str]) -> tuple[Part | None, list[dict[str, Any]]]:
+@dataclass
+class UdpEffective:
+    """(1 − loss) × offered rate per treatment, averaged over flows and replications."""
+
+    keys: list[str]
+    rows: list[dict[str, Any]]
+
+
+def udp_effective(flows: pd.DataFrame, factors: list[str]) -> UdpEffective | None:
+    """UDP effective throughput per series and treatment (None: no UDP flows)."""
     udp = flows[(flows["kind"] == "udp") & flows["effective_throughput_bps"].notna()]
     if udp.empty:
-        return None, []
+        return None
     keys = ["series", *factors]
     rows = []
     for k, g in udp.groupby(keys, sort=True, dropna=False):
@@ -85,41 +81,28 @@ def udp_part(flows: pd.DataFrame, factors: list[str]) -> tuple[Part | None, list
                 "effective_throughput_bps": float(g["effective_throughput_bps"].mean()),
             }
         )
-    part = Part(
-        "UDP effective throughput",
-        "udp-effective",
-        intro="(1 − loss) × offered rate per flow (ONL eq. 1), averaged over the flows and replications.",
-    )
-    part.tables.append(
-        Tabular(
-            "UDP effective throughput per treatment",
-            [*keys, "flows", "offered (Mbit/s)", "received (Mbit/s)", "mean loss", "effective (Mbit/s)"],
-            [
-                [
-                    *(str(r[c]) for c in keys),
-                    str(r["n_flows"]),
-                    num(r["offered_bps"] / 1e6, 5),
-                    num(r["throughput_bps"] / 1e6, 5),
-                    f"{100 * r['loss_ratio']:.4g} %",
-                    num(r["effective_throughput_bps"] / 1e6, 5),
-                ]
-                for r in rows
-            ],
-        )
-    )
-    return part, rows
+    return UdpEffective(keys, rows)
 
 
 # ------------------------------------------------------------------------------------ rebuilds
 
 
-def reproducibility_part(
+@dataclass
+class Rebuilds:
+    """Every flow metric of the rebuilt topologies against the first build."""
+
+    builds: int
+    thresholds: ReproducibilityThresholds
+    results: list[Any]  # reproducibility.Reproducibility, sorted by metric
+
+
+def rebuilds(
     flows: pd.DataFrame, factors: list[str], design: dict[str, Any], th: ReproducibilityThresholds
-) -> tuple[Part | None, list[dict[str, Any]], list[Any]]:
+) -> Rebuilds | None:
     """Rebuild-to-rebuild agreement of every flow metric; `th` from the spec's analysis section
     (the absolute tolerance of metrics near zero comes from ABS_TOLERANCE)."""
     if flows.empty or not design["rebuild"] or flows["build"].nunique() < 2:
-        return None, [], []
+        return None
     long = []
     for r in flows.to_dict("records"):
         levels = "".join(f" {f}={r[f]}" for f in factors)
@@ -140,157 +123,99 @@ def reproducibility_part(
         tol = replace(th, tolerance_abs=ABS_TOLERANCE.get(str(response), 0.0))
         results += reproducibility(g, thresholds=tol)
     results.sort(key=lambda m: m.metric)
-    part = Part(
-        "Reproducibility across rebuilds",
-        "reproducibility",
-        intro=f"The topology was built {flows['build'].nunique()} times from scratch. The first build's "
-        f"values are the reference; each rebuild contributes its mean. Verdict thresholds: CV across "
-        f"rebuilds ≤ {100 * th.cv_max_ratio:g} %, difference within ±{100 * th.tolerance_ratio:g} % of "
-        "the first build (the whole Welch interval); for metrics near zero, absolute tolerances: "
-        + ", ".join(f"{k} ±{v:g}" for k, v in ABS_TOLERANCE.items())
-        + " (their unit).",
-    )
-    part.tables.append(
-        Tabular(
-            "Rebuilds against the first build",
-            [
-                "metric",
-                "first build mean (n)",
-                "rebuilds",
-                "mean of rebuilds",
-                "CV",
-                "difference",
-                "Welch interval",
-                "Mann-Whitney p",
-                "verdict",
-            ],
-            [
-                [
-                    m.metric,
-                    f"{num(m.mean_first)} ({m.n_first})",
-                    str(m.n_rebuilds),
-                    num(m.mean_rebuilds),
-                    pct(100 * m.cv_rebuilds_ratio),
-                    f"{num(m.difference, 4)} ({pct(100 * m.difference_ratio)})",
-                    ci(*m.welch_ci),
-                    num(m.mannwhitney_p, 3),
-                    m.verdict,
-                ]
-                for m in results
-            ],
-        )
-    )
-    part.items += [m.text for m in results]
-    return part, [m.to_dict() for m in results], results
+    return Rebuilds(int(flows["build"].nunique()), th, results)
 
 
 # ------------------------------------------------------------------------------------ placement, time
 
 
-def placement_part(flows: pd.DataFrame, confidence: float) -> tuple[Part | None, list[dict[str, Any]]]:
+@dataclass
+class PlacementEntry:
+    """One measurement's response compared across placements, or why it could not be."""
+
+    measurement: str
+    response: str
+    comparison: PlacementComparison | None = None
+    error: str | None = None
+
+
+@dataclass
+class Placements:
+    confidence: float
+    entries: list[PlacementEntry] = field(default_factory=list)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [
+            {"measurement": e.measurement, "response": e.response} | e.comparison.to_dict()
+            for e in self.entries
+            if e.comparison is not None
+        ]
+
+
+def placements(flows: pd.DataFrame, confidence: float) -> Placements | None:
+    """Flows measured alone, per placement category, where a measurement has two or more of them."""
     alone = flows[flows["group_kind"].isin(["single", "alone"])] if not flows.empty else flows
     if alone.empty or alone["placement"].nunique() < 2:
-        return None, []
-    part = Part(
-        "Placement categories",
-        "placement",
-        intro="Flows measured alone, grouped by where their ends are (GENI Table 1): same host, same site "
-        "(different hosts), cross site. Differences of means with Welch's interval.",
-    )
-    out = []
-    conf = f"{100 * confidence:g} %"
+        return None
+    out = Placements(confidence)
     for (measurement, kind), g in alone.groupby(["measurement", "kind"], sort=False):
         for response in cd.FLOW_RESPONSES.get(kind, ()):
             data = g.dropna(subset=[response])
             if data["placement"].nunique() < 2:
                 continue
-            scale, unit = UNITS.get(response, (1.0, ""))
             try:
                 c = compare_placements(data, response, confidence=confidence)
             except DataError as exc:
-                part.items.append(f"{measurement} {response}: {exc}")
+                out.entries.append(
+                    PlacementEntry(str(measurement), response, error=f"{measurement} {response}: {exc}")
+                )
                 continue
-            out.append({"measurement": measurement, "response": response} | c.to_dict())
-            shown = f"{response} ({unit})" if scale != 1 else response
-            part.tables.append(
-                Tabular(
-                    f"{measurement}: {shown} per placement ({conf} interval of the mean)",
-                    ["placement", "n", "mean", "SD", "interval"],
-                    [
-                        [
-                            x.category,
-                            str(x.n),
-                            scaled(x.mean, scale),
-                            scaled(x.sd, scale),
-                            ci(x.ci_low / scale, x.ci_high / scale),
-                        ]
-                        for x in c.categories
-                    ],
-                )
-            )
-            if c.pairs:
-                part.tables.append(
-                    Tabular(
-                        f"{measurement}: differences of {shown} (second − first, Welch {conf})",
-                        ["first", "second", "difference", "interval", "p", "significant"],
-                        [
-                            [
-                                p.first,
-                                p.second,
-                                scaled(p.difference, scale),
-                                ci(p.ci_low / scale, p.ci_high / scale),
-                                num(p.p_value, 3),
-                                yes(p.significant),
-                            ]
-                            for p in c.pairs
-                        ],
-                    )
-                )
-            part.items += list(c.notes)
-    return (part if out else None), out
+            out.entries.append(PlacementEntry(str(measurement), response, c))
+    return out if any(e.comparison is not None for e in out.entries) else None
 
 
-def periodic_part(flows: pd.DataFrame, confidence: float) -> tuple[Part | None, list[dict[str, Any]]]:
+@dataclass
+class PeriodicView:
+    measurement: str
+    response: str
+    period: str  # hour | weekday
+    rows: pd.DataFrame
+
+
+@dataclass
+class Periodic:
+    span_ns: int
+    views: list[PeriodicView]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [
+            {"measurement": v.measurement, "response": v.response, "period": v.period, "rows": v.rows}
+            for v in self.views
+        ]
+
+
+def periodic(flows: pd.DataFrame, confidence: float) -> Periodic | None:
+    """Hour-of-day (and, over days, day-of-week) profiles of a campaign spanning hours."""
     if flows.empty or flows["started_utc_ns"].isna().all():
-        return None, []
+        return None
     span = int(flows["started_utc_ns"].max() - flows["started_utc_ns"].min())
     if span < PERIODIC_MIN_SPAN_NS:
-        return None, []
-    part = Part(
-        "Time of day",
-        "periodic",
-        intro=f"The campaign spans {span / HOUR_NS:.1f} hours: is there a daily (or weekly) pattern? "
-        "Non-overlapping intervals between hours mean busy and quiet times differ.",
-    )
-    out = []
+        return None
+    views = []
     for (measurement, kind), g in flows.groupby(["measurement", "kind"], sort=False):
         for response in cd.FLOW_RESPONSES.get(kind, ())[:1]:
             data = g.dropna(subset=[response, "started_utc_ns"])
             if data.empty:
                 continue
-            scale, unit = UNITS.get(response, (1.0, ""))
-            views = [("hour", by_hour_of_day(data, response, "started_utc_ns", confidence))]
+            views.append(
+                PeriodicView(
+                    measurement,
+                    response,
+                    "hour",
+                    by_hour_of_day(data, response, "started_utc_ns", confidence),
+                )
+            )
             if span >= WEEKLY_MIN_SPAN_NS:
-                views.append(("weekday", by_day_of_week(data, response, "started_utc_ns", confidence)))
-            for period, table in views:
-                out.append(
-                    {"measurement": measurement, "response": response, "period": period, "rows": table}
-                )
-                key = "day" if period == "weekday" else "hour"
-                part.tables.append(
-                    Tabular(
-                        f"{measurement}: {response} by {period} (UTC)",
-                        [key, "n", f"mean ({unit or response})", "SD", "interval"],
-                        [
-                            [
-                                str(r[key]),
-                                str(r["n"]),
-                                scaled(r["mean"], scale),
-                                scaled(r["sd"], scale),
-                                ci(r["ci_low"] / scale, r["ci_high"] / scale),
-                            ]
-                            for r in table.to_dict("records")
-                        ],
-                    )
-                )
-    return (part if out else None), out
+                table = by_day_of_week(data, response, "started_utc_ns", confidence)
+                views.append(PeriodicView(measurement, response, "weekday", table))
+    return Periodic(span, views) if views else None

@@ -19,6 +19,7 @@ ALONE = ("single", "alone")  # a flow measured on its own
 
 
 def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
+    """n, mean, SD, min, median, p95, max of the values (NaN left out)."""
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
         return {"n": 0, **{k: float("nan") for k in STATS[1:]}}
@@ -34,6 +35,7 @@ def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
 
 
 def ok_alone(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ok measurements of flows that ran alone (single, or the alone steps of a group)."""
     if frame.empty:
         return frame
     return frame[(frame["status"] == "ok") & frame["group_kind"].isin(ALONE)]
@@ -122,6 +124,7 @@ class Competition:
 
 
 def competition(frame: pd.DataFrame) -> list[Competition]:
+    """Every group of simultaneous TCP/UDP/RTT flows against the same flows measured alone."""
     if frame.empty:
         return []
     ok = frame[frame["status"] == "ok"]

@@ -18,6 +18,7 @@ from vnetbench.analysis.inputs import DataError, check_confidence, numeric_colum
 
 
 def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
+    """Jain's fairness index (Σx)²/(n·Σx²) of non-negative allocations (NaN when all are 0)."""
     x = np.asarray(values, dtype=float)
     if x.size == 0 or np.any(x < 0) or not np.all(np.isfinite(x)):
         raise ValueError("Jain's index needs one or more finite, non-negative allocations")

@@ -115,15 +115,11 @@ class FactorialAnova:
             }
         )
 
-    def rich_tables(self) -> list[Any]:
-        from vnetbench.analysis.render import factorial_tables
-
-        return factorial_tables(self)
-
 
 def full_factorial_anova(
     frame: pd.DataFrame, response: str, factors: Sequence[str], confidence: float = 0.95
 ) -> FactorialAnova:
+    """ANOVA of a general full-factorial design (multi-level factors, type II SS when unbalanced)."""
     check_confidence(confidence)
     data = design_frame(frame, response, factors)
     names = {f"f{i}": f for i, f in enumerate(factors)}

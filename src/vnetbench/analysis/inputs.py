@@ -21,6 +21,7 @@ class DataError(ValueError):
 
 
 def require_columns(frame: pd.DataFrame, columns: Iterable[str]) -> None:
+    """DataError naming the first missing column and the columns there are."""
     for col in columns:
         if col not in frame.columns:
             have = ", ".join(map(str, frame.columns)) or "none"
@@ -114,6 +115,7 @@ def design_frame(
 
 
 def check_confidence(confidence: float) -> None:
+    """DataError unless 0 < confidence < 1."""
     if not 0 < confidence < 1:
         raise DataError(
             "confidence", f"{confidence} is not between 0 and 1", "give a level such as 0.90, 0.95 or 0.99"

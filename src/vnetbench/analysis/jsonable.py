@@ -11,6 +11,8 @@ import pandas as pd
 
 
 def jsonable(value: Any) -> Any:
+    """The value as plain JSON: numpy scalars as Python numbers, NaN and infinities as None, frames as
+    records."""
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, pd.DataFrame):

@@ -177,11 +177,6 @@ class OneFactorAnova:
             }
         return jsonable(out)
 
-    def rich_tables(self) -> list[Any]:
-        from vnetbench.analysis.render import one_factor_tables
-
-        return one_factor_tables(self)
-
 
 def one_factor_anova(
     frame: pd.DataFrame,

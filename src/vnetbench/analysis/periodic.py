@@ -53,6 +53,7 @@ def by_hour_of_day(
     confidence: float = 0.95,
     tz: str = "UTC",
 ) -> pd.DataFrame:
+    """Mean, SD and interval of `value` per hour of the day the measurement started."""
     return periodic_profile(frame, value, start, "hour", confidence, tz)
 
 
@@ -63,4 +64,5 @@ def by_day_of_week(
     confidence: float = 0.95,
     tz: str = "UTC",
 ) -> pd.DataFrame:
+    """Mean, SD and interval of `value` per day of the week the measurement started."""
     return periodic_profile(frame, value, start, "weekday", confidence, tz)

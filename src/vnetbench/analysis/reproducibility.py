@@ -157,16 +157,47 @@ def _one(
     diff = mr - m1
     diff_ratio = diff / abs(m1) if m1 != 0 else float("nan")
     band = max(th.tolerance_ratio * abs(m1), th.tolerance_abs)
-    alpha = 1 - th.confidence
-    pct = f"{100 * th.confidence:g} %"
 
-    nan = float("nan")
-    welch_ci, wt, wdf, wp, mu, mp = (nan, nan), nan, nan, nan, nan, nan
     enough = ref.size >= 2 and rebuilds.size >= th.min_builds
     why = [
         f"{name}: first build {first!r} mean {m1:.6g} (n = {ref.size}); "
         f"{rebuilds.size} rebuilds, mean of their means {mr:.6g}, CV across rebuilds {_pct(cv)}."
     ]
+    welch_ci, wt, wdf, wp, mu, mp = _tests(ref, rebuilds, th, diff, enough)
+    spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp)
+    verdict = _verdict(th, enough, spread, why)
+    return MetricReproducibility(
+        metric=name,
+        first_build=first,
+        n_first=int(ref.size),
+        mean_first=m1,
+        sd_first=sd1,
+        first_ci=first_ci,
+        n_rebuilds=int(rebuilds.size),
+        mean_rebuilds=mr,
+        sd_rebuilds=sdr,
+        cv_rebuilds_ratio=cv,
+        difference=diff,
+        difference_ratio=diff_ratio,
+        welch_ci=welch_ci,
+        welch_t=wt,
+        welch_df=wdf,
+        welch_p=wp,
+        mannwhitney_u=mu,
+        mannwhitney_p=mp,
+        verdict=verdict,
+        reasoning=tuple(why),
+        thresholds=th,
+        per_build=per_build.rename(columns={build: "build"}),
+    )
+
+
+def _tests(
+    ref: np.ndarray, rebuilds: np.ndarray, th: ReproducibilityThresholds, diff: float, enough: bool
+) -> tuple[tuple[float, float], float, float, float, float, float]:
+    """Welch's interval (t, df, p) of the rebuilds' means against the first build, and Mann-Whitney (U, p)."""
+    nan = float("nan")
+    welch_ci, wt, wdf, wp, mu, mp = (nan, nan), nan, nan, nan, nan, nan
     if enough and (np.ptp(ref) > 0 or np.ptp(rebuilds) > 0):
         w = stats.ttest_ind(rebuilds, ref, equal_var=False)
         ci = w.confidence_interval(th.confidence)
@@ -180,7 +211,30 @@ def _one(
         mu, mp = float(u.statistic), float(u.pvalue)
     elif enough:  # every value identical in both groups: the difference is exactly known
         welch_ci, wp, mp = (diff, diff), float(diff != 0), float(diff != 0)
+    return welch_ci, wt, wdf, wp, mu, mp
 
+
+@dataclass(frozen=True)
+class _Spread:
+    """What the verdict weighs: the rebuilds' spread and their difference to the first build."""
+
+    cv: float
+    sdr: float
+    diff: float
+    diff_ratio: float
+    band: float  # the tolerance, in the metric's unit
+    welch_ci: tuple[float, float]
+    wp: float
+    mp: float
+
+
+def _verdict(th: ReproducibilityThresholds, enough: bool, sp: _Spread, why: list[str]) -> Verdict:
+    """Reproducible, not, or inconclusive; the reasons are appended to `why`."""
+    cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp = (
+        sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp
+    )  # fmt: skip
+    alpha = 1 - th.confidence
+    pct = f"{100 * th.confidence:g} %"
     verdict: Verdict
     if not enough:
         verdict = "inconclusive"
@@ -228,30 +282,7 @@ def _one(
                 f"Welch p = {wp:.3g} and Mann-Whitney p = {mp:.3g} disagree at α = {alpha:g}: "
                 "the distributions may differ in shape even where the means agree."
             )
-    return MetricReproducibility(
-        metric=name,
-        first_build=first,
-        n_first=int(ref.size),
-        mean_first=m1,
-        sd_first=sd1,
-        first_ci=first_ci,
-        n_rebuilds=int(rebuilds.size),
-        mean_rebuilds=mr,
-        sd_rebuilds=sdr,
-        cv_rebuilds_ratio=cv,
-        difference=diff,
-        difference_ratio=diff_ratio,
-        welch_ci=welch_ci,
-        welch_t=wt,
-        welch_df=wdf,
-        welch_p=wp,
-        mannwhitney_u=mu,
-        mannwhitney_p=mp,
-        verdict=verdict,
-        reasoning=tuple(why),
-        thresholds=th,
-        per_build=per_build.rename(columns={build: "build"}),
-    )
+    return verdict
 
 
 def _pct(ratio: float) -> str:

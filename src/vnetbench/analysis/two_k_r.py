@@ -124,15 +124,47 @@ class TwoKRResult:
             }
         )
 
-    def rich_tables(self) -> list[Any]:
-        from vnetbench.analysis.render import two_k_r_tables
-
-        return two_k_r_tables(self)
-
 
 def columns(k: int) -> list[tuple[int, ...]]:
     """Sign-table columns after I, in Jain's order: A, B, C, AB, AC, BC, ABC, …"""
     return [c for size in range(1, k + 1) for c in itertools.combinations(range(k), size)]
+
+
+def _coding(
+    data: pd.DataFrame, factors: Sequence[str], low: Mapping[str, Level] | None
+) -> dict[str, tuple[Level, Level]]:
+    """(level coded −1, level coded +1) per factor; DataError unless each has exactly two levels."""
+    coding: dict[str, tuple[Level, Level]] = {}
+    for f in factors:
+        cats = list(data[f].cat.categories)
+        if len(cats) != 2:
+            raise DataError(
+                f"column '{f}'",
+                f"has {len(cats)} levels {brief(cats)}; a 2^k design needs exactly two per factor",
+                "use --design factorial for multi-level factors",
+            )
+        lo = (low or {}).get(f, cats[0])
+        if lo not in cats:
+            raise DataError("low", f"'{lo}' is not a level of '{f}'", f"choose one of {cats}")
+        coding[f] = (lo, cats[1] if lo == cats[0] else cats[0])
+    return coding
+
+
+def _replications(counts: pd.Series, k: int, factors: Sequence[str], response: str) -> int:
+    """r: every one of the 2^k combinations measured the same r ≥ 2 times (else DataError)."""
+    if len(counts) != 2**k:
+        raise DataError(
+            "factor",
+            f"only {len(counts)} of the 2^{k} = {2**k} combinations of {list(factors)} were measured",
+            "measure every combination of levels",
+        )
+    if counts.nunique() != 1 or counts.iloc[0] < 2:
+        raise DataError(
+            f"column '{response}'",
+            f"replications per combination range from {counts.min()} to {counts.max()}",
+            "a 2^k r design needs the same r ≥ 2 for every combination (else use --design factorial)",
+        )
+    return int(counts.iloc[0])
 
 
 def two_k_r(
@@ -148,36 +180,10 @@ def two_k_r(
     check_confidence(confidence)
     data = design_frame(frame, response, factors)
     k = len(factors)
-    coding: dict[str, tuple[Level, Level]] = {}
-    for f in factors:
-        cats = list(data[f].cat.categories)
-        if len(cats) != 2:
-            raise DataError(
-                f"column '{f}'",
-                f"has {len(cats)} levels {brief(cats)}; a 2^k design needs exactly two per factor",
-                "use --design factorial for multi-level factors",
-            )
-        lo = (low or {}).get(f, cats[0])
-        if lo not in cats:
-            raise DataError("low", f"'{lo}' is not a level of '{f}'", f"choose one of {cats}")
-        coding[f] = (lo, cats[1] if lo == cats[0] else cats[0])
-
+    coding = _coding(data, factors, low)
     x = {f"x{i}": np.where(data[f] == coding[f][0], -1.0, 1.0) for i, f in enumerate(factors)}
     model = pd.DataFrame({"y": data[response].to_numpy(), **x})
-    counts = model.groupby(list(x)).size()
-    if len(counts) != 2**k:
-        raise DataError(
-            "factor",
-            f"only {len(counts)} of the 2^{k} = {2**k} combinations of {list(factors)} were measured",
-            "measure every combination of levels",
-        )
-    if counts.nunique() != 1 or counts.iloc[0] < 2:
-        raise DataError(
-            f"column '{response}'",
-            f"replications per combination range from {counts.min()} to {counts.max()}",
-            "a 2^k r design needs the same r ≥ 2 for every combination (else use --design factorial)",
-        )
-    r = int(counts.iloc[0])
+    r = _replications(model.groupby(list(x)).size(), k, factors, response)
 
     fit = smf.ols("y ~ " + " * ".join(x), data=model).fit()
     anova = anova_lm(fit, typ=1)

@@ -1,10 +1,12 @@
 """Tool drivers: build a tool's command line and parse its output — nothing else.
 
-driver = driver_for("tcp")          # tcp, udp -> iperf3; rtt -> ping
 driver.problems(measurement)        # what the tool cannot do, each with the fix (check before running)
 cmds = driver.commands(measurement, FlowParams(...), offered_bps)
 parsed = driver.parse(client_finished, server_finished)   # never raises
 driver.version_command(), driver.parse_version(text)
+
+One instance per tool lives here; which measurement kind uses which driver is the kind's to say
+(kinds/: `kinds.driver_for("tcp")` is IPERF3).
 """
 
 from __future__ import annotations
@@ -16,21 +18,9 @@ from vnetbench.drivers.probe import CpushareDriver, ProbeFlowDriver, ProbeRttDri
 
 IPERF3 = Iperf3Driver()
 PING = PingDriver()
-
-# measurement kind -> driver; a new tool registers its kinds here
-DRIVERS: dict[str, Driver] = {"tcp": IPERF3, "udp": IPERF3, "rtt": PING}
 PROBE = ProbeFlowDriver()
-DRIVERS.update(pps=PROBE, trace=PROBE, background=PROBE, cpushare=CpushareDriver())
-DRIVERS["probe-rtt"] = ProbeRttDriver()
+CPUSHARE = CpushareDriver()
+PROBE_RTT = ProbeRttDriver()
+ALL: tuple[Driver, ...] = (IPERF3, PING, PROBE, CPUSHARE, PROBE_RTT)
 
-
-def driver_for(kind: str) -> Driver:
-    try:
-        return DRIVERS[kind]
-    except KeyError:
-        raise KeyError(
-            f"no tool driver for measurement kind '{kind}' (known: {', '.join(sorted(DRIVERS))})"
-        ) from None
-
-
-__all__ = ["DRIVERS", "IPERF3", "PING", "PROBE", "Driver", "driver_for"]
+__all__ = ["ALL", "CPUSHARE", "IPERF3", "PING", "PROBE", "PROBE_RTT", "Driver"]

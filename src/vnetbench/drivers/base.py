@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 
 @dataclass(frozen=True)

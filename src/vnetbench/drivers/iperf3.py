@@ -30,13 +30,13 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
 from vnetbench.spec.models import TcpMeasurement, UdpMeasurement
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "iperf3"
 CONNECT_TIMEOUT_MS = 5000  # control connection setup; a dead path fails in 5 s instead of the kernel's ~2 min
@@ -104,6 +104,7 @@ def problems(m: Measurement) -> list[str]:
 
 
 def server_command(port: int, interval_ns: int) -> list[str]:
+    """iperf3's server for one test on `port`, reporting every `interval_ns` (the receiver's view)."""
     # -1: one test, then exit. -i: the server's interval reports are the receiver-view time series,
     # and the server does not learn the client's -i (it would report every second).
     return [TOOL, "-s", "-1", "-p", str(port), "-J", "-i", _seconds(interval_ns)]
@@ -315,12 +316,44 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
         for line in _stderr_lines(proc.stderr if proc else None):
             if line.lower().startswith("warning"):
                 out.events.append(Event("tool_warning", f"iperf3 {role}: {line}"))
-
     cdoc, why = _load(client.stdout)
     sdoc = cdoc.get("server_output_json") if cdoc else None
     if not isinstance(sdoc, dict):
         sdoc, _ = _load(server.stdout) if server is not None else (None, None)
+    if not _errors(out, client, cdoc, sdoc, why):
+        return out
+    ts = _test_start(out, cdoc, sdoc)
+    if ts is None:
+        return out
+    reverse = bool(ts.get("reverse"))
+    omit_s = _num(ts, "omit") or 0.0
+    csd = _side_intervals(cdoc) if cdoc else None
+    ssd = _side_intervals(sdoc) if sdoc else None
+    sender, receiver = (ssd, csd) if reverse else (csd, ssd)
+    _interval_anomalies(out, csd, ssd, missing_receiver=receiver is None and cdoc is not None)
 
+    def rate(d: dict[str, Any], iv: _Interval) -> float | None:
+        return _rate(d, iv.seconds)
+
+    if receiver:
+        _emit(out.samples, receiver, omit_s, "throughput_bps", rate)
+    if sender:
+        _emit(out.samples, sender, omit_s, "sender_throughput_bps", rate)
+    if str(ts.get("protocol", "")).upper() == "UDP":
+        _udp(out, ts, cdoc, receiver, sender, omit_s, _num(ts, "blksize"))
+    else:
+        _tcp(out, cdoc, sender, omit_s)
+    if out.error is None and cdoc is not None:
+        _cpu(out, cdoc, reverse)
+    if out.error is not None:
+        out.summary.clear()  # a failed test has no summary; its partial samples are kept
+    return out
+
+
+def _errors(
+    out: Parsed, client: ToolOutput, cdoc: dict[str, Any] | None, sdoc: dict[str, Any] | None, why: str
+) -> bool:
+    """Note the client's or server's error; False when there is no report at all to read."""
     if cdoc is None:
         err = [line for line in _stderr_lines(client.stderr) if not line.lower().startswith("warning")]
         if err:
@@ -332,13 +365,19 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
         else:
             out.error = f"iperf3 client: {why} (exit code {client.returncode})"
         if sdoc is None:
-            return out
+            return False
     elif isinstance(cdoc.get("error"), str) and cdoc["error"]:
         out.error = _with_hint(f"iperf3 client: {cdoc['error']}")
     if out.error is None and sdoc is not None and isinstance(sdoc.get("error"), str) and sdoc["error"]:
         # A server error with a complete client report (rare) is worth keeping, not failing on.
         out.events.append(Event("tool_warning", f"iperf3 server: {sdoc['error']}"))
+    return True
 
+
+def _test_start(
+    out: Parsed, cdoc: dict[str, Any] | None, sdoc: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The test's parameters (start.test_start) and its start time; None: the test never started."""
     first = cdoc or sdoc or {}
     start = first.get("start") if isinstance(first.get("start"), dict) else {}
     ts = start.get("test_start") if isinstance(start.get("test_start"), dict) else None
@@ -347,20 +386,14 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
     if not isinstance(ts, dict):
         if out.error is None:
             out.error = "iperf3's report has no test parameters (start.test_start): the test never started"
-        return out
+        return None
     stamp = _num(start.get("timestamp"), "timesecs")
     if stamp is not None:
         out.started_utc_ns = int(stamp) * NS  # iperf3 gives whole seconds only
+    return ts
 
-    reverse = bool(ts.get("reverse"))
-    udp = str(ts.get("protocol", "")).upper() == "UDP"
-    omit_s = _num(ts, "omit") or 0.0
-    blksize = _num(ts, "blksize")
 
-    csd = _side_intervals(cdoc) if cdoc else None
-    ssd = _side_intervals(sdoc) if sdoc else None
-    sender, receiver = (ssd, csd) if reverse else (csd, ssd)
-
+def _interval_anomalies(out: Parsed, csd: _Side | None, ssd: _Side | None, missing_receiver: bool) -> None:
     for name, side in (("client", csd), ("server", ssd)):
         if side and side.fixed:
             out.events.append(
@@ -370,35 +403,20 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
                     "that straddles the end of -O omit); their rates are recomputed from the interval ends",
                 )
             )
-    if receiver is None and cdoc is not None and out.error is None:
+    if missing_receiver and out.error is None:
         out.events.append(
             Event("tool_anomaly", "no iperf3 server report: the receiver-side time series is missing")
         )
 
-    def rate(d: dict[str, Any], iv: _Interval) -> float | None:
-        return _rate(d, iv.seconds)
 
-    if receiver:
-        _emit(out.samples, receiver, omit_s, "throughput_bps", rate)
-    if sender:
-        _emit(out.samples, sender, omit_s, "sender_throughput_bps", rate)
-
-    if udp:
-        _udp(out, ts, cdoc, receiver, sender, omit_s, blksize)
-    else:
-        _tcp(out, cdoc, sender, omit_s)
-
-    if out.error is None and cdoc is not None:
-        end = cdoc.get("end") if isinstance(cdoc.get("end"), dict) else {}
-        cpu = end.get("cpu_utilization_percent")
-        host, remote = _num(cpu, "host_total"), _num(cpu, "remote_total")
-        # host = the client, remote = the server; with -R the server sends.
-        snd, rcv = (remote, host) if reverse else (host, remote)
-        out.summary["sender_cpu_ratio"] = None if snd is None else snd / 100
-        out.summary["receiver_cpu_ratio"] = None if rcv is None else rcv / 100
-    if out.error is not None:
-        out.summary.clear()  # a failed test has no summary; its partial samples are kept
-    return out
+def _cpu(out: Parsed, cdoc: dict[str, Any], reverse: bool) -> None:
+    """iperf3's own CPU figures: host = the client, remote = the server; with -R the server sends."""
+    end = cdoc.get("end") if isinstance(cdoc.get("end"), dict) else {}
+    cpu = end.get("cpu_utilization_percent")
+    host, remote = _num(cpu, "host_total"), _num(cpu, "remote_total")
+    snd, rcv = (remote, host) if reverse else (host, remote)
+    out.summary["sender_cpu_ratio"] = None if snd is None else snd / 100
+    out.summary["receiver_cpu_ratio"] = None if rcv is None else rcv / 100
 
 
 def _tcp(out: Parsed, cdoc: dict[str, Any] | None, sender: _Side | None, omit_s: float) -> None:
@@ -446,6 +464,17 @@ def _tcp(out: Parsed, cdoc: dict[str, Any] | None, sender: _Side | None, omit_s:
     s["max_cwnd_bytes"] = max(cwnds) if cwnds else None
 
 
+@dataclass
+class _UdpCounts:
+    """The datagram counts of a UDP test, and whether iperf3's own loss count can be believed."""
+
+    sent: float | None  # the sender's count
+    arrived: float | None  # bytes received / datagram size
+    expected: float | None  # the receiver's sequence-number range
+    claimed: float | None  # iperf3's lost_packets
+    plausible: bool
+
+
 def _udp(
     out: Parsed,
     ts: dict[str, Any],
@@ -467,35 +496,17 @@ def _udp(
     tx_end = sender.end.get("sum_sent") if sender else None
     if not isinstance(tx_end, dict) or not tx_end:
         tx_end = cl_end.get("sum_sent")
-
-    sent = _num(tx_end, "packets")
-    arrived = datagrams(rx_end) if isinstance(rx_end, dict) else None
-    expected = _num(rx_end, "packets")  # the receiver's sequence-number range
-    claimed = _num(rx_end, "lost_packets")
+    sent, expected, claimed = _num(tx_end, "packets"), _num(rx_end, "packets"), _num(rx_end, "lost_packets")
     plausible = (
         claimed is not None
         and expected is not None
         and 0 <= claimed <= expected
         and (sent is None or expected <= 2 * sent + 1000)
     )
-
+    arrived = datagrams(rx_end) if isinstance(rx_end, dict) else None
+    counts = _UdpCounts(sent, arrived, expected, claimed, plausible)
     if receiver:
-
-        def lost(d: dict[str, Any], iv: _Interval) -> float | None:
-            v = _num(d, "lost_packets")
-            p = _num(d, "packets")
-            return v if plausible and v is not None and p is not None and 0 <= v <= p else None
-
-        def jitter(d: dict[str, Any], iv: _Interval) -> float | None:
-            return _num(d, "jitter_ms") * 1e6 if _num(d, "jitter_ms") is not None else None
-
-        def packets(d: dict[str, Any], iv: _Interval) -> float | None:
-            return datagrams(d)
-
-        _emit(out.samples, receiver, omit_s, "lost_packets", lost)
-        _emit(out.samples, receiver, omit_s, "jitter_ns", jitter)
-        _emit(out.samples, receiver, omit_s, "packets", packets)
-
+        _udp_samples(out, receiver, omit_s, plausible, datagrams)
     if out.error is not None or rx_end is None:
         return
     s = out.summary
@@ -511,10 +522,44 @@ def _udp(
     ooo = [v for v in (_num(st.get("udp"), "out_of_order") for st in rx_streams) if v is not None]
     s["out_of_order_packets"] = sum(ooo) if ooo else None
     s["iperf3_lost_packets"] = claimed
+    _udp_loss(out, counts, omit_s)
+    _udp_client_copy(out, cl_end, claimed, used_client_copy, receiver is not None)
+    jit = [_num(iv.sum, "jitter_ms") for iv in receiver.intervals] if receiver else []
+    jit = [v for v in jit if v is not None]
+    last = _num(rx_end, "jitter_ms")
+    s["jitter_last_ns"] = None if last is None else last * 1e6
+    s["jitter_mean_ns"] = sum(jit) / len(jit) * 1e6 if jit else None
 
-    # Loss. Without -O both sides count the whole test: lost = sent − arrived. With -O each side resets
-    # its counters at its own omit end, and the receiver's window is shifted by the one-way delay (the
-    # queue), so sender and receiver counts are not comparable: use the receiver's own sequence range.
+
+def _udp_samples(
+    out: Parsed,
+    receiver: _Side,
+    omit_s: float,
+    plausible: bool,
+    datagrams: Callable[[dict[str, Any]], float | None],
+) -> None:
+    def lost(d: dict[str, Any], iv: _Interval) -> float | None:
+        v = _num(d, "lost_packets")
+        p = _num(d, "packets")
+        return v if plausible and v is not None and p is not None and 0 <= v <= p else None
+
+    def jitter(d: dict[str, Any], iv: _Interval) -> float | None:
+        return _num(d, "jitter_ms") * 1e6 if _num(d, "jitter_ms") is not None else None
+
+    def packets(d: dict[str, Any], iv: _Interval) -> float | None:
+        return datagrams(d)
+
+    _emit(out.samples, receiver, omit_s, "lost_packets", lost)
+    _emit(out.samples, receiver, omit_s, "jitter_ns", jitter)
+    _emit(out.samples, receiver, omit_s, "packets", packets)
+
+
+def _udp_loss(out: Parsed, c: _UdpCounts, omit_s: float) -> None:
+    """Loss. Without -O both sides count the whole test: lost = sent − arrived. With -O each side resets
+    its counters at its own omit end, and the receiver's window is shifted by the one-way delay (the
+    queue), so sender and receiver counts are not comparable: use the receiver's own sequence range."""
+    s = out.summary
+    sent, arrived, expected, claimed, plausible = c.sent, c.arrived, c.expected, c.claimed, c.plausible
     if omit_s == 0 and sent is not None and arrived is not None:
         lost_n, base, how = sent - arrived, sent, f"{sent:.0f} sent − {arrived:.0f} received"
     elif plausible and arrived is not None and expected is not None:
@@ -561,8 +606,14 @@ def _udp(
                 f"({_pct(lost_n, base)}), which is stored{why}",
             )
         )
+
+
+def _udp_client_copy(
+    out: Parsed, cl_end: dict[str, Any], claimed: float | None, used_client_copy: bool, have_receiver: bool
+) -> None:
+    """The client's copy of the receiver's summary: noted when it disagrees, or when it is all there is."""
     cl_rx = cl_end.get("sum_received") if isinstance(cl_end.get("sum_received"), dict) else None
-    if not used_client_copy and cl_rx is not None and receiver is not None:
+    if not used_client_copy and cl_rx is not None and have_receiver:
         cl_claim = _num(cl_rx, "lost_packets")
         if cl_claim is not None and claimed is not None and cl_claim != claimed:
             out.events.append(
@@ -577,12 +628,6 @@ def _udp(
         out.events.append(
             Event("tool_anomaly", "UDP receiver summary taken from the client's copy (no server report)")
         )
-
-    jit = [_num(iv.sum, "jitter_ms") for iv in receiver.intervals] if receiver else []
-    jit = [v for v in jit if v is not None]
-    last = _num(rx_end, "jitter_ms")
-    s["jitter_last_ns"] = None if last is None else last * 1e6
-    s["jitter_mean_ns"] = sum(jit) / len(jit) * 1e6 if jit else None
 
 
 def _fmt(v: float | None, pattern: str = "{:.0f}") -> str:
@@ -599,6 +644,7 @@ _VERSION = re.compile(r"iperf\s+(\d+\.\d+(?:\.\d+)?[^\s(]*)")
 
 
 def version_command() -> list[str]:
+    """The command that prints iperf3's version."""
     return [TOOL, "--version"]
 
 

@@ -25,13 +25,13 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
 from vnetbench.spec.models import RttMeasurement
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "ping"
 DEFAULT_WAIT_NS = 2 * 10**9
@@ -150,137 +150,161 @@ def parse(client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
 
 def _parse(client: ToolOutput) -> Parsed:
     out = Parsed()
-    stderr = [line.strip() for line in (client.stderr or "").splitlines() if line.strip()]
-    for line in stderr:
-        if line.lower().startswith("warning"):
-            out.events.append(Event("tool_warning", f"ping: {line}"))
-    if client.returncode is not None and client.returncode >= 2:
-        errors = [line for line in stderr if not line.lower().startswith("warning")]
-        reason = errors[-1] if errors else f"exit code {client.returncode}"
-        out.error = reason if reason.startswith("ping") else f"ping: {reason}"
-        if "unreachable" in reason.lower() or "no route" in reason.lower():
-            out.error += " — the source node has no route to that address"
+    if _failed(client, out):
         return out
-
-    unwrap = _SeqUnwrapper()
     lines = _lines(client.stdout)
     # Times are kept relative to the first stamped line: UTC in ns does not fit a float exactly.
     ref = next((ln.t_ns for ln in lines if ln.t_ns is not None), None)
-    rtt: dict[int, tuple[int, float]] = {}  # seq -> (reply time, rtt ns): the first reply only
-    no_answer: dict[int, int | None] = {}  # seq -> time of its first "no answer yet" line
-    late = 0
-    duplicates = 0
-    unreachable = 0
-    printed_no_rtt = 0
-    transmitted: int | None = None
-    dup_summary: int | None = None
-    mdev_ns: float | None = None
-    deferred: list[tuple[int | None, str, str]] = []  # events, their time made relative below
-
-    for line in lines:
-        text, t_line = line.text, None if line.t_ns is None or ref is None else line.t_ns - ref
-        if m := _REPLY.match(text):
-            seq = unwrap(int(m.group(3)))
-            if m.group(5) is None:
-                printed_no_rtt += 1
-                continue
-            if "(DUP!)" in m.group(6) or seq in rtt:
-                duplicates += 1
-                continue
-            if t_line is None:
-                continue
-            rtt[seq] = (t_line, float(m.group(5)) * MS)
-            if seq in no_answer:
-                late += 1
-        elif m := _NO_ANSWER.match(text):
-            seq = unwrap(int(m.group(1)))
-            no_answer.setdefault(seq, t_line)
-            deferred.append(
-                (t_line, "no_answer", f"icmp_seq={seq} unanswered when request {seq + 1} was sent")
-            )
-        elif m := _ICMP_ERROR.match(text):
-            seq = unwrap(int(m.group(2)))
-            kind = "icmp_redirect" if "redirect" in m.group(3).lower() else "unreachable"
-            unreachable += kind == "unreachable"
-            deferred.append((t_line, kind, f"icmp_seq={seq}: from {m.group(1)}: {m.group(3)}"))
-        elif m := _TRANSMITTED.search(text):
-            transmitted = int(m.group(1))
-            d = _DUPLICATES.search(text)
-            dup_summary = int(d.group(1)) if d else 0
-        elif text.startswith("rtt ") and (m := _RTT_LINE.search(text)):
-            mdev_ns = float(m.group(4)) * MS
-
-    # When was each request sent? A reply gives its request's send time (reply − RTT); a "no answer yet
-    # for N" line is printed as request N+1 goes out. Unknown ones are interpolated between known ones
-    # and extrapolated with the median spacing. Request 1's send time is the start (µs resolution).
-    sends = {seq: t - r for seq, (t, r) in rtt.items()}
-    for seq, t in no_answer.items():
-        if t is not None:
-            sends.setdefault(seq + 1, t)
-    known = sorted(sends.items())
-    steps = [(t2 - t1) / (s2 - s1) for (s1, t1), (s2, t2) in itertools.pairwise(known) if s2 > s1]
-    interval = statistics.median(steps) if steps else 0.0
-
-    def send_time(seq: int) -> float | None:
-        if not known:
-            return None
-        if seq in sends:
-            return sends[seq]
-        (first_seq, first_t), (last_seq, last_t) = known[0], known[-1]
-        if seq < first_seq:
-            return first_t - (first_seq - seq) * interval
-        if seq > last_seq:
-            return last_t + (seq - last_seq) * interval
-        xs, ys = zip(*known, strict=True)
-        return float(np.interp(seq, xs, ys))
-
-    t0 = send_time(1) or 0.0  # relative to ref
+    seen = _read(lines, ref)
+    sends = _SendTimes(seen)
+    t0 = sends.at(1) or 0.0  # relative to ref
     out.started_utc_ns = None if ref is None else ref + round(t0)
 
     def rel(t: float | None) -> int:
         return 0 if t is None else round(t - t0)
 
-    for seq in sorted(rtt):
-        t, r = rtt[seq]
+    for seq in sorted(seen.rtt):
+        t, r = seen.rtt[seq]
         out.samples.append(Sample(rel(t), "rtt_ns", r, seq=seq))
-
-    sent = transmitted
+    sent = seen.transmitted
     if sent is None:  # no statistics line: ping did not finish
-        seen = list(rtt) + list(no_answer)
-        sent = max(seen) if seen else None
+        numbers = list(seen.rtt) + list(seen.no_answer)
+        sent = max(numbers) if numbers else None
         if client.returncode is None or client.returncode < 0:
             out.error = "ping was killed before it finished (timeout?); the replies it printed are kept"
         else:
             out.error = "ping printed no statistics line: its output is incomplete"
     if sent is not None:
         for seq in range(1, sent + 1):
-            if seq not in rtt:
-                out.samples.append(Sample(rel(send_time(seq)), "lost", 1.0, seq=seq))
-    for t, kind, detail in deferred:
+            if seq not in seen.rtt:
+                out.samples.append(Sample(rel(sends.at(seq)), "lost", 1.0, seq=seq))
+    for t, kind, detail in seen.deferred:
         out.events.append(Event(kind, detail, rel(t) if t is not None else None))
-    if dup_summary is not None and dup_summary != duplicates:
-        out.events.append(
-            Event(
-                "tool_anomaly", f"ping's summary counts {dup_summary} duplicates, its lines show {duplicates}"
-            )
-        )
-    if printed_no_rtt:
-        out.events.append(
-            Event(
-                "tool_anomaly", f"{printed_no_rtt} replies without an RTT (payload under {MIN_SIZE} bytes?)"
-            )
-        )
-    if out.error:
-        return out  # partial: samples and events kept, no summary
+    out.events += _anomalies(seen)
+    if not out.error:  # partial output: samples and events kept, no summary
+        _summarize(out.summary, seen, sent)
+    return out
 
-    values = np.array([r for _, r in rtt.values()], dtype=float)
-    s = out.summary
+
+def _failed(client: ToolOutput, out: Parsed) -> bool:
+    """Note ping's warnings; True (with out.error) when it exited with an error."""
+    stderr = [line.strip() for line in (client.stderr or "").splitlines() if line.strip()]
+    for line in stderr:
+        if line.lower().startswith("warning"):
+            out.events.append(Event("tool_warning", f"ping: {line}"))
+    if client.returncode is None or client.returncode < 2:
+        return False
+    errors = [line for line in stderr if not line.lower().startswith("warning")]
+    reason = errors[-1] if errors else f"exit code {client.returncode}"
+    out.error = reason if reason.startswith("ping") else f"ping: {reason}"
+    if "unreachable" in reason.lower() or "no route" in reason.lower():
+        out.error += " — the source node has no route to that address"
+    return True
+
+
+@dataclass
+class _Seen:
+    """What ping's lines said, times relative to the first stamped line."""
+
+    rtt: dict[int, tuple[int, float]] = field(
+        default_factory=dict
+    )  # seq -> (reply time, rtt ns): first reply
+    no_answer: dict[int, int | None] = field(default_factory=dict)  # seq -> time of its first "no answer yet"
+    late: int = 0
+    duplicates: int = 0
+    unreachable: int = 0
+    printed_no_rtt: int = 0
+    transmitted: int | None = None
+    dup_summary: int | None = None
+    mdev_ns: float | None = None
+    deferred: list[tuple[int | None, str, str]] = field(default_factory=list)  # events, times made relative
+
+
+def _read(lines: list[_Line], ref: int | None) -> _Seen:
+    seen = _Seen()
+    unwrap = _SeqUnwrapper()
+    for line in lines:
+        text, t_line = line.text, None if line.t_ns is None or ref is None else line.t_ns - ref
+        if m := _REPLY.match(text):
+            seq = unwrap(int(m.group(3)))
+            if m.group(5) is None:
+                seen.printed_no_rtt += 1
+                continue
+            if "(DUP!)" in m.group(6) or seq in seen.rtt:
+                seen.duplicates += 1
+                continue
+            if t_line is None:
+                continue
+            seen.rtt[seq] = (t_line, float(m.group(5)) * MS)
+            if seq in seen.no_answer:
+                seen.late += 1
+        elif m := _NO_ANSWER.match(text):
+            seq = unwrap(int(m.group(1)))
+            seen.no_answer.setdefault(seq, t_line)
+            seen.deferred.append(
+                (t_line, "no_answer", f"icmp_seq={seq} unanswered when request {seq + 1} was sent")
+            )
+        elif m := _ICMP_ERROR.match(text):
+            seq = unwrap(int(m.group(2)))
+            kind = "icmp_redirect" if "redirect" in m.group(3).lower() else "unreachable"
+            seen.unreachable += kind == "unreachable"
+            seen.deferred.append((t_line, kind, f"icmp_seq={seq}: from {m.group(1)}: {m.group(3)}"))
+        elif m := _TRANSMITTED.search(text):
+            seen.transmitted = int(m.group(1))
+            d = _DUPLICATES.search(text)
+            seen.dup_summary = int(d.group(1)) if d else 0
+        elif text.startswith("rtt ") and (m := _RTT_LINE.search(text)):
+            seen.mdev_ns = float(m.group(4)) * MS
+    return seen
+
+
+class _SendTimes:
+    """When was each request sent? A reply gives its request's send time (reply − RTT); a "no answer
+    yet for N" line is printed as request N+1 goes out. Unknown ones are interpolated between known
+    ones and extrapolated with the median spacing. Request 1's send time is the start (µs resolution)."""
+
+    def __init__(self, seen: _Seen) -> None:
+        self.sends = {seq: t - r for seq, (t, r) in seen.rtt.items()}
+        for seq, t in seen.no_answer.items():
+            if t is not None:
+                self.sends.setdefault(seq + 1, t)
+        self.known = sorted(self.sends.items())
+        steps = [(t2 - t1) / (s2 - s1) for (s1, t1), (s2, t2) in itertools.pairwise(self.known) if s2 > s1]
+        self.interval = statistics.median(steps) if steps else 0.0
+
+    def at(self, seq: int) -> float | None:
+        if not self.known:
+            return None
+        if seq in self.sends:
+            return self.sends[seq]
+        (first_seq, first_t), (last_seq, last_t) = self.known[0], self.known[-1]
+        if seq < first_seq:
+            return first_t - (first_seq - seq) * self.interval
+        if seq > last_seq:
+            return last_t + (seq - last_seq) * self.interval
+        xs, ys = zip(*self.known, strict=True)
+        return float(np.interp(seq, xs, ys))
+
+
+def _anomalies(seen: _Seen) -> list[Event]:
+    out = []
+    if seen.dup_summary is not None and seen.dup_summary != seen.duplicates:
+        detail = f"ping's summary counts {seen.dup_summary} duplicates, its lines show {seen.duplicates}"
+        out.append(Event("tool_anomaly", detail))
+    if seen.printed_no_rtt:
+        detail = f"{seen.printed_no_rtt} replies without an RTT (payload under {MIN_SIZE} bytes?)"
+        out.append(Event("tool_anomaly", detail))
+    return out
+
+
+def _summarize(s: dict[str, float | None], seen: _Seen, sent: int | None) -> None:
+    values = np.array([r for _, r in seen.rtt.values()], dtype=float)
     s["sent_packets"] = None if sent is None else float(sent)
-    s["received_packets"] = float(len(rtt))
-    s["loss_ratio"] = 1 - len(rtt) / sent if sent else None
-    s["duplicate_replies"] = float(duplicates)
-    s["late_replies"] = float(late)
-    s["unreachable_events"] = float(unreachable)
+    s["received_packets"] = float(len(seen.rtt))
+    s["loss_ratio"] = 1 - len(seen.rtt) / sent if sent else None
+    s["duplicate_replies"] = float(seen.duplicates)
+    s["late_replies"] = float(seen.late)
+    s["unreachable_events"] = float(seen.unreachable)
     if values.size:
         s["rtt_min_ns"] = float(values.min())
         s["rtt_mean_ns"] = float(values.mean())
@@ -292,8 +316,7 @@ def _parse(client: ToolOutput) -> Parsed:
     else:
         for k in ("min", "mean", "median", "p95", "p99", "max", "sd"):
             s[f"rtt_{k}_ns"] = None
-    s["rtt_mdev_ns"] = mdev_ns
-    return out
+    s["rtt_mdev_ns"] = seen.mdev_ns
 
 
 # ---------------------------------------------------------------------------------------------- version
@@ -302,6 +325,7 @@ _VERSION = re.compile(r"(iputils[- ]\S+|BusyBox v\S+)", re.IGNORECASE)
 
 
 def version_command() -> list[str]:
+    """The command that prints ping's version."""
     return [TOOL, "-V"]
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
-from vnetbench.store.db import Event, Sample
+from vnetbench.store.records import Event, Sample
 
 TOOL = "vnb-probe"
 NS = 10**9
@@ -229,6 +229,7 @@ def flow_rate(m: Any, flow: FlowParams) -> tuple[int | None, float | None, int]:
 
 
 def trace_bin_us(m: Any) -> int:
+    """The receiver's trace bin (µs): the trace's own, background flows' fixed one, none for pps steps."""
     if m.kind == "trace":
         return max(1, int(m.bin) // 1000)
     if m.kind == "background":
@@ -282,6 +283,7 @@ class ProbeFlowDriver:
 
 
 def version(text: str) -> str:
+    """vnb-probe's version from `vnb-probe --version`."""
     words = text.split()
     return words[1] if len(words) >= 2 and words[0] == TOOL else (text.strip() or "unknown")
 

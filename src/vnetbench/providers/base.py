@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from vnetbench.layout import Layout
 
@@ -88,6 +88,26 @@ class TelemetryReader(ABC):
         return True
 
 
+class OvsDaemons(Protocol):
+    """A userspace Open vSwitch a provider runs: where its sockets are and the environment to reach them."""
+
+    rundir: str
+
+    def env(self) -> dict[str, str]: ...
+
+
+class NamespaceAccess(ABC):
+    """Handles to what a provider built on this machine: telemetry reads counters through them."""
+
+    @abstractmethod
+    def namespace_fd(self, ns: str) -> int | None:
+        """An open fd of one of the provider's network namespaces (None: not one of its own)."""
+
+    @abstractmethod
+    def ovs_instance(self, ns: str) -> OvsDaemons | None:
+        """The OVS daemons serving host namespace `ns` (None: no userspace OVS there)."""
+
+
 class Provider(ABC):
     name: str
 
@@ -113,6 +133,10 @@ class Provider(ABC):
     @abstractmethod
     def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
         """Wait until proc listens on port (tcp/udp) in its node; False if it died or the time ran out."""
+
+    def namespace_access(self) -> NamespaceAccess | None:
+        """Local handles to the built namespaces (None: the build is elsewhere; see telemetry_reader)."""
+        return None
 
     def telemetry_reader(self, node: str) -> TelemetryReader | None:
         """A reader of the counters of node's host (remote providers); None: no telemetry this way."""

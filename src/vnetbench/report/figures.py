@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -13,11 +14,13 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.analysis.descriptive import Competition
+from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
 
 PLACEMENT_STYLE = {"same-host": "-", "same-site": "--", "cross-site": ":"}
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
+    """Write the figure as PNG and SVG beside each other; returns the PNG's path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path.with_suffix(".png"), dpi=110)
@@ -33,6 +36,7 @@ def cdf(
     path: Path,
     styles: Mapping[str, str] | None = None,
 ) -> Path:
+    """Empirical CDFs of several series in one figure."""
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, values in series.items():
         x = np.sort(np.asarray(pd.Series(values).dropna(), dtype=float))
@@ -119,6 +123,7 @@ def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
 def competition_bars(
     comp: Competition, scale: float, unit: str, path: Path, treatment: str | None = None
 ) -> Path:
+    """Each flow's mean alone and together, as paired bars (and the link's rate)."""
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
@@ -146,6 +151,7 @@ def timeseries(
     title: str,
     path: Path,
 ) -> Path:
+    """Time series of one metric of several measurements, as steps from each one's start."""
     fig, ax = plt.subplots(figsize=(7, 3.4))
     _steps(ax, samples, labels, metric, scale)
     ax.set_xlabel("time since the flow started (s)")
@@ -228,11 +234,41 @@ def competition_by_treatment(
     return save(fig, path)
 
 
+def _draw_link(ax: Any, link: dict, pos: dict[str, tuple[float, float]]) -> None:
+    """One link of the topology figure: an arc between two nodes of a row, else a straight line."""
+    a, b = link["endpoints"]
+    if a not in pos or b not in pos:
+        return
+    (x1, y1), (x2, y2) = pos[a], pos[b]
+    style = ":" if link.get("overlay") else "-"
+    if y1 == y2:  # node to node: an arc over the row (a quadratic Bezier curve)
+        t = np.linspace(0, 1, 30)
+        cy = y1 + 2 * (0.35 + 0.12 * abs(x2 - x1))
+        xs = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * (x1 + x2) / 2 + t**2 * x2
+        ys = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
+        ax.plot(xs, ys, style, color="#555", linewidth=1, zorder=1)
+        label_at = ((x1 + x2) / 2, float(ys.max()))
+    else:
+        ax.plot([x1, x2], [y1, y2], style, color="#555", linewidth=1, zorder=1)
+        if y1 > y2:  # label near the lower (node) end, where lines to one switch are apart
+            (x1, y1), (x2, y2) = (x2, y2), (x1, y1)
+        label_at = (x1 + 0.3 * (x2 - x1), y1 + 0.3 * (y2 - y1))
+    if link.get("rate"):
+        ax.text(
+            *label_at,
+            link["rate"],
+            fontsize=7,
+            color="#a33",
+            ha="center",
+            va="center",
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
+            zorder=3,
+        )
+
+
 def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
     """Sites as columns of host boxes, each host's nodes in a row, switches above; links with their rate.
     Links between nodes of one row are drawn as arcs, so no line runs through another node."""
-    from vnetbench.layout import DEFAULT_HOST, DEFAULT_SITE
-
     node_host: dict[str, str] = layout["node_host"]
     host_site: dict[str, str] = layout["host_site"]
     sites = list(dict.fromkeys(host_site.values()))
@@ -276,34 +312,7 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
         ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color="#e0a040", zorder=2))
         ax.text(pos[switch][0], 2.55, switch, ha="center", fontsize=8)
     for link in links:
-        a, b = link["endpoints"]
-        if a not in pos or b not in pos:
-            continue
-        (x1, y1), (x2, y2) = pos[a], pos[b]
-        style = ":" if link.get("overlay") else "-"
-        if y1 == y2:  # node to node: an arc over the row (a quadratic Bezier curve)
-            t = np.linspace(0, 1, 30)
-            cy = y1 + 2 * (0.35 + 0.12 * abs(x2 - x1))
-            xs = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * (x1 + x2) / 2 + t**2 * x2
-            ys = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
-            ax.plot(xs, ys, style, color="#555", linewidth=1, zorder=1)
-            label_at = ((x1 + x2) / 2, float(ys.max()))
-        else:
-            ax.plot([x1, x2], [y1, y2], style, color="#555", linewidth=1, zorder=1)
-            if y1 > y2:  # label near the lower (node) end, where lines to one switch are apart
-                (x1, y1), (x2, y2) = (x2, y2), (x1, y1)
-            label_at = (x1 + 0.3 * (x2 - x1), y1 + 0.3 * (y2 - y1))
-        if link.get("rate"):
-            ax.text(
-                *label_at,
-                link["rate"],
-                fontsize=7,
-                color="#a33",
-                ha="center",
-                va="center",
-                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
-                zorder=3,
-            )
+        _draw_link(ax, link, pos)
     top = max((p[1] for p in pos.values()), default=1.0)
     ax.set_xlim(-0.4, max(host_x, max((p[0] for p in pos.values()), default=0) + 0.6))
     ax.set_ylim(-0.85, max(top, 1.4) + 0.6 + (0.4 if switches else 0))

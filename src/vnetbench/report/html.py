@@ -15,6 +15,7 @@ from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.campaign_data import SAMPLE_METRICS
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import figures
+from vnetbench.report import format as fmt
 from vnetbench.report.prepared import TREATMENT, Prepared, prepare
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
@@ -22,14 +23,6 @@ from vnetbench.report.shared_link import SharedLink, SharedLinks
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
 from vnetbench.store.db import Store
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.{digits}g}" if abs(value) < 1e6 else f"{value:.4g}"
-    return str(value)
 
 
 def _stats_table(
@@ -56,26 +49,14 @@ def _stats_table(
             r["placement"],
             str(r["n"]),
         ]
-        row += [_fmt(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
+        row += [fmt.value(r[k]) for k in ("mean", "sd", "min", "median", "p95", "max")]
         row += [fmt(r.get(key)) for _, key, fmt in extra]
         rows.append(row)
     return TableView(title, columns, rows, note)
 
 
-def _pct(value: Any) -> str:
-    return "–" if value is None or pd.isna(value) else f"{100 * value:.1f} %"
-
-
-def _loss(value: Any) -> str:
-    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
-    return "–" if value is None or pd.isna(value) else f"{100 * value:.2f} %"
-
-
-def _mbit(value: Any) -> str:
-    return "–" if value is None or pd.isna(value) else f"{value / 1e6:.4g}"
-
-
 def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
+    """Write the campaign's report (index.html, report.json, figures/) into out_dir; returns index.html."""
     out_dir = Path(out_dir)
     fig_dir = out_dir / "figures"
     fig_dir.mkdir(parents=True, exist_ok=True)
@@ -183,7 +164,7 @@ def _rtt_section(prep: Prepared, fig_dir: Path) -> Section | None:
             "RTT per connection",
             table,
             "ms",
-            [("loss", "loss", _loss), ("unreachable", "unreachable", lambda v: _fmt(v, 3))],
+            [("loss", "loss", fmt.loss_pct), ("unreachable", "unreachable", lambda v: fmt.value(v, 3))],
         )
     )
     rows = d.ok_alone(prep.frame)
@@ -209,9 +190,30 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     if table.empty:
         return None
     name = kind.upper()
+    intro = _throughput_intro(prep, kind)
+    section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
+    extra = [
+        ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
+        ("model max (Mbit/s)", "model_max", fmt.value),
+        ("of model max", "of_model_max", fmt.ratio_pct),
+    ]
+    if kind == "udp":
+        table = _with_udp_columns(prep, table)
+        extra += [
+            ("offered (Mbit/s)", "offered", fmt.value),
+            ("sent (Mbit/s)", "sent", fmt.value),
+            ("mean loss", "loss_mean", fmt.loss_pct),
+            ("mean jitter (ms)", "jitter_mean", fmt.value),
+        ]
+    section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
+    section.figures += _throughput_figures(prep, kind, table, fig_dir)
+    return section
+
+
+def _throughput_intro(prep: Prepared, kind: str) -> str:
     own = " under its own treatment (a factor may change link rates)" if prep.factorial else ""
-    intro = (
-        f"{name} goodput at the receiver, one value per repetition, per connection"
+    return (
+        f"{kind.upper()} goodput at the receiver, one value per repetition, per connection"
         f"{' and treatment' if prep.factorial else ''}. "
         "'of model max' compares the mean with the overhead-model maximum of the path's "
         f"bottleneck link{own} (rate × payload / frame bytes)."
@@ -223,90 +225,61 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
             else ""
         )
     )
-    section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
-    extra = [
-        ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
-        ("model max (Mbit/s)", "model_max", _fmt),
-        ("of model max", "of_model_max", _pct),
-    ]
-    if kind == "udp":
-        # offered vs sent vs received: a sender pushed back by its own shaped link sends less than offered
-        # and loses nothing; an overloaded path downstream drops the difference instead
-        keys = [*d.CONNECTION, *(["treatment"] if prep.factorial else [])]
-        metrics = {
-            "offered": ("offered_bps", 1e6),
-            "sent": ("sender_throughput_bps", 1e6),
-            "loss_mean": ("loss_ratio", 1.0),
-            "jitter_mean": ("jitter_mean_ns", 1e6),
-        }
-        for col, (metric, unit_scale) in metrics.items():
-            t = prep.per_treatment(frame, lambda f, m=metric, u=unit_scale: d.connection_table(f, kind, m, u))
-            if not t.empty:
-                table = table.merge(t[[*keys, "mean"]].rename(columns={"mean": col}), on=keys, how="left")
-        extra += [
-            ("offered (Mbit/s)", "offered", _fmt),
-            ("sent (Mbit/s)", "sent", _fmt),
-            ("mean loss", "loss_mean", _loss),
-            ("mean jitter (ms)", "jitter_mean", _fmt),
-        ]
-    section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
-    rows = d.ok_alone(frame)
+
+
+def _with_udp_columns(prep: Prepared, table: pd.DataFrame) -> pd.DataFrame:
+    """Offered vs sent vs received: a sender pushed back by its own shaped link sends less than
+    offered and loses nothing; an overloaded path downstream drops the difference instead."""
+    keys = [*d.CONNECTION, *(["treatment"] if prep.factorial else [])]
+    metrics = {
+        "offered": ("offered_bps", 1e6),
+        "sent": ("sender_throughput_bps", 1e6),
+        "loss_mean": ("loss_ratio", 1.0),
+        "jitter_mean": ("jitter_mean_ns", 1e6),
+    }
+    for col, (metric, unit_scale) in metrics.items():
+        t = prep.per_treatment(
+            prep.frame, lambda f, m=metric, u=unit_scale: d.connection_table(f, "udp", m, u)
+        )
+        if not t.empty:
+            table = table.merge(t[[*keys, "mean"]].rename(columns={"mean": col}), on=keys, how="left")
+    return table
+
+
+def _throughput_figures(prep: Prepared, kind: str, table: pd.DataFrame, fig_dir: Path) -> list[Figure]:
+    """The CDF, the share of the model maximum, and (over repetitions) throughput and UDP loss."""
+    name = kind.upper()
+    rows = d.ok_alone(prep.frame)
     rows = rows[rows["kind"] == kind]
     several = rows["measurement"].nunique() > 1
     series = {
         _label(g.iloc[0], several): g["throughput_bps"] / 1e6
         for _, g in rows.groupby(["measurement", "src", "dst", "placement", TREATMENT], sort=False)
     }
-    section.figures.append(
+    title = f"CDF of {name} throughput (one value per repetition)"
+    out = [
         Figure(
             f"CDF of {name} throughput",
-            figures.cdf(
-                series,
-                "throughput (Mbit/s)",
-                f"CDF of {name} throughput (one value per repetition)",
-                fig_dir / f"{kind}_cdf",
-            ),
+            figures.cdf(series, "throughput (Mbit/s)", title, fig_dir / f"{kind}_cdf"),
         )
-    )
+    ]
     if "of_model_max" in table and table["of_model_max"].notna().any():
         shaped = table[table["of_model_max"].notna()]
-        section.figures.append(
-            Figure(
-                "Share of the overhead-model maximum",
-                figures.model_ratio(shaped, f"{name}: measured / model maximum", fig_dir / f"{kind}_model"),
-            )
-        )
+        png = figures.model_ratio(shaped, f"{name}: measured / model maximum", fig_dir / f"{kind}_model")
+        out.append(Figure("Share of the overhead-model maximum", png))
     if prep.factorial:
         rows = rows.assign(treatment=rows[TREATMENT])  # one line per connection and treatment
     if rows["repetition"].nunique() > 1:
-        section.figures.append(
-            Figure(
-                f"{name} throughput per repetition",
-                figures.per_repetition(
-                    rows,
-                    "throughput_bps",
-                    1e6,
-                    "Mbit/s",
-                    f"{name} throughput per repetition",
-                    fig_dir / f"{kind}_reps",
-                ),
-            )
-        )
+        title = f"{name} throughput per repetition"
+        png = figures.per_repetition(rows, "throughput_bps", 1e6, "Mbit/s", title, fig_dir / f"{kind}_reps")
+        out.append(Figure(title, png))
         if kind == "udp" and "loss_ratio" in rows:
-            section.figures.append(
-                Figure(
-                    "UDP loss per repetition",
-                    figures.per_repetition(
-                        rows,
-                        "loss_ratio",
-                        0.01,
-                        "loss (%)",
-                        "UDP loss per repetition",
-                        fig_dir / "udp_loss_reps",
-                    ),
-                )
+            title = "UDP loss per repetition"
+            png = figures.per_repetition(
+                rows, "loss_ratio", 0.01, "loss (%)", title, fig_dir / "udp_loss_reps"
             )
-    return section
+            out.append(Figure(title, png))
+    return out
 
 
 def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path) -> Section | None:
@@ -329,88 +302,114 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
     for i, (treatment, comp) in enumerate(results):
         name = f"{comp.pattern} · {comp.measurement}" + (f" · {treatment}" if treatment else "")
         throughput = comp.metric == "throughput_bps"
-        scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
         shared = links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
-        of_model = bool(throughput and comp.model_max)
-        rows = [
-            [f"{f.src} → {f.dst}", _fmt(f.alone_mean / scale), _fmt(f.together_mean / scale), _pct(f.ratio)]
-            + ([_pct(f.together_mean / comp.model_max)] if of_model else [])
-            for f in comp.flows
-        ]
-        if throughput:  # a sum of RTTs means nothing
-            rows.append(
-                ["sum together", "", _fmt(comp.sum_together / scale), ""]
-                + ([_sum_share(comp, shared)] if of_model else [])
-            )
-        section.tables.append(
-            TableView(
-                name,
-                ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
-                + (["together / model max"] if of_model else []),
-                rows,
-                note=(f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; " if throughput else "")
-                + f"start skew {comp.skew_mean_ns / 1e6:.2f} ms mean, "
-                f"{comp.skew_max_ns / 1e6:.2f} ms max",
-            )
-        )
+        section.tables.append(_competition_table(name, comp, shared))
         if prep.factorial and throughput:  # one figure across treatments, after the tables
             model = shared.model_max_bps if shared and shared.model_max_bps else comp.model_max
             combined.setdefault((comp.pattern, comp.measurement), []).append((str(treatment), comp, model))
             continue
-        section.figures.append(
-            Figure(
-                f"{name}: alone vs together",
-                figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}", treatment),
-            )
-        )
-        if throughput:
-            rep, labels = _first_together(prep, comp, treatment)
-            section.figures.append(
-                Figure(
-                    f"{name}: throughput over time, together",
-                    figures.timeseries(
-                        prep.samples,
-                        labels,
-                        "throughput_bps",
-                        1e6,
-                        "Mbit/s",
-                        f"{name}: the flows together (repetition {rep})",
-                        fig_dir / f"competition_ts_{i}",
-                    ),
-                )
-            )
+        section.figures += _competition_figures(prep, name, comp, treatment, fig_dir, i)
     for j, ((pattern, measurement), entries) in enumerate(combined.items()):
-        name = f"{pattern} · {measurement}"
-        section.figures.append(
-            Figure(
-                f"{name}: the flows together, per treatment",
-                figures.competition_by_treatment(
-                    entries,
-                    1e6,
-                    "Mbit/s",
-                    f"{name}: mean throughput together per treatment",
-                    fig_dir / f"competition_treatments_{j}",
-                ),
-                "each bar is one treatment's flows stacked; the black tick is the overhead-model "
-                "maximum of the link they share",
-            )
+        section.figures += _treatments_figures(prep, f"{pattern} · {measurement}", entries, fig_dir, j)
+    return section
+
+
+def _competition_table(name: str, comp: d.Competition, shared: SharedLink | None) -> TableView:
+    """Each flow alone and together (and against the model maximum); for throughput their sum."""
+    throughput = comp.metric == "throughput_bps"
+    scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
+    of_model = bool(throughput and comp.model_max)
+    rows = [
+        [
+            f"{f.src} → {f.dst}",
+            fmt.value(f.alone_mean / scale),
+            fmt.value(f.together_mean / scale),
+            fmt.ratio_pct(f.ratio),
+        ]
+        + ([fmt.ratio_pct(f.together_mean / comp.model_max)] if of_model else [])
+        for f in comp.flows
+    ]
+    if throughput:  # a sum of RTTs means nothing
+        rows.append(
+            ["sum together", "", fmt.value(comp.sum_together / scale), ""]
+            + ([_sum_share(comp, shared)] if of_model else [])
         )
-        panels = [(t, _first_together(prep, comp, t)[1]) for t, comp, _ in entries]
-        section.figures.append(
+    return TableView(
+        name,
+        ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
+        + (["together / model max"] if of_model else []),
+        rows,
+        note=(f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; " if throughput else "")
+        + f"start skew {comp.skew_mean_ns / 1e6:.2f} ms mean, "
+        f"{comp.skew_max_ns / 1e6:.2f} ms max",
+    )
+
+
+def _competition_figures(
+    prep: Prepared, name: str, comp: d.Competition, treatment: str | None, fig_dir: Path, i: int
+) -> list[Figure]:
+    """Alone vs together bars, and (throughput) the flows over time in their first repetition together."""
+    throughput = comp.metric == "throughput_bps"
+    scale, unit = (1e6, "Mbit/s") if throughput else (1e6, "ms")
+    out = [
+        Figure(
+            f"{name}: alone vs together",
+            figures.competition_bars(comp, scale, unit, fig_dir / f"competition_{i}", treatment),
+        )
+    ]
+    if throughput:
+        rep, labels = _first_together(prep, comp, treatment)
+        out.append(
             Figure(
-                f"{name}: throughput over time, together, per treatment",
-                figures.timeseries_grid(
-                    panels,
+                f"{name}: throughput over time, together",
+                figures.timeseries(
                     prep.samples,
+                    labels,
                     "throughput_bps",
                     1e6,
                     "Mbit/s",
-                    f"{name}: the flows together (first repetition of each treatment)",
-                    fig_dir / f"competition_ts_treatments_{j}",
+                    f"{name}: the flows together (repetition {rep})",
+                    fig_dir / f"competition_ts_{i}",
                 ),
             )
         )
-    return section
+    return out
+
+
+def _treatments_figures(
+    prep: Prepared,
+    name: str,
+    entries: list[tuple[str, d.Competition, float | None]],
+    fig_dir: Path,
+    j: int,
+) -> list[Figure]:
+    """One pattern's flows together across treatments: stacked bars, and their time series."""
+    bars = Figure(
+        f"{name}: the flows together, per treatment",
+        figures.competition_by_treatment(
+            entries,
+            1e6,
+            "Mbit/s",
+            f"{name}: mean throughput together per treatment",
+            fig_dir / f"competition_treatments_{j}",
+        ),
+        "each bar is one treatment's flows stacked; the black tick is the overhead-model "
+        "maximum of the link they share",
+    )
+    panels = [(t, _first_together(prep, comp, t)[1]) for t, comp, _ in entries]
+    series = Figure(
+        f"{name}: throughput over time, together, per treatment",
+        figures.timeseries_grid(
+            panels,
+            prep.samples,
+            "throughput_bps",
+            1e6,
+            "Mbit/s",
+            f"{name}: the flows together (first repetition of each treatment)",
+            fig_dir / f"competition_ts_treatments_{j}",
+        ),
+    )
+    return [bars, series]
 
 
 def _verdicts(results: list[tuple[str | None, d.Competition]]) -> list[str]:
@@ -457,14 +456,14 @@ def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
     if shared and shared.model_max_bps and shared.rate_bps != comp.link_rate:
         share = comp.sum_together / shared.model_max_bps
         return (
-            f"{_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, model max "
-            f"{_fmt(shared.model_max_bps / 1e6)} Mbit/s)"
+            f"{fmt.ratio_pct(share)} of the shared link {shared.name} ({format_rate(shared.rate_bps)}, "
+            f"model max {fmt.value(shared.model_max_bps / 1e6)} Mbit/s)"
         )
     share = comp.sum_together / comp.model_max
     if share > 1.1:
-        return f"{_pct(share)} of one link's model max: the flows cross separate links"
-    rate = f", {_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
-    return f"{_pct(share)}{rate}"
+        return f"{fmt.ratio_pct(share)} of one link's model max: the flows cross separate links"
+    rate = f", {fmt.ratio_pct(comp.sum_together / comp.link_rate)} of link rate" if comp.link_rate else ""
+    return f"{fmt.ratio_pct(share)}{rate}"
 
 
 # events a section of their own presents: the table names the section instead of a JSON fragment

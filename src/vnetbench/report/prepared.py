@@ -13,6 +13,7 @@ excluded whole, since its sum and Jain's index need every flow).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,9 +21,12 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
+from vnetbench.analysis.campaign_analysis import settings_from_spec
 from vnetbench.analysis.descriptive import ALONE
 from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
 from vnetbench.analysis.transient import NS, drop_transient
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import spec_of
 
 TREATMENT = "treatment_label"  # the column holding a row's treatment ("" without factors)
 CONNECTION = ("measurement", "src", "dst", "placement")
@@ -66,6 +70,7 @@ class Prepared:
 
 
 def treatment_label(levels: Any, names: list[str]) -> str:
+    """A treatment's factor levels as 'name=level, …' in the factors' order ('' without factors)."""
     if not isinstance(levels, dict):
         return ""
     return ", ".join(f"{n}={levels.get(n)}" for n in names)
@@ -74,6 +79,7 @@ def treatment_label(levels: Any, names: list[str]) -> str:
 def prepare(
     campaign: dict[str, Any], frame: pd.DataFrame, samples: pd.DataFrame, builds: pd.DataFrame
 ) -> Prepared:
+    """The ok measurements with their treatments, after the spec's transient removal and outlier policy."""
     names, levels, omit_ns, method = _settings(campaign)
     flows, _ = cd.flow_table(frame, samples, builds, names, omit_ns)
     treatments = _treatment_order(levels, names)
@@ -93,9 +99,6 @@ def prepare(
 
 def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str]:
     """Factor names and levels, omit (ns) and outlier method of the stored spec (none if unreadable)."""
-    from vnetbench.analysis.campaign_analysis import settings_from_spec, spec_of
-    from vnetbench.spec.loader import SpecInvalid
-
     try:
         spec = spec_of(campaign)
     except (SpecInvalid, TypeError, AttributeError):  # a hand-made campaign row without a spec
@@ -105,8 +108,6 @@ def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int
 
 
 def _treatment_order(levels: list[list[Any]], names: list[str]) -> list[str]:
-    import itertools
-
     if not names:
         return []
     return [treatment_label(dict(zip(names, c, strict=True)), names) for c in itertools.product(*levels)]

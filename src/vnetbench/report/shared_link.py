@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vnetbench.kinds import PathFacts, kind_of
 from vnetbench.layout import Layout
-from vnetbench.model import expected_max_bps
+from vnetbench.plan import make_plan, treatments
 from vnetbench.report.prepared import treatment_label
-from vnetbench.spec.loader import SpecInvalid
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import parse_spec
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,6 @@ class SharedLinks:
             self.layouts = {}
 
     def _lay_out(self, campaign: dict[str, Any]) -> None:
-        from vnetbench.plan import make_plan, treatments
-        from vnetbench.spec.loader import parse_spec
-
         spec = parse_spec(campaign["spec_text"], campaign.get("spec_source") or "<stored spec>")
         plan = make_plan(spec, str(campaign["id"]), int(campaign.get("seed") or 0))
         names = [f.name for f in spec.campaign.factors]
@@ -59,5 +58,5 @@ class SharedLinks:
         link = min(shaped, key=lambda x: x.rate)
         m = variant.measurement(measurement)
         mtu = min(layout.path_mtu(src, dst) for src, dst in flows)
-        model = expected_max_bps(m.kind, link.rate, mtu, getattr(m, "length", 1470))
+        model = kind_of(m.kind).expected_max_bps(m, PathFacts(link.rate, mtu), {})
         return SharedLink(link.label, int(link.rate), model)

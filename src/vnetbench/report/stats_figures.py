@@ -19,6 +19,7 @@ from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.reproducibility import MetricReproducibility
 from vnetbench.analysis.two_k_r import TwoKRResult
+from vnetbench.report import format as fmt
 
 
 def _save(fig: plt.Figure, path: Path) -> tuple[Path, Path]:
@@ -36,10 +37,6 @@ def _diag(result: Fitted | Diagnostics) -> Diagnostics:
     return result if isinstance(result, Diagnostics) else diagnostics(result)
 
 
-def _in(unit: str) -> str:
-    return f" ({unit})" if unit else ""
-
-
 def residuals_vs_predicted(
     result: Fitted | Diagnostics, path: Path, title: str = "", scale: float = 1.0, unit: str = ""
 ) -> tuple[Path, Path]:
@@ -49,8 +46,8 @@ def residuals_vs_predicted(
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.scatter(np.asarray(d.predicted) / scale, np.asarray(d.residuals) / scale, s=14, alpha=0.7)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("predicted response" + _in(unit))
-    ax.set_ylabel("residual" + _in(unit))
+    ax.set_xlabel("predicted response" + fmt.unit_suffix(unit))
+    ax.set_ylabel("residual" + fmt.unit_suffix(unit))
     ax.set_title(title or "Residuals vs predicted response")
     return _save(fig, path)
 
@@ -89,7 +86,7 @@ def level_means(
         ax.axhline(threshold, color="C3", ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xticks(x, [str(lv) for lv in anova.levels])
     ax.set_xlabel(anova.factor)
-    ax.set_ylabel(anova.response + _in(unit))
+    ax.set_ylabel(anova.response + fmt.unit_suffix(unit))
     ax.set_title(title or f"Mean {anova.response} per {anova.factor}")
     ax.legend()
     return _save(fig, path)
@@ -119,7 +116,7 @@ def effects_chart(
     ax.axvline(0, color="grey", lw=0.8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
-    ax.set_xlabel(f"effect{_in(unit)}, {100 * result.confidence:g} % CI; grey: not significant")
+    ax.set_xlabel(f"effect{fmt.unit_suffix(unit)}, {100 * result.confidence:g} % CI; grey: not significant")
     ax.set_title(title or default)
     return _save(fig, path)
 
@@ -138,7 +135,7 @@ def contrast_intervals(
     ax.set_yticks(y, [c.label for c in contrasts])
     ax.invert_yaxis()
     conf = f"{100 * contrasts[0].confidence:g} %" if contrasts else ""
-    ax.set_xlabel(f"contrast{_in(unit)}, {conf} CI")
+    ax.set_xlabel(f"contrast{fmt.unit_suffix(unit)}, {conf} CI")
     ax.set_title(title or "Confidence intervals of contrasts")
     return _save(fig, path)
 
@@ -192,6 +189,6 @@ def placement_chart(
     ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, names)
     value = comparison["value"]
-    ax.set_ylabel(value + _in(unit))
+    ax.set_ylabel(value + fmt.unit_suffix(unit))
     ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
     return _save(fig, path)

@@ -31,7 +31,8 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
 from vnetbench.analysis.fairness import jain_index
-from vnetbench.model import frame_bytes
+from vnetbench.kinds.overhead import frame_bytes
+from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.view import Figure, TableView
 
@@ -53,12 +54,6 @@ def is_together(rows: pd.DataFrame) -> pd.Series:
     if rows.empty:
         return pd.Series(False, index=rows.index)
     return rows["group_kind"].isin(TOGETHER) & (rows["group_size"].fillna(1) > 1)
-
-
-def _fmt(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}g}"
 
 
 def _factors(value: Any) -> str:
@@ -142,10 +137,10 @@ def multi_flow_part(
     rows = _with_columns(all_rows[is_together(all_rows)])
     if rows.empty:
         return None
-    steps = step_table(rows)
     per_flow = rows.groupby(["group", "payload_bytes", "target_pps", "flow"], as_index=False).agg(
         received_pps=("received_pps", "mean")
     )
+    sweep = _Sweep(all_rows, rows, step_table(rows), per_flow, background_steps or set())
     part = MultiPart(
         "Flows swept at the same moment (parallel patterns: one step per point, N flows behind one "
         "barrier) have figures of their own: left, every flow's received rate (thin) and the mean per "
@@ -153,112 +148,13 @@ def multi_flow_part(
         "the total offered — beside one of the same pairs swept alone (black), so a shared "
         "saturation limit shows as an aggregate that meets the single flow's plateau."
     )
-    table: list[list[str]] = []
-    summary: list[list[str]] = []
-    groups = list(dict.fromkeys(rows["group"]))
-    colours = {g: plt.get_cmap("tab10")(i % 10) for i, g in enumerate(groups)}
     for size in sorted(rows["payload_bytes"].unique()):
         size_i = int(size)
-        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-        top_flow = top_total = 0.0
-        refs_drawn: list[str] = []
-        for group in groups:
-            g_rows = rows[(rows["group"] == group) & (rows["payload_bytes"] == size)]
-            if g_rows.empty:
-                continue
-            colour = colours[group]
-            n = int(g_rows.groupby("step_key").size().max())
-            flows = per_flow[(per_flow["group"] == group) & (per_flow["payload_bytes"] == size)]
-            for _, f in flows.groupby("flow", sort=False):
-                f = f.sort_values("target_pps")
-                left.plot(f["target_pps"], f["received_pps"], color=colour, lw=0.7, alpha=0.55)
-            st = steps[(steps["group"] == group) & (steps["size"] == size_i)]
-            agg = st.groupby("offered_pps", as_index=False).agg(
-                aggregate_pps=("aggregate_pps", "mean"),
-                aggregate_sent_pps=("aggregate_sent_pps", "mean"),
-                flows=("flows", "max"),
-                jain=("jain", "mean"),
-                loss_max=("loss_max", "max"),
-                skew_ns=("skew_ns", "max"),
-            )
-            x = agg["offered_pps"].to_numpy()
-            left.plot(x, agg["aggregate_pps"] / agg["flows"], color=colour, lw=2.2, marker="o", ms=4,
-                      label=f"{group} ({n} flows): mean per flow")  # fmt: skip
-            total = x * agg["flows"]
-            right.plot(total, agg["aggregate_pps"], color=colour, lw=2, marker="o", ms=4,
-                       label=f"{group} ({n} flows): received")  # fmt: skip
-            right.plot(total, agg["aggregate_sent_pps"], color=colour, lw=0.8, ls="--")
-            top_flow, top_total = max(top_flow, float(x.max())), max(top_total, float(total.max()))
-            ref, ref_label = reference(all_rows, g_rows, background_steps or set())
-            ref = ref[ref["payload_bytes"] == size] if not ref.empty else ref
-            if not ref.empty and ref_label and ref_label not in refs_drawn:
-                ls, marker = REF_STYLES[len(refs_drawn) % len(REF_STYLES)]
-                refs_drawn.append(ref_label)
-                ref = ref.sort_values("target_pps")
-                for ax in (left, right):
-                    ax.plot(ref["target_pps"], ref["received_pps"], color="black", ls=ls, marker=marker, ms=4,
-                            lw=1.2, label=ref_label if ax is left else None)  # fmt: skip
-            ref_at = dict(zip(ref["target_pps"], ref["received_pps"], strict=True)) if not ref.empty else {}
-            for _, p in agg.iterrows():
-                at = flows[flows["target_pps"] == p["offered_pps"]]["received_pps"]
-                alone = ref_at.get(p["offered_pps"])
-                mean = p["aggregate_pps"] / p["flows"]
-                table.append(
-                    [
-                        group,
-                        str(int(p["flows"])),
-                        str(size_i),
-                        _fmt(p["offered_pps"]),
-                        _fmt(mean),
-                        f"{_fmt(at.min())} – {_fmt(at.max())}",
-                        _fmt(alone),
-                        _fmt(mean / alone * 100 if alone else np.nan),
-                        _fmt(p["aggregate_pps"]),
-                        _fmt(p["offered_pps"] * p["flows"]),
-                        _fmt(p["jain"], 4),
-                        _fmt(p["loss_max"] * 100, 2),
-                        _fmt(p["skew_ns"] / 1e6, 2),
-                    ]
-                )
-            alone_max = float(ref["received_pps"].max()) if not ref.empty else np.nan
-            saturated = "–"
-            if not ref.empty:
-                top = ref.loc[ref["target_pps"].idxmax()]
-                saturated = "yes" if top["received_pps"] < SATURATED * top["target_pps"] else "no"
-            agg_max = float(agg["aggregate_pps"].max())
-            summary.append(
-                [
-                    group,
-                    str(n),
-                    str(size_i),
-                    _fmt(float((agg["aggregate_pps"] / agg["flows"]).max())),
-                    _fmt(agg_max),
-                    _fmt(alone_max),
-                    saturated,
-                    _fmt(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
-                ]
-            )
-        left.plot([0, top_flow], [0, top_flow], color="grey", lw=0.8, label="received = offered")
-        right.plot([0, top_total], [0, top_total], color="grey", lw=0.8)
-        left.set_xlabel("offered rate per flow (packets/s)")
-        left.set_ylabel("received rate per flow (packets/s)")
-        left.set_title("per flow: thin = each flow, thick = mean per flow", fontsize=9)
-        right.set_xlabel("total offered rate (packets/s)")
-        right.set_ylabel("aggregate received rate (packets/s)")
-        right.set_title("aggregate: sum of the flows (dashed: sent)", fontsize=9)
-        for ax in (left, right):
-            ax.grid(alpha=0.3)
-            for axis in (ax.xaxis, ax.yaxis):
-                axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}K" if v else "0"))
-        left.legend(fontsize=7)
-        right.legend(fontsize=7)
-        fig.suptitle(
-            f"Simultaneous flows, {size_i}-byte payloads ({frame_bytes(size_i)}-byte frames)", fontsize=10
-        )
-        png = save(fig, fig_dir / f"probe_pps_multi_{size_i}")
+        png = _size_figure(sweep, size, fig_dir / f"probe_pps_multi_{size_i}")
         part.figures.append(
             Figure(f"Simultaneous flows: per flow and aggregate, {size_i}-byte payloads", png)
         )
+    table, summary = sweep.table, sweep.summary
     part.tables.append(
         TableView(
             "Simultaneous flows: saturation shared",
@@ -303,3 +199,151 @@ def multi_flow_part(
         )
     )
     return part
+
+
+@dataclass
+class _Sweep:
+    """The simultaneous flows of a campaign's sweeps, and the table rows made from them so far."""
+
+    all_rows: pd.DataFrame
+    rows: pd.DataFrame  # flows that ran together, with the columns of COLUMNS
+    steps: pd.DataFrame  # step_table(rows)
+    per_flow: pd.DataFrame  # mean received rate per group, size, offered rate and flow
+    background_steps: set[str]
+    table: list[list[str]] = field(default_factory=list)
+    summary: list[list[str]] = field(default_factory=list)
+
+    @property
+    def groups(self) -> list[str]:
+        return list(dict.fromkeys(self.rows["group"]))
+
+
+def _size_figure(sweep: _Sweep, size: Any, path: Path) -> Path:
+    """One payload size: per-flow (left) and aggregate (right) panels of every group."""
+    size_i = int(size)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    top_flow = top_total = 0.0
+    refs_drawn: list[str] = []
+    colours = {g: plt.get_cmap("tab10")(i % 10) for i, g in enumerate(sweep.groups)}
+    for group in sweep.groups:
+        g_rows = sweep.rows[(sweep.rows["group"] == group) & (sweep.rows["payload_bytes"] == size)]
+        if g_rows.empty:
+            continue
+        tops = _draw_group(sweep, group, size, g_rows, (left, right), colours[group], refs_drawn)
+        top_flow, top_total = max(top_flow, tops[0]), max(top_total, tops[1])
+    left.plot([0, top_flow], [0, top_flow], color="grey", lw=0.8, label="received = offered")
+    right.plot([0, top_total], [0, top_total], color="grey", lw=0.8)
+    left.set_xlabel("offered rate per flow (packets/s)")
+    left.set_ylabel("received rate per flow (packets/s)")
+    left.set_title("per flow: thin = each flow, thick = mean per flow", fontsize=9)
+    right.set_xlabel("total offered rate (packets/s)")
+    right.set_ylabel("aggregate received rate (packets/s)")
+    right.set_title("aggregate: sum of the flows (dashed: sent)", fontsize=9)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}K" if v else "0"))
+    left.legend(fontsize=7)
+    right.legend(fontsize=7)
+    fig.suptitle(
+        f"Simultaneous flows, {size_i}-byte payloads ({frame_bytes(size_i)}-byte frames)", fontsize=10
+    )
+    return save(fig, path)
+
+
+def _draw_group(
+    sweep: _Sweep,
+    group: str,
+    size: Any,
+    g_rows: pd.DataFrame,
+    axes: tuple[Any, Any],
+    colour: Any,
+    refs: list[str],
+) -> tuple[float, float]:
+    """Draw one group at one size, add its table and summary rows; returns the largest offered rates
+    (per flow, total) drawn. `refs`: labels of the alone references drawn so far in this figure."""
+    left, right = axes
+    size_i = int(size)
+    n = int(g_rows.groupby("step_key").size().max())
+    flows = sweep.per_flow[(sweep.per_flow["group"] == group) & (sweep.per_flow["payload_bytes"] == size)]
+    for _, f in flows.groupby("flow", sort=False):
+        f = f.sort_values("target_pps")
+        left.plot(f["target_pps"], f["received_pps"], color=colour, lw=0.7, alpha=0.55)
+    st = sweep.steps[(sweep.steps["group"] == group) & (sweep.steps["size"] == size_i)]
+    agg = st.groupby("offered_pps", as_index=False).agg(
+        aggregate_pps=("aggregate_pps", "mean"),
+        aggregate_sent_pps=("aggregate_sent_pps", "mean"),
+        flows=("flows", "max"),
+        jain=("jain", "mean"),
+        loss_max=("loss_max", "max"),
+        skew_ns=("skew_ns", "max"),
+    )
+    x = agg["offered_pps"].to_numpy()
+    left.plot(x, agg["aggregate_pps"] / agg["flows"], color=colour, lw=2.2, marker="o", ms=4,
+              label=f"{group} ({n} flows): mean per flow")  # fmt: skip
+    total = x * agg["flows"]
+    right.plot(total, agg["aggregate_pps"], color=colour, lw=2, marker="o", ms=4,
+               label=f"{group} ({n} flows): received")  # fmt: skip
+    right.plot(total, agg["aggregate_sent_pps"], color=colour, lw=0.8, ls="--")
+    ref, ref_label = reference(sweep.all_rows, g_rows, sweep.background_steps)
+    ref = ref[ref["payload_bytes"] == size] if not ref.empty else ref
+    if not ref.empty and ref_label and ref_label not in refs:
+        ls, marker = REF_STYLES[len(refs) % len(REF_STYLES)]
+        refs.append(ref_label)
+        ref = ref.sort_values("target_pps")
+        for ax in (left, right):
+            ax.plot(ref["target_pps"], ref["received_pps"], color="black", ls=ls, marker=marker, ms=4,
+                    lw=1.2, label=ref_label if ax is left else None)  # fmt: skip
+    sweep.table += _point_rows(group, size_i, agg, flows, ref)
+    sweep.summary.append(_summary_row(group, n, size_i, agg, ref))
+    return float(x.max()), float(total.max())
+
+
+def _point_rows(
+    group: str, size: int, agg: pd.DataFrame, flows: pd.DataFrame, ref: pd.DataFrame
+) -> list[list[str]]:
+    """One row per sweep point of a group: per flow, against the flow alone, aggregate, Jain, loss, skew."""
+    ref_at = dict(zip(ref["target_pps"], ref["received_pps"], strict=True)) if not ref.empty else {}
+    out = []
+    for _, p in agg.iterrows():
+        at = flows[flows["target_pps"] == p["offered_pps"]]["received_pps"]
+        alone = ref_at.get(p["offered_pps"])
+        mean = p["aggregate_pps"] / p["flows"]
+        out.append(
+            [
+                group,
+                str(int(p["flows"])),
+                str(size),
+                fmt.sig(p["offered_pps"]),
+                fmt.sig(mean),
+                f"{fmt.sig(at.min())} – {fmt.sig(at.max())}",
+                fmt.sig(alone),
+                fmt.sig(mean / alone * 100 if alone else np.nan),
+                fmt.sig(p["aggregate_pps"]),
+                fmt.sig(p["offered_pps"] * p["flows"]),
+                fmt.sig(p["jain"], 4),
+                fmt.sig(p["loss_max"] * 100, 2),
+                fmt.sig(p["skew_ns"] / 1e6, 2),
+            ]
+        )
+    return out
+
+
+def _summary_row(group: str, n: int, size: int, agg: pd.DataFrame, ref: pd.DataFrame) -> list[str]:
+    """A group at one size: its maxima against the flow alone, and whether the flow alone saturated."""
+    alone_max = float(ref["received_pps"].max()) if not ref.empty else np.nan
+    saturated = "–"
+    if not ref.empty:
+        top = ref.loc[ref["target_pps"].idxmax()]
+        saturated = "yes" if top["received_pps"] < SATURATED * top["target_pps"] else "no"
+    agg_max = float(agg["aggregate_pps"].max())
+    return [
+        group,
+        str(n),
+        str(size),
+        fmt.sig(float((agg["aggregate_pps"] / agg["flows"]).max())),
+        fmt.sig(agg_max),
+        fmt.sig(alone_max),
+        saturated,
+        fmt.sig(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
+    ]

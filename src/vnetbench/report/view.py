@@ -6,7 +6,15 @@ import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vnetbench.analysis.campaign_tables import Tabular
+
+@dataclass
+class TableView:
+    """A table of display strings: rendered as HTML in the report and by rich in the terminal."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+    note: str = ""
 
 
 @dataclass
@@ -22,10 +30,6 @@ class Figure:
     @property
     def svg_name(self) -> str:
         return self.png.with_suffix(".svg").name
-
-
-# A table of display strings is the same thing in the terminal (`vnetbench analyze`) and here.
-TableView = Tabular
 
 
 @dataclass

@@ -25,6 +25,7 @@ def _header(text: str, key: str) -> str:
 
 
 def all_scenarios() -> list[Scenario]:
+    """Every built-in scenario, by file name."""
     files = sorted(p for p in resources.files(__package__).iterdir() if p.name.endswith(".yaml"))
     out = []
     for path in files:
@@ -36,6 +37,7 @@ def all_scenarios() -> list[Scenario]:
 
 
 def get_scenario(name: str) -> Scenario:
+    """The scenario of that name; KeyError naming the known ones otherwise."""
     for scenario in all_scenarios():
         if scenario.name == name:
             return scenario

@@ -64,6 +64,7 @@ def cdf(points: Points, delay_ns: float) -> float:
 
 
 def median_ns(points: Points) -> float:
+    """The median of a delay CDF (ns)."""
     return quantile(points, 0.5)
 
 

@@ -22,8 +22,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from vnetbench.spec.errors import LineMap, SpecError, SpecInvalid, pydantic_errors
 from vnetbench.spec.units import DurationNs
 
 # Never starts with '-': a tool would read it as an option (argument injection, not only shell).
@@ -193,16 +195,11 @@ def parse_inventory_data(data: Any) -> Inventory:
 
 def load_inventory(path: Path | str) -> Inventory:
     """Load an inventory file; raise SpecInvalid with file:line: field: message on any problem."""
-    import yaml
-    from pydantic import ValidationError
-
-    from vnetbench.spec.loader import SpecError, SpecInvalid, _LineMap, _pydantic_errors
-
     source = str(path)
     try:
         text = Path(path).read_text()
         data = yaml.safe_load(text)
-        lines = _LineMap(text, source)
+        lines = LineMap(text, source)
     except OSError as err:
         raise SpecInvalid([SpecError(source, 0, "", f"cannot read the inventory: {err.strerror}")]) from None
     except yaml.YAMLError as err:
@@ -223,39 +220,15 @@ def load_inventory(path: Path | str) -> Inventory:
     try:
         return _File.model_validate({"inventory": data}).inventory
     except ValidationError as err:
-        errors = _pydantic_errors(
-            err, {"inventory": data}, source, lambda loc: lines.line((*prefix, *loc[1:]))
+        errors = pydantic_errors(
+            err, {"inventory": data}, source, lambda loc: lines.line((*prefix, *loc[1:])), _File
         )
         raise SpecInvalid(errors) from None
 
 
 def inventory_text(path: Path | str) -> str:
     """The inventory file as a top-level `inventory:` block to append to a campaign's text."""
-    import yaml
-
     data = yaml.safe_load(Path(path).read_text())
     if isinstance(data, dict) and "inventory" in data and "hosts" not in data:
         data = data["inventory"]
     return yaml.safe_dump({"inventory": data}, sort_keys=False)
-
-
-def with_inventory(loaded: Any, path: Path | str) -> Any:
-    """A loaded campaign with an inventory file appended to its text (stored, so resume finds it)."""
-    from vnetbench.spec.loader import SpecError, SpecInvalid, parse_spec
-
-    load_inventory(path)  # errors point at the inventory file's own lines
-    if loaded.campaign.inventory is not None:
-        raise SpecInvalid(
-            [
-                SpecError(
-                    loaded.source,
-                    0,
-                    "inventory",
-                    "the campaign has an inventory and --inventory was given; keep one",
-                )
-            ]
-        )
-    text = (
-        loaded.text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)
-    )
-    return parse_spec(text, loaded.source)

@@ -9,30 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
+from vnetbench.spec.errors import LineMap, Loc, SpecError, SpecInvalid, dotted, pydantic_errors
+from vnetbench.spec.inventory import inventory_text, load_inventory
 from vnetbench.spec.models import Campaign
-from vnetbench.spec.references import Loc, Problem, check_references
-
-
-@dataclass(frozen=True)
-class SpecError:
-    file: str
-    line: int
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
-
-
-class SpecInvalid(Exception):
-    """The spec cannot be used; `errors` holds one located message per problem."""
-
-    def __init__(self, errors: list[SpecError]) -> None:
-        super().__init__("\n".join(str(e) for e in errors))
-        self.errors = errors
+from vnetbench.spec.paths import apply_overrides
+from vnetbench.spec.references import Problem, check_references
 
 
 @dataclass(frozen=True)
@@ -46,42 +29,11 @@ class LoadedSpec:
 
     def error(self, loc: Loc, message: str) -> SpecError:
         """A located error about this spec, for checks made after loading (plan, factors)."""
-        return SpecError(self.source, self.line_of(loc), _dotted(loc), message)
-
-
-class _LineMap:
-    """Maps a location (keys and list indices) to the line it starts on in the YAML text."""
-
-    def __init__(self, text: str, file: str) -> None:
-        self.lines: dict[Loc, int] = {}
-        self.duplicates: list[tuple[Loc, int, str]] = []
-        root = yaml.compose(text)
-        if root is not None:
-            self._walk(root, ())
-
-    def _walk(self, node: yaml.Node, loc: Loc) -> None:
-        self.lines[loc] = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            seen: set[str] = set()
-            for key_node, value_node in node.value:
-                key = key_node.value
-                if key in seen:
-                    self.duplicates.append(((*loc, key), key_node.start_mark.line + 1, key))
-                seen.add(key)
-                self.lines[(*loc, key)] = key_node.start_mark.line + 1
-                self._walk(value_node, (*loc, key))
-                self.lines[(*loc, key)] = key_node.start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode):
-            for index, item in enumerate(node.value):
-                self._walk(item, (*loc, index))
-
-    def line(self, loc: Loc) -> int:
-        while loc and loc not in self.lines:
-            loc = loc[:-1]
-        return self.lines.get(loc, 1)
+        return SpecError(self.source, self.line_of(loc), dotted(loc), message)
 
 
 def load_spec(path: Path | str) -> LoadedSpec:
+    """Load and validate a campaign file; SpecInvalid with every located error."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -102,9 +54,10 @@ def load_spec(path: Path | str) -> LoadedSpec:
 
 
 def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | None = None) -> LoadedSpec:
+    """Validate a campaign's YAML text (with --set overrides applied first); SpecInvalid on any problem."""
     try:
         data = yaml.safe_load(text)
-        lines = _LineMap(text, source)
+        lines = LineMap(text, source)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark else 0
@@ -125,13 +78,11 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
     if lines.duplicates:
         raise SpecInvalid(
             [
-                SpecError(source, line, _dotted(loc), f"'{key}' appears twice here; keep one")
+                SpecError(source, line, dotted(loc), f"'{key}' appears twice here; keep one")
                 for loc, line, key in lines.duplicates
             ]
         )
     if overrides:
-        from vnetbench.spec.paths import apply_overrides
-
         data = apply_overrides(data, overrides)
     campaign = validate(data, source, lines.line)
     return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
@@ -142,105 +93,33 @@ def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) ->
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as err:
-        raise SpecInvalid(_pydantic_errors(err, data, source, line_of)) from None
+        raise SpecInvalid(pydantic_errors(err, data, source, line_of, Campaign)) from None
     problems: list[Problem] = check_references(campaign)
     if problems:
-        raise SpecInvalid([SpecError(source, line_of(p.loc), _dotted(p.loc), p.message) for p in problems])
+        raise SpecInvalid([SpecError(source, line_of(p.loc), dotted(p.loc), p.message) for p in problems])
     return campaign
 
 
-def _pydantic_errors(err: ValidationError, data: Any, source: str, line_of: Any) -> list[SpecError]:
-    out: list[SpecError] = []
-    seen: set[tuple[str, str]] = set()
-    for item in err.errors(include_url=False):
-        loc = _real_loc(item["loc"], data)
-        message = _explain(item, loc, data)
-        key = (_dotted(loc), message)
-        if key in seen:  # unions report one problem per member; say it once
-            continue
-        seen.add(key)
-        out.append(SpecError(source, line_of(loc), _dotted(loc), message))
-    return out
+def spec_of(campaign_row: dict[str, Any]) -> Campaign:
+    """The stored spec of a campaign row as a validated model (it was valid when the campaign ran)."""
+    return parse_spec(campaign_row["spec_text"], campaign_row.get("spec_source") or "<stored spec>").campaign
 
 
-def _real_loc(loc: tuple[Any, ...], data: Any) -> Loc:
-    """Drop pydantic's union-member tags (e.g. 'tcp', 'function-before[...]') from a location."""
-    real: list[str | int] = []
-    node = data
-    for part in loc:
-        in_mapping = isinstance(node, dict) and part in node
-        in_sequence = isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)
-        if in_mapping or in_sequence:
-            real.append(part)
-            node = node[part]
-        elif isinstance(node, dict) and isinstance(part, str) and not _is_tag(part, node):
-            real.append(part)  # a missing or unknown key: keep it, it names the field
-            node = None
-    return tuple(real)
-
-
-def _is_tag(part: str, node: dict[str, Any]) -> bool:
-    return part == node.get("kind") or "[" in part or part in {"str", "int", "float", "bool"}
-
-
-def _explain(item: dict[str, Any], loc: Loc, data: Any) -> str:
-    kind = item["type"]
-    if kind == "extra_forbidden":
-        accepted = _accepted_keys(loc[:-1], data)
-        return f"unknown key '{loc[-1]}'" + (f"; accepted here: {', '.join(accepted)}" if accepted else "")
-    if kind == "missing":
-        return "required field is missing"
-    if kind == "union_tag_invalid" or kind == "union_tag_not_found":
-        ctx = item.get("ctx", {})
-        return f"'kind' must be one of {ctx.get('expected_tags', '')}"
-    message = item["msg"]
-    for prefix in ("Value error, ", "Assertion failed, "):
-        message = message.removeprefix(prefix)
-    if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
-        message = "must be 1–31 letters, digits, '-' or '_', starting with a letter"
-    return message[0].lower() + message[1:] if message else message
-
-
-def _accepted_keys(loc: Loc, data: Any) -> list[str]:
-    """The field names the model at `loc` accepts (to tell a user what they could have meant)."""
-    model: Any = Campaign
-    node = data
-    for part in loc:
-        node = node[part] if isinstance(node, dict | list) else None
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part) if isinstance(model, type) else None
-        if field is None:
-            return []
-        model = _model_for(field.annotation, node)
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        return sorted(model.model_fields)
-    return []
-
-
-def _model_for(annotation: Any, node: Any) -> Any:
-    """Find the BaseModel class inside an annotation (list[X], X | None, a tagged union)."""
-    import typing
-
-    candidates = []
-    stack = [annotation]
-    while stack:
-        ann = stack.pop()
-        if isinstance(ann, type) and issubclass(ann, BaseModel):
-            candidates.append(ann)
-        stack.extend(typing.get_args(ann))
-    if isinstance(node, list) and node:
-        node = node[0]
-    if isinstance(node, dict) and "kind" in node:
-        for cand in candidates:
-            field = cand.model_fields.get("kind")
-            if field is not None and node["kind"] in typing.get_args(field.annotation):
-                return cand
-    return candidates[0] if candidates else None
-
-
-def _dotted(loc: Loc) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+def with_inventory(loaded: LoadedSpec, path: Path | str) -> LoadedSpec:
+    """A loaded campaign with an inventory file appended to its text (stored, so resume finds it)."""
+    load_inventory(path)  # errors point at the inventory file's own lines
+    if loaded.campaign.inventory is not None:
+        raise SpecInvalid(
+            [
+                SpecError(
+                    loaded.source,
+                    0,
+                    "inventory",
+                    "the campaign has an inventory and --inventory was given; keep one",
+                )
+            ]
+        )
+    text = (
+        loaded.text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)
+    )
+    return parse_spec(text, loaded.source)

@@ -37,6 +37,7 @@ def _item_name(item: dict[str, Any]) -> str | None:
 
 
 def get_path(data: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path (named list items by name); PathError naming the part not found."""
     node: Any = data
     for part in path.split("."):
         container, key = _step(node, part, path)
@@ -48,6 +49,7 @@ def get_path(data: dict[str, Any], path: str) -> Any:
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
+    """Set the value at a dotted path, creating missing mappings on the way."""
     parts = path.split(".")
     node: Any = data
     for part in parts[:-1]:
@@ -60,6 +62,7 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> None:
 
 
 def apply_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the data with every {path: value} set."""
     out = copy.deepcopy(data)
     for path, value in overrides.items():
         set_path(out, path, value)

@@ -6,14 +6,14 @@ Returns (location, message) pairs; references.py turns them into Problems with f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from vnetbench.spec.errors import Loc
 from vnetbench.spec.models import BackgroundMeasurement, Campaign, NodesPattern
+from vnetbench.spec.segments import Segment
 
-Loc = tuple[str | int, ...]
 
-
-def check(campaign: Campaign, segments: Sequence[Any]) -> list[tuple[Loc, str]]:
+def check(campaign: Campaign, segments: Sequence[Segment]) -> list[tuple[Loc, str]]:
+    """Located problems of the vnb-probe measurements and the nodes pattern."""
     out: list[tuple[Loc, str]] = []
     nodes = [n.name for n in campaign.topology.nodes]
     kinds = {m.name: m.kind for m in campaign.measurements}

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from vnetbench.spec import probe_checks
+from vnetbench.spec.errors import Loc
 from vnetbench.spec.models import (
     Campaign,
     FanInPattern,
@@ -17,8 +19,7 @@ from vnetbench.spec.models import (
     ParallelPattern,
     StarPattern,
 )
-
-Loc = tuple[str | int, ...]
+from vnetbench.spec.segments import Segment, SegmentError, l2_segments
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,26 @@ class Problem:
 
 
 def check_references(campaign: Campaign) -> list[Problem]:
+    """Every problem of names and links, each located: names, then links, then segments and patterns
+    (a later check needs the earlier ones to pass)."""
+    problems = _names_and_placement(campaign)
+    if problems:
+        return problems  # later checks need hosts and sites to resolve
+    problems = _links(campaign)
+    if problems:
+        return problems
+    try:
+        segments, _ = l2_segments(campaign.topology)
+    except SegmentError as err:
+        return [Problem(err.loc, str(err))]
+    problems = _one_link_per_segment(campaign, segments)
+    problems += _patterns(campaign, segments)
+    problems += [Problem(loc, message) for loc, message in probe_checks.check(campaign, segments)]
+    return problems
+
+
+def _names_and_placement(campaign: Campaign) -> list[Problem]:
+    """Unique names; every host's site, node's and switch's host exists."""
     problems: list[Problem] = []
     topo = campaign.topology
     problems += _unique("topology", "sites", [s.name for s in topo.sites])
@@ -55,9 +76,17 @@ def check_references(campaign: Campaign) -> list[Problem]:
         problems += _choose("topology", "nodes", i, "host", node.host, hosts, "host")
     for i, switch in enumerate(topo.switches):
         problems += _choose("topology", "switches", i, "host", switch.host, hosts, "host")
-    if problems:
-        return problems  # later checks need hosts and sites to resolve
+    return problems
 
+
+def _links(campaign: Campaign) -> list[Problem]:
+    """Every link joins two known, different ends, with an overlay only between hosts and a delay
+    given one way only."""
+    problems: list[Problem] = []
+    topo = campaign.topology
+    hosts = [h.name for h in topo.hosts]
+    nodes = [n.name for n in topo.nodes]
+    switches = [s.name for s in topo.switches]
     ends = set(nodes) | set(switches)
     host_of = {n.name: n.host or (hosts[0] if hosts else "host") for n in topo.nodes}
     host_of.update({s.name: s.host or (hosts[0] if hosts else "host") for s in topo.switches})
@@ -93,15 +122,13 @@ def check_references(campaign: Campaign) -> list[Problem]:
                     "(or remove delay_cdf)",
                 )
             )
-    if problems:
-        return problems
+    return problems
 
-    from vnetbench.layout import LayoutError, l2_segments  # the layout imports the spec models
 
-    try:
-        segments, _ = l2_segments(topo)
-    except LayoutError as err:
-        return [Problem(err.loc, str(err))]
+def _one_link_per_segment(campaign: Campaign, segments: list[Segment]) -> list[Problem]:
+    """A node has at most one interface in each L2 segment."""
+    problems: list[Problem] = []
+    nodes = [n.name for n in campaign.topology.nodes]
     for node in nodes:
         in_segments = [s.label for s in segments if node in s.addresses]
         dup = [label for label, count in Counter(in_segments).items() if count > 1]
@@ -112,7 +139,13 @@ def check_references(campaign: Campaign) -> list[Problem]:
                     f"node '{node}' has two links into one L2 segment ({dup[0]}); keep one",
                 )
             )
+    return problems
 
+
+def _patterns(campaign: Campaign, segments: list[Segment]) -> list[Problem]:
+    """A pattern's measurements and nodes exist, its count fits, and its pairs share a segment."""
+    problems: list[Problem] = []
+    nodes = [n.name for n in campaign.topology.nodes]
     measurement_names = [m.name for m in campaign.measurements]
     for i, pattern in enumerate(campaign.patterns):
         for j, name in enumerate(pattern.measurements):
@@ -151,9 +184,6 @@ def check_references(campaign: Campaign) -> list[Problem]:
                             "add a link or a switch that joins them",
                         )
                     )
-    from vnetbench.spec import probe_checks
-
-    problems += [Problem(loc, message) for loc, message in probe_checks.check(campaign, segments)]
     return problems
 
 

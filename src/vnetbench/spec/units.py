@@ -123,6 +123,7 @@ def format_rate_spec(bits_per_second: int) -> str:
 
 
 def format_duration(ns: float) -> str:
+    """Nanoseconds as the largest unit that fits: 1.5 s, 250 ms, 40 µs, 900 ns."""
     for factor, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
         if abs(ns) >= factor:
             return f"{ns / factor:.4g} {unit}"

@@ -1,5 +1,9 @@
-"""The store: every sample, raw tool output, telemetry and provenance."""
+"""The store: every sample, raw tool output, telemetry and provenance — and every SQL statement.
 
-from vnetbench.store.db import DEFAULT_DB, Event, MeasurementRecord, Sample, Store, now_utc_ns
+- `records`  the plain data of one measurement (MeasurementRecord, Sample, Event, TelemetryRun)
+- `schema`   the tables (SQLAlchemy Core)
+- `db`       `Store`: open by path or URL, write a step in one transaction, read frames for analysis
+- `export`   a campaign's tables to CSV or Parquet
 
-__all__ = ["DEFAULT_DB", "Event", "MeasurementRecord", "Sample", "Store", "now_utc_ns"]
+Import the module you need; this package imports nothing itself, so `records` stays cheap to load.
+"""

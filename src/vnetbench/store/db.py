@@ -1,10 +1,13 @@
-"""Read and write the store. Each measurement is committed in one transaction as soon as it ends."""
+"""Read and write the store (SQLAlchemy Core; SQLite by default, any SQLAlchemy URL otherwise).
+
+Every SQL statement of vnetbench is here. Each step's measurements are committed in one transaction
+as soon as the step ends, with their summaries, samples, events, raw output and telemetry.
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,70 +16,11 @@ from sqlalchemy import Engine, create_engine, event, func, insert, select, updat
 from sqlalchemy.engine import Connection
 
 from vnetbench.store import schema as t
+from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, TelemetryRun, now_utc_ns
+
+Totals = dict[str, dict[str, float]]  # scope -> metric -> sum of the stored deltas
 
 DEFAULT_DB = "vnetbench.db"
-
-
-def now_utc_ns() -> int:
-    return time.time_ns()
-
-
-@dataclass
-class Sample:
-    t_ns: int
-    metric: str
-    value: float | None
-    seq: int | None = None
-    stream: int | None = None
-
-
-@dataclass
-class Event:
-    kind: str
-    detail: str
-    t_ns: int | None = None
-
-
-@dataclass
-class MeasurementRecord:
-    """Everything known about one flow's measurement, written to the store at once."""
-
-    campaign_id: str
-    key: str
-    step_key: str
-    seq: int
-    repetition: int
-    pattern: str
-    pattern_kind: str
-    group_kind: str
-    group_size: int
-    measurement: str
-    kind: str
-    src: str
-    dst: str
-    placement: str
-    status: str = "ok"
-    reason: str | None = None
-    attempt: int = 1
-    build_id: int | None = None
-    factors: dict[str, Any] = field(default_factory=dict)
-    src_host: str | None = None
-    dst_host: str | None = None
-    link_rate_bps: int | None = None
-    path_mtu: int | None = None
-    expected_max_bps: float | None = None
-    offered_bps: float | None = None
-    tool: str | None = None
-    tool_version: str | None = None
-    command: dict[str, list[str]] | None = None
-    started_utc_ns: int | None = None
-    duration_ns: int | None = None
-    start_skew_ns: int | None = None
-    start_offset_ns: int | None = None
-    summary: dict[str, float | None] = field(default_factory=dict)
-    samples: list[Sample] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    raw: dict[tuple[str, str], str] = field(default_factory=dict)  # (role, stdout|stderr) -> text
 
 
 def engine_for(db: str | Path) -> Engine:
@@ -225,26 +169,19 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
-    def save_measurements(
-        self,
-        records: Sequence[MeasurementRecord],
-        after: Callable[[Connection, Sequence[MeasurementRecord], list[int]], None] | None = None,
-    ) -> list[int]:
-        """Store flows started together in one transaction: a step is in the store whole or not at all.
-
-        `after(conn, records, ids)` writes rows that belong to them (telemetry) in the same transaction.
-        """
+    def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
+        """Store flows started together in one transaction: a step is in the store whole or not at all."""
         ids = []
         with self.engine.begin() as conn:
             for rec in records:
-                values = {
-                    k: v for k, v in rec.__dict__.items() if k not in {"summary", "samples", "events", "raw"}
-                }
-                mid = int(conn.execute(insert(t.measurements).values(**values)).inserted_primary_key[0])
+                mid = int(
+                    conn.execute(insert(t.measurements).values(**rec.columns())).inserted_primary_key[0]
+                )
                 self._children(conn, mid, rec)
                 ids.append(mid)
-            if after is not None:
-                after(conn, records, ids)
+            for rec, mid in zip(records, ids, strict=True):
+                if rec.telemetry is not None:
+                    self._telemetry(conn, mid, rec.telemetry)
         return ids
 
     @staticmethod
@@ -293,6 +230,36 @@ class Store:
                     {"measurement_id": mid, "role": role, "stream": stream, "text": text}
                     for (role, stream), text in rec.raw.items()
                 ],
+            )
+
+    @staticmethod
+    def _telemetry(conn: Connection, mid: int, run: TelemetryRun) -> None:
+        conn.execute(
+            insert(t.telemetry_runs).values(
+                measurement_id=mid,
+                started_utc_ns=run.started_utc_ns,
+                interval_ns=run.interval_ns,
+                duration_ns=run.duration_ns,
+                readings=run.readings,
+                sampler_cpu_ns=run.sampler_cpu_ns,
+                path=run.path,
+                fragments_per_datagram=run.fragments_per_datagram,
+                errors=run.errors,
+            )
+        )
+        if run.rows:
+            conn.execute(insert(t.telemetry), [{"measurement_id": mid, **r} for r in run.rows])
+        for cap in run.captures:
+            conn.execute(
+                insert(t.captures).values(
+                    measurement_id=mid,
+                    node=cap.node,
+                    interface=cap.interface,
+                    file=cap.file,
+                    snaplen_bytes=cap.snaplen_bytes,
+                    packet_cap=cap.packet_cap,
+                    size_bytes=cap.size_bytes,
+                )
             )
 
     def add_event(self, campaign_id: str, kind: str, detail: str, measurement_id: int | None = None) -> None:
@@ -360,3 +327,54 @@ class Store:
                 select(table).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
             )
         return self._frame(select(table).where(table.c.id == campaign_id))
+
+    # ------------------------------------------------------------ reading telemetry
+
+    def telemetry_runs_frame(self, campaign_id: str) -> pd.DataFrame:
+        """One row per measurement with telemetry: its path, fragments per datagram, sampler facts."""
+        runs = t.telemetry_runs
+        return self._frame(
+            select(runs).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
+        )
+
+    def telemetry_totals(self, measurement_ids: Sequence[int]) -> dict[int, Totals]:
+        """Sum of the stored deltas per measurement, scope and metric (gauges left out)."""
+        if not measurement_ids:
+            return {}
+        tt = t.telemetry
+        query = (
+            select(tt.c.measurement_id, tt.c.scope, tt.c.metric, func.sum(tt.c.value))
+            .where(
+                tt.c.measurement_id.in_(list(measurement_ids)), tt.c.metric.not_in(sorted(TELEMETRY_GAUGES))
+            )
+            .group_by(tt.c.measurement_id, tt.c.scope, tt.c.metric)
+        )
+        out: dict[int, Totals] = defaultdict(lambda: defaultdict(dict))
+        with self.engine.connect() as conn:
+            for mid, scope, metric, value in conn.execute(query):
+                out[int(mid)][scope][metric] = float(value)
+        return out
+
+    def telemetry_series(self, measurement_id: int, scope: str, metric: str) -> pd.DataFrame:
+        """One counter's per-reading deltas (t_ns, value) during a measurement."""
+        tt = t.telemetry
+        return self._frame(
+            select(tt.c.t_ns, tt.c.value)
+            .where(tt.c.measurement_id == measurement_id, tt.c.scope == scope, tt.c.metric == metric)
+            .order_by(tt.c.t_ns)
+        )
+
+    def telemetry_readings(self, measurement_id: int, scope: str) -> pd.DataFrame:
+        """Every metric of one scope during a measurement (t_ns, metric, value)."""
+        tt = t.telemetry
+        return self._frame(
+            select(tt.c.t_ns, tt.c.metric, tt.c.value).where(
+                tt.c.measurement_id == measurement_id, tt.c.scope == scope
+            )
+        )
+
+    def telemetry_path(self, measurement_id: int) -> dict[str, Any] | None:
+        """The stored flow path of a measurement's telemetry (None without telemetry)."""
+        runs = t.telemetry_runs
+        with self.engine.connect() as conn:
+            return conn.execute(select(runs.c.path).where(runs.c.measurement_id == measurement_id)).scalar()

@@ -19,15 +19,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnetbench.layout.flowpath import FlowPath, Hop
 from vnetbench.providers.base import TelemetryReader
 from vnetbench.telemetry import procfs
-from vnetbench.telemetry.path import FlowPath, Hop
 from vnetbench.telemetry.sources import Counters
 
 MAX_PARALLEL = 8
 
 
 def pid_scope(pid: int, host: str) -> str:
+    """The telemetry scope of a process on a remote host: pid:N@HOST."""
     return f"pid:{pid}@{host}"
 
 

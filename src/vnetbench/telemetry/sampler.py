@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from vnetbench.telemetry.sources import GAUGES, Counters
+from vnetbench.store.records import TELEMETRY_GAUGES
+from vnetbench.telemetry.sources import Counters
 
 log = logging.getLogger("vnetbench.telemetry")
 ALWAYS_KEPT = {"cpu"}  # scopes (and cpu@HOST) whose zero deltas are stored too (they mark every reading)
@@ -111,7 +112,7 @@ class Sampler:
         for scope, metrics in now.items():
             before = self._last.get(scope, {})
             for metric, value in metrics.items():
-                if metric in GAUGES:
+                if metric in TELEMETRY_GAUGES:
                     if value:
                         rows.append(Row(t_ns, scope, metric, float(value)))
                     continue

@@ -20,7 +20,6 @@ from vnetbench.telemetry import nldump, procfs
 
 Counters = dict[str, dict[str, int]]  # scope -> metric -> value
 NET_FILES = ("snmp", "netstat", "dev")
-GAUGES = {"backlog_bytes", "qlen_packets"}  # stored as read, not as deltas
 
 
 def _read(fd: int) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.requirements import missing
+from tests.helpers.integration.requirements import missing
 
 pytestmark = pytest.mark.root
 

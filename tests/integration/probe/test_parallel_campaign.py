@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.requirements import missing
+from tests.helpers.integration.requirements import missing
 from vnetbench.plan import make_plan
 from vnetbench.spec import parse_spec
 from vnetbench.store.db import Store

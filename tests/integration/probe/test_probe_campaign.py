@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.requirements import missing
+from tests.helpers.integration.requirements import missing
 from vnetbench.store.db import Store
 
 pytestmark = pytest.mark.root

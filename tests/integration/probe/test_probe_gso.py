@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.probe.vethpair import RECEIVER_IP, VethPair, veth_pair
-from tests.requirements import missing
+from tests.helpers.integration.requirements import missing
+from tests.helpers.integration.vethpair import RECEIVER_IP, VethPair, veth_pair
 
 pytestmark = pytest.mark.root
 

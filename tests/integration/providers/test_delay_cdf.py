@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.integration.providers import delay_draws
-from tests.integration.providers.conftest import Built, seeded_delay_topology
-from tests.integration.providers.probe_runs import rtt_records
+from tests.helpers import delay_draws
+from tests.helpers.integration.probe_runs import rtt_records
+from tests.helpers.integration.topology import Built, seeded_delay_topology
 from vnetbench.spec import delaycdf
 
 pytestmark = pytest.mark.root

@@ -8,7 +8,7 @@ one-way delays with `jitter: 10ms normal` pass a KS test at 5 % (5000 probes); `
 The nodes of the shared topology run with a fixed seed (SEED): a test at 5 % on a fresh random
 sample rejects even a perfect emulator once in 20 runs, by construction. With the seed fixed, the
 draws are fixed (the first 5000 normal draws of seeds 1 and 2 alone: KS p ≈ 0.57, 0.60), so a failure can only come
-from the node or the path, and tests/integration/providers/delay_draws.py replays the draws to check
+from the node or the path, and tests/helpers/delay_draws.py replays the draws to check
 each probe's delay against the one drawn for it.
 """
 
@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.integration.providers import delay_draws
-from tests.integration.providers.conftest import Built, built_topology, need, seeded_delay_topology
-from tests.integration.providers.probe_runs import loss_run, probe_binary, rtt_records
+from tests.helpers import delay_draws
+from tests.helpers.integration.probe_runs import loss_run, probe_binary, rtt_records
+from tests.helpers.integration.topology import Built, built_topology, need, seeded_delay_topology
 from vnetbench.providers.local import delaynode, features, netns, procs
 
 pytestmark = pytest.mark.root

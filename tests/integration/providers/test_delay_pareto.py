@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from tests.integration.providers.conftest import Built, seeded_delay_topology
-from tests.integration.providers.probe_runs import rtt_records
+from tests.helpers.integration.probe_runs import rtt_records
+from tests.helpers.integration.topology import Built, seeded_delay_topology
 
 pytestmark = pytest.mark.root
 SEED = 3

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.providers.conftest import Built, need
+from tests.helpers.integration.topology import Built, need
 from vnetbench.layout import Interface
 from vnetbench.providers.local import cgroups, netns, offload
 from vnetbench.providers.local.procs import LocalToolProcess

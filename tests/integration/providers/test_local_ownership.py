@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.providers.conftest import FIXTURES, load_layout, make_store, need, new_campaign_id
-from vnetbench.cleanup import active_campaigns, clean
+from tests.helpers.integration.topology import FIXTURES, load_layout, make_store, need, new_campaign_id
 from vnetbench.providers.base import ProviderError
+from vnetbench.providers.cleanup import active_campaigns, clean
 from vnetbench.providers.local import LocalProvider, cgroups, features, netns, procs, runtime
 from vnetbench.providers.local.ovs import OvsInstance
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ssh.sshnet import SshNet, skip_reason
+from tests.helpers.integration.sshnet import SshNet, skip_reason
 
 SKIP = skip_reason()
 pytestmark = pytest.mark.root

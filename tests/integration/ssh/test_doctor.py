@@ -8,19 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.integration.ssh.sshnet import SshNet
-from vnetbench.doctor import HostCheck, run_checks
-from vnetbench.providers.ssh.loop import LoopThread
-from vnetbench.spec.inventory import parse_inventory_data
-
-
-def checks_for(inventory: dict[str, object], **kwargs: object) -> dict[str, HostCheck]:
-    loop = LoopThread()
-    try:
-        found = loop.run(run_checks(parse_inventory_data(inventory), **kwargs), 60)  # type: ignore[arg-type]
-    finally:
-        loop.stop()
-    return {c.name: c for c in found}
+from tests.helpers.integration.sshnet import SshNet, checks_for
 
 
 def local_version(argv: list[str]) -> str:

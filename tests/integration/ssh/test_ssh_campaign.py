@@ -15,11 +15,11 @@ from typing import Any
 
 import yaml
 
-from tests.integration.ssh.sshnet import SshNet
-from vnetbench.campaign import create_campaign
+from tests.helpers.integration.sshnet import SshNet, leftovers
 from vnetbench.providers.registry import make_provider
 from vnetbench.report.html import write_report
-from vnetbench.runner import Runner
+from vnetbench.run.campaign import create_campaign
+from vnetbench.run.runner import Runner
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
 
@@ -45,15 +45,6 @@ def campaign(pairs: list[list[str]], repetitions: int = 1, retries: int = 0) -> 
 
 def mapping(net: SshNet) -> dict[str, str]:
     return {n: h.name for n, h in zip(NODES, net.hosts, strict=True)}
-
-
-def leftovers(net: SshNet) -> list[int]:
-    """Processes in our namespaces that are not sshd (ours) or its session children."""
-    sshd = set()
-    for host in net.hosts:
-        if host.sshd is not None:
-            sshd |= {host.sshd.pid, *net._descendants(host.sshd.pid)}
-    return [p for p in net.processes_in_our_namespaces() if p not in sshd]
 
 
 def test_cli_campaign_over_ssh_with_a_jump_host(sshnet: SshNet, tmp_path: Path) -> None:
@@ -214,8 +205,8 @@ def test_hostile_names_and_labels_never_reach_a_shell(sshnet: SshNet, tmp_path: 
 
 
 def test_clean_removes_what_a_killed_run_left_on_remote_hosts(sshnet: SshNet, tmp_path: Path) -> None:
-    from vnetbench.cleanup import clean
     from vnetbench.layout import build_layout
+    from vnetbench.providers.cleanup import clean
 
     spec = campaign([["a", "b"]])
     spec["inventory"] = {**sshnet.inventory(), "nodes": mapping(sshnet)}

@@ -13,12 +13,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.ssh.sshnet import SshNet
-from tests.integration.ssh.test_doctor import checks_for
-from tests.integration.ssh.test_ssh_campaign import leftovers
-from vnetbench.campaign import create_campaign
+from tests.helpers.integration.sshnet import SshNet, checks_for, leftovers
 from vnetbench.providers.registry import make_provider
-from vnetbench.runner import Runner
+from vnetbench.run.campaign import create_campaign
+from vnetbench.run.runner import Runner
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
 

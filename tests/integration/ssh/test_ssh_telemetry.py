@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.integration.ssh.sshnet import SshHost, SshNet
-from tests.integration.ssh.test_ssh_campaign import leftovers
+from tests.helpers.integration.sshnet import SshHost, SshNet, leftovers
 from vnetbench.store.db import Store
 
 SPEC = {

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.ssh import sshnet as sshnet_module
-from tests.integration.ssh.sshnet import PORT, SshNet, skip_reason
+from tests.helpers.integration import sshnet as sshnet_module
+from tests.helpers.integration.sshnet import PORT, SshNet, skip_reason
 
 pytestmark = pytest.mark.root
 

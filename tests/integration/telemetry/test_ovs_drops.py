@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.telemetry.test_loss_localization import run_spec
-from tests.requirements import missing
+from tests.helpers.integration.loss_runs import run_spec
+from tests.helpers.integration.requirements import missing
+from vnetbench.analysis.loss import OVS_UNEXPLAINED
+from vnetbench.analysis.loss import loss_analysis as analysis
 from vnetbench.providers.local.ovs import TOOLS, schema_path
 from vnetbench.store import schema as t
-from vnetbench.telemetry.cli import analysis
-from vnetbench.telemetry.loss import OVS_UNEXPLAINED
 
 SKIP = missing(("iperf3", *TOOLS), cpu_quota=True) or (
     None if schema_path() else "Open vSwitch's schema is missing"

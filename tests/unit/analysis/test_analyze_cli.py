@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers.campaign_frames import ONL_SPEC
+from tests.helpers.stats_app import ONL
 from vnetbench.cli import app
 from vnetbench.store.db import Store
-
-from .stats_app import ONL
-from .test_campaign_analysis import ONL_SPEC
 
 
 def _invoke(*args: str):

@@ -11,25 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.helpers.campaign_frames import ONL_SPEC, _frames, _row
+from tests.helpers.stats_app import ONL
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_analysis import Settings, analyze_campaign
-
-from .stats_app import ONL
+from vnetbench.report.analysis_tables import analysis_parts
 
 NS = 10**9
-
-ONL_SPEC = """
-name: onl-synthetic
-topology:
-  hosts: [{name: a}, {name: pc12}]
-  nodes: [{name: c, host: a}, {name: v1, host: pc12}]
-  links: [{endpoints: [c, v1]}]
-measurements: [{name: udp, kind: udp, duration: 1s, rate: 1gbit}]
-patterns: [{name: rx, kind: star, source: c, destinations: [v1], alone: false, measurements: [udp]}]
-factors: [{name: receivers, path: patterns.rx.count, levels: [1]}]
-design: {kind: one-factor, replications: 5}
-analysis: {loss_threshold: 0.01, response: loss_ratio}
-"""
 
 PAIRS_SPEC = """
 name: rebuilt
@@ -41,30 +29,6 @@ measurements: [{name: tcp, kind: tcp, duration: 1s}]
 patterns: [{name: p, kind: pairs, pairs: [[a, b], [a, c]], measurements: [tcp]}]
 schedule: {repetitions: 2, rebuild: true}
 """
-
-
-def _row(i: int, **values: Any) -> dict[str, Any]:
-    base = {
-        "id": i, "step_key": f"s{i}", "repetition": 1, "factors": {}, "pattern": "rx", "pattern_kind": "star",
-        "group_kind": "single", "measurement": "udp", "kind": "udp", "src": "c", "dst": "v1",
-        "placement": "same-site", "status": "ok", "build_id": 1, "started_utc_ns": 0, "offered_bps": 1e9,
-        "throughput_bps": np.nan, "loss_ratio": np.nan,
-    }  # fmt: skip
-    return base | values
-
-
-def _frames(
-    spec: str, rows: list[dict[str, Any]], builds: int = 1, samples: pd.DataFrame | None = None
-) -> Any:
-    campaign = {"id": "abc12345", "name": "x", "seed": 3, "spec_text": spec, "spec_source": "test"}
-    empty_samples = pd.DataFrame(columns=["measurement_id", "t_ns", "metric", "value", "seq", "stream"])
-    return cd.CampaignFrames(
-        campaign=campaign,
-        measurements=pd.DataFrame(rows),
-        samples=empty_samples if samples is None else samples,
-        events=pd.DataFrame(columns=["kind", "detail"]),
-        builds=pd.DataFrame({"id": range(1, builds + 1), "ordinal": range(1, builds + 1)}),
-    )
 
 
 @pytest.fixture(scope="module")
@@ -202,7 +166,7 @@ def test_reproducibility_thresholds_come_from_the_spec() -> None:
     strict = analyze_campaign(_frames(strict_spec, _rebuilt_rows(0.03), builds=3))
     (verdict,) = strict.json["reproducibility"]
     assert verdict["verdict"] == "not reproducible"
-    intro = next(p for p in strict.parts if p.title == "Reproducibility across rebuilds").intro
+    intro = next(p for p in analysis_parts(strict) if p.title == "Reproducibility across rebuilds").intro
     assert "≤ 2 %" in intro and "±1 %" in intro
 
 

@@ -8,12 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from tests.helpers.campaign_frames import ONL_SPEC, _frames, _row
+from tests.helpers.stats_app import ONL
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.report.sections import ReportContext, builders
 from vnetbench.report.sections.design import ORDER, build
-
-from .stats_app import ONL
-from .test_campaign_analysis import ONL_SPEC, _frames, _row
 
 
 class FrameStore:

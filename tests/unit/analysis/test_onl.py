@@ -8,12 +8,11 @@ import pytest
 import statsmodels.formula.api as smf
 from scipy import stats
 
+from tests.helpers.stats_app import ONL, run_json
 from vnetbench.analysis.capacity import recommend_capacity
 from vnetbench.analysis.contrasts import successive_differences
 from vnetbench.analysis.diagnostics import diagnostics, residual_spread_by_level, truncated_model
 from vnetbench.analysis.one_factor import one_factor_anova
-
-from .stats_app import ONL, run_json
 
 # Table 4 as printed (the 99 % column of table F)
 TABLE4 = {"ssy": 64049.072, "ss0": 23937.498, "sst": 40111.574, "ssa": 39981.668, "sse": 129.906,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from .stats_app import ONL, run, run_json
+from tests.helpers.stats_app import ONL, run, run_json
 
 
 def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:

@@ -6,14 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from tests.helpers.stats_app import ONL
 from vnetbench.analysis.contrasts import successive_differences
 from vnetbench.analysis.diagnostics import diagnostics
 from vnetbench.analysis.one_factor import one_factor_anova
 from vnetbench.analysis.reproducibility import reproducibility
 from vnetbench.analysis.two_k_r import two_k_r
 from vnetbench.report import stats_figures as fig
-
-from .stats_app import ONL
 
 
 def written(paths: tuple[Path, Path]) -> bool:

@@ -2,33 +2,11 @@
 
 from __future__ import annotations
 
+from tests.helpers.specs import SPEC
 from vnetbench.layout import build_layout
 from vnetbench.plan import make_plan
 from vnetbench.spec import parse_spec
 from vnetbench.spec.units import parse_rate
-
-SPEC = """
-name: t
-topology:
-  sites: [a, b]
-  hosts: [{name: h1, site: a}, {name: h2, site: a}, {name: h3, site: b}]
-  nodes: [{name: n1, host: h1}, {name: n2, host: h1}, {name: n3, host: h2}, {name: n4, host: h3}]
-  switches: [{name: sw, host: h1, kind: ovs}]
-  links:
-    - {endpoints: [n1, sw], rate: 100mbit}
-    - {endpoints: [n2, sw], rate: 100mbit}
-    - {endpoints: [n3, sw], rate: 50mbit}
-    - {name: wan, endpoints: [n1, n4], rate: 10mbit, overlay: vxlan}
-    - {name: direct, endpoints: [n1, n2]}
-measurements:
-  - {name: tcp, kind: tcp, duration: 2s}
-  - {name: udp, kind: udp, duration: 2s, rate: link, rate_factor: 2}
-patterns:
-  - {kind: pairs, pairs: [[n1, n3]], measurements: [tcp, udp]}
-  - {kind: star, source: n1, destinations: [n2, n3], measurements: [tcp]}
-  - {kind: mesh, nodes: [n1, n2, n3], measurements: [tcp], max_parallel: 2}
-schedule: {repetitions: 3, rebuild: true, interval: 60s}
-"""
 
 
 def test_layout_names_addresses_and_placement() -> None:

@@ -10,14 +10,14 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.stores import campaign_store
+from tests.helpers.stores import campaign_store
 from vnetbench.analysis.campaign_data import series_label
 from vnetbench.plan import make_plan
 from vnetbench.report.html import write_report
 from vnetbench.report.sweeps_multi import multi_flow_part
 from vnetbench.spec import parse_spec
 from vnetbench.spec.loader import SpecInvalid
-from vnetbench.store.db import MeasurementRecord
+from vnetbench.store.records import MeasurementRecord
 
 SPEC = """
 name: tenants

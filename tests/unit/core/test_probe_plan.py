@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from vnetbench.kinds import offered
 from vnetbench.plan import make_plan
-from vnetbench.probe_steps import offered
 from vnetbench.report.sections.probe import knee, limit_pps, trace_marks
 from vnetbench.spec import parse_spec
 from vnetbench.spec.loader import SpecInvalid
@@ -135,8 +135,8 @@ def test_probe_scenarios_plan_and_have_docs(name: str) -> None:
 
 def test_background_flows_join_every_step_of_their_pattern() -> None:
     from vnetbench.layout import build_layout
-    from vnetbench.probe_steps import background_plans
-    from vnetbench.store.db import MeasurementRecord
+    from vnetbench.run.background import background_plans
+    from vnetbench.store.records import MeasurementRecord
 
     plan = make_plan(parse_spec(BASE), "c0ffee00", 1)
     campaign, layout = plan.variants[0], plan.layouts[0] if plan.layouts else None

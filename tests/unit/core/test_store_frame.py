@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.stores import campaign_store
-from vnetbench.store.db import MeasurementRecord
+from tests.helpers.stores import campaign_store
+from vnetbench.store.records import MeasurementRecord
 
 
 def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnetbench.model import expected_max_bps, frame_bytes, tcp_efficiency, udp_efficiency
+from vnetbench.kinds.overhead import expected_max_bps, frame_bytes, tcp_efficiency, udp_efficiency
 from vnetbench.spec.units import parse_duration_ns, parse_rate, parse_ratio, parse_size_bytes
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.drivers.capture import iperf3_capture
+from tests.helpers.capture import iperf3_capture
 from vnetbench.drivers import iperf3
 from vnetbench.drivers.base import FlowParams
 from vnetbench.spec.models import TcpMeasurement, UdpMeasurement

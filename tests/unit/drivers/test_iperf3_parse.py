@@ -12,10 +12,10 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from tests.unit.drivers.capture import iperf3_capture, iperf3_json
+from tests.helpers.capture import iperf3_capture, iperf3_json
 from vnetbench.drivers import iperf3
 from vnetbench.drivers.base import Output, Parsed
-from vnetbench.model import tcp_efficiency, udp_efficiency
+from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.providers.base import Finished
 
 

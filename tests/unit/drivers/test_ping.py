@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from tests.unit.drivers.capture import DATA, ping_capture
+from tests.helpers.capture import DATA, ping_capture
 from vnetbench.drivers import ping
 from vnetbench.drivers.base import FlowParams, Output, Parsed
 from vnetbench.spec.models import RttMeasurement

@@ -7,10 +7,10 @@ import statistics
 
 import pytest
 
-from tests.unit.drivers.capture import DATA, probe_capture
-from vnetbench.drivers import driver_for
+from tests.helpers.capture import DATA, probe_capture
 from vnetbench.drivers.base import FlowParams, Output
 from vnetbench.drivers.probe import probe_path, version
+from vnetbench.kinds import driver_for
 from vnetbench.spec.models import Campaign
 
 CAPTURES = DATA / "vnb-probe"

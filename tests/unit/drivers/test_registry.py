@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.drivers.capture import iperf3_capture, ping_capture
-from vnetbench.drivers import DRIVERS, IPERF3, PING, driver_for
+from tests.helpers.capture import iperf3_capture, ping_capture
+from vnetbench.drivers import IPERF3, PING
 from vnetbench.drivers.base import FlowParams
+from vnetbench.kinds import DRIVERS, driver_for
 from vnetbench.spec.models import RttMeasurement, TcpMeasurement, UdpMeasurement
 
 

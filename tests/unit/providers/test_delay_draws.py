@@ -1,4 +1,4 @@
-"""The Python replay of the delay node's random draws (tests/integration/providers/delay_draws.py):
+"""The Python replay of the delay node's random draws (tests/helpers/delay_draws.py):
 the same sequence as the Rust (pinned values shared with probe/src/delay/rng.rs `known_sequence`)
 and the alignment of probes to draws when other frames take draws in between."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tests.integration.providers import delay_draws
+from tests.helpers import delay_draws
 
 
 def test_same_sequence_as_the_node() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vnetbench.delaynodes import command, realise
 from vnetbench.layout import build_layout
+from vnetbench.layout.link_emulation import command, realise
 from vnetbench.spec import parse_spec
 
 SPEC = """

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.stores import campaign_store
-from vnetbench import cleanup
+from tests.helpers.stores import campaign_store
 from vnetbench.layout import build_layout
+from vnetbench.providers import cleanup
 from vnetbench.providers.local import features, preflight, procs, runtime
 from vnetbench.spec import load_spec
 from vnetbench.store.db import Store

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from tests.stores import campaign_store
-from vnetbench.model import expected_max_bps
+from tests.helpers.stores import campaign_store
+from vnetbench.kinds.overhead import expected_max_bps
 from vnetbench.report.html import write_report
-from vnetbench.store.db import MeasurementRecord, Sample, Store
+from vnetbench.store.db import Store
+from vnetbench.store.records import MeasurementRecord, Sample
 
 NS = 10**9
 MODEL_10M = expected_max_bps("tcp", 10_000_000)  # 9.564 Mbit/s

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.stores import campaign_store
+from tests.helpers.stores import campaign_store
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report.sections import ReportContext, delay_nodes
 

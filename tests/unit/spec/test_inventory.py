@@ -10,8 +10,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from vnetbench.spec.inventory import load_inventory, parse_inventory_data, with_inventory
-from vnetbench.spec.loader import SpecInvalid, load_spec
+from vnetbench.spec.inventory import load_inventory, parse_inventory_data
+from vnetbench.spec.loader import SpecInvalid, load_spec, with_inventory
 
 BASE = {
     "defaults": {"user": "bench", "port": 2200, "key": "~/.ssh/id_test"},

@@ -3,13 +3,13 @@ use by the loss localization at an OVS hop."""
 
 from __future__ import annotations
 
-from tests.unit.core.test_layout_and_plan import SPEC
-from tests.unit.telemetry.test_telemetry_units import _totals
+from tests.helpers.counters import _totals
+from tests.helpers.specs import SPEC
+from vnetbench.analysis.loss import OVS_UNEXPLAINED, OVS_UNREAD, localize
 from vnetbench.layout import build_layout
+from vnetbench.layout.flowpath import FlowPath, flow_path
 from vnetbench.spec import parse_spec
-from vnetbench.telemetry.loss import OVS_UNEXPLAINED, OVS_UNREAD, localize
 from vnetbench.telemetry.ovsstats import OvsSource, dpctl_show
-from vnetbench.telemetry.path import FlowPath, flow_path
 
 # ovs-appctl -t .../ovs-vswitchd.ctl dpctl/show -s (OVS 3.1.0, userspace datapath), the final reading
 # of tests/integration/telemetry/test_ovs_drops.py: 101051 frames in on p0x0, 60979 looked up.
@@ -105,7 +105,7 @@ def test_loss_at_an_ovs_hop_is_explained_by_ovs_counters() -> None:
 
 def test_hook_reads_our_ovs_for_ovs_hops_and_stores_the_flow_s_ports() -> None:
     from vnetbench.providers.local.ovs import OvsInstance
-    from vnetbench.telemetry.hook import _Flow, _ovs_sources, _rows_for
+    from vnetbench.telemetry.observer import _Flow, _ovs_sources, _rows_for
     from vnetbench.telemetry.sampler import Result, Row
 
     layout = build_layout(parse_spec(SPEC).campaign, "c0ffee00")
@@ -118,7 +118,7 @@ def test_hook_reads_our_ovs_for_ovs_hops_and_stores_the_flow_s_ports() -> None:
 
     (source,) = _ovs_sources(Provider(), [path])  # type: ignore[arg-type]
     assert source.ns == ns and source.ports == {"p0x0", "p1x0"}
-    assert _ovs_sources(object(), [path]) == []  # type: ignore[arg-type]  # no OVS accessor: none
+    assert _ovs_sources(None, [path]) == []  # no local namespace access (a remote provider): none
     result = Result(0, 1)
     result.rows = [
         Row(1, f"ovs:{ns}/p0x0", "rx_packets", 5.0),

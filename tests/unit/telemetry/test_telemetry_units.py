@@ -8,13 +8,15 @@ import time
 import pandas as pd
 import pytest
 
-from tests.unit.core.test_layout_and_plan import SPEC
+from tests.helpers.counters import _totals
+from tests.helpers.specs import SPEC
+from vnetbench.analysis.cpu import correlation, tool_cpu_table
+from vnetbench.analysis.loss import localize
+from vnetbench.kinds.overhead import fragments_per_datagram
 from vnetbench.layout import build_layout
+from vnetbench.layout.flowpath import FlowPath, flow_path, mark_shared
 from vnetbench.spec import parse_spec
 from vnetbench.telemetry import procfs
-from vnetbench.telemetry.cpu import correlation, tool_cpu_table
-from vnetbench.telemetry.loss import localize
-from vnetbench.telemetry.path import FlowPath, flow_path, fragments_per_datagram, mark_shared
 from vnetbench.telemetry.sampler import Sampler
 
 SNMP = """Ip: Forwarding DefaultTTL InReceives InHdrErrors InAddrErrors ForwDatagrams InUnknownProtos InDiscards InDelivers OutRequests OutDiscards OutNoRoutes ReasmTimeout ReasmReqds ReasmOKs ReasmFails FragOKs FragFails FragCreates
@@ -74,36 +76,6 @@ def test_flow_paths_through_switch_wire_and_vxlan() -> None:
     assert ("host:h3/vx3", "vxlan") in kinds and ("wan/wan0", "linux-bridge") in kinds
     assert tunnel.hops[-1].label == "node:n1/eth1" and tunnel.namespaces[0] == "vnbc0ffee00-n-n4"
     assert FlowPath.from_json(tunnel.to_json()) == tunnel
-
-
-def _totals(path: FlowPath, sent: int, at_qdisc: int, at_socket: int, k: int = 1) -> dict:
-    """Counter totals of a flow losing at_qdisc at the second tx hop and at_socket at the socket."""
-    tcp = 12
-    out: dict = {
-        f"snmp:{path.src_ns}": {"Udp.OutDatagrams": sent, "Ip.OutRequests": sent + tcp, "Tcp.OutSegs": tcp},
-    }
-    frames = sent * k + tcp
-    seen_tx = 0
-    for hop in path.hops:
-        if hop.direction == "fwd":
-            continue
-        if hop.direction == "tx":
-            seen_tx += 1
-            if seen_tx == 2:
-                frames -= at_qdisc * k
-                out[f"qdisc:{hop.ns}/{hop.name}/tbf:1"] = {"drops": at_qdisc * k}
-        out.setdefault(f"if:{hop.ns}/{hop.name}", {})[
-            "tx_packets" if hop.direction == "tx" else "rx_packets"
-        ] = frames
-    arrived = sent - at_qdisc
-    out[f"snmp:{path.dst_ns}"] = {
-        "Ip.InDelivers": arrived + tcp,
-        "Tcp.InSegs": tcp,
-        "Udp.InErrors": at_socket,
-        "Udp.RcvbufErrors": at_socket,
-        "Udp.InDatagrams": arrived - at_socket,
-    }
-    return out
 
 
 @pytest.mark.parametrize("k", [1, 6])

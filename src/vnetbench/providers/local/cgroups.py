@@ -101,6 +101,7 @@ def _write(path: str, value: str) -> None:
 
 
 def path_of(controller: CpuController, group: Group) -> str:
+    """The directory of a cgroup under the controller's root."""
     return os.path.join(controller.root, group.rel)
 
 
@@ -138,6 +139,7 @@ def procs_file(path: str) -> str:
 
 
 def pids(path: str) -> list[int]:
+    """The pids in a cgroup ([] when it is gone)."""
     try:
         with open(procs_file(path)) as f:
             return [int(line) for line in f if line.strip()]
@@ -171,5 +173,6 @@ def remove(path: str, wait_s: float = 2.0) -> bool:
 
 
 def join(path: str, pid: int) -> None:
+    """Move a process into a cgroup (a process that already exited is ignored)."""
     with contextlib.suppress(ProcessLookupError):
         _write(procs_file(path), str(pid))

@@ -1,6 +1,6 @@
 """Delay-node processes of the local provider: find the binary, wait for READY, stop with a report.
 
-Each delay node is `vnb-probe delay` running in its own namespace (see vnetbench.delaynodes); it is
+Each delay node is `vnb-probe delay` running in its own namespace (see layout/link_emulation.py); it is
 spawned like every other process of ours (recorded with pid + start time before anything else can
 happen), so teardown and `vnetbench clean` remove it like the rest.
 """

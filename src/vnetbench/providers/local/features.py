@@ -11,7 +11,8 @@ import contextlib
 import threading
 from dataclasses import dataclass, field
 
-from vnetbench.providers.local import kernel, signals
+from vnetbench.layout import Netem, Shaper
+from vnetbench.providers.local import kernel, shaping, signals
 from vnetbench.providers.local.netlink import Batch, NetlinkFailure, Op
 from vnetbench.providers.local.netns import netlink_socket
 
@@ -43,9 +44,6 @@ _lock = threading.Lock()
 
 
 def _qdisc_op(kind: str, index: int) -> Op:
-    from vnetbench.layout import Netem, Shaper
-    from vnetbench.providers.local import shaping
-
     if kind == "tbf":
         options = shaping.tbf_options(Shaper("tbf", 10_000_000, 100_000, 3_000))
     elif kind == "htb":
@@ -123,6 +121,7 @@ def _probe() -> Features:
 
 
 def probe(refresh: bool = False) -> Features:
+    """What this kernel can build, tried once per process (refresh: try again)."""
     global _cache
     with _lock:
         if _cache is None or refresh:

@@ -43,10 +43,12 @@ def setns_net(fd: int) -> None:
 
 
 def bind_mount(source: str, target: str) -> None:
+    """mount --bind source target."""
     _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND, None), f"mount --bind {target}")
 
 
 def umount_detach(target: str) -> None:
+    """umount -l target (lazy: detached now, freed when unused)."""
     _check(_libc.umount2(target.encode(), MNT_DETACH), f"umount {target}")
 
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnetbench.layout import Interface, Layout, VethPair
+from vnetbench.layout import Bridge, Interface, Layout, VethPair, Vxlan
 from vnetbench.providers.local.netlink import IFF_UP, Op, link_up
 from vnetbench.providers.local.shaping import qdisc_ops
 
@@ -57,6 +57,7 @@ def assign_indexes(layout: Layout) -> dict[tuple[str, str], int]:
 
 
 def linux_masters(layout: Layout) -> set[tuple[str, str]]:
+    """(namespace, name) of every Linux bridge: the masters netlink can enslave to."""
     return {(br.ns, br.name) for br in layout.bridges if br.kind == "linux-bridge"}
 
 
@@ -85,94 +86,32 @@ def plan_requests(layout: Layout, ns_fd: Mapping[str, int]) -> dict[str, NsReque
     index = assign_indexes(layout)
     masters = linux_masters(layout)
     plans = {ns: NsRequests(ns) for ns in layout.namespaces}
-
-    def master_attr(iface: Interface) -> list[list[Any]]:
-        if iface.master is not None and (iface.ns, iface.master) in masters:
-            return [["IFLA_MASTER", index[(iface.ns, iface.master)]]]
-        return []
-
     for ns in layout.namespaces:
         plans[ns].round1.append(link_up(1, f"lo up in {ns}"))
-
     for br in layout.bridges:
-        if br.kind != "linux-bridge":
-            continue
-        plans[br.ns].round1.append(
-            Op(
-                f"create bridge {br.name} in {br.ns}",
-                "link",
-                index[(br.ns, br.name)],
-                create=True,
-                fields=_up(),
-                attrs=[["IFLA_IFNAME", br.name], ["IFLA_MTU", br.mtu], _linkinfo("bridge")],
-            )
-        )
-
+        if br.kind == "linux-bridge":
+            plans[br.ns].round1.append(_bridge_op(br, index))
     for pair in layout.veths:
         main, peer = creator_end(pair, masters)
+        plans[main.ns].round1.append(_veth_op(main, peer, index, masters, ns_fd))
         # The peer cannot be brought up in the creating request (the kernel has not paired the two
         # ends yet when it configures the peer: ENOTCONN); round 2 does it, with its master.
-        peer_msg = {
-            "index": index[(peer.ns, peer.name)],
-            "attrs": [["IFLA_IFNAME", peer.name], ["IFLA_MTU", peer.mtu], ["IFLA_NET_NS_FD", ns_fd[peer.ns]]],
-        }
-        plans[main.ns].round1.append(
-            Op(
-                f"create veth {main.name} ({main.ns}) – {peer.name} ({peer.ns})",
-                "link",
-                index[(main.ns, main.name)],
-                create=True,
-                fields=_up(),
-                attrs=[
-                    ["IFLA_IFNAME", main.name],
-                    ["IFLA_MTU", main.mtu],
-                    *master_attr(main),
-                    _linkinfo("veth", [["VETH_INFO_PEER", peer_msg]]),
-                ],
-            )
-        )
-        enslave = f", enslave to {peer.master}" if master_attr(peer) else ""
+        attrs = _master_attr(peer, index, masters)
+        enslave = f", enslave to {peer.master}" if attrs else ""
         plans[peer.ns].round2.append(
             Op(
                 f"{peer.name} up{enslave} in {peer.ns}",
                 "link",
                 index[(peer.ns, peer.name)],
                 fields=_up(),
-                attrs=master_attr(peer),
+                attrs=attrs,
             )
         )
-
     vxlan_ops: dict[str, list[Op]] = defaultdict(list)
     for vx in layout.vxlans:
-        iface = vx.iface
-        vxlan_ops[iface.ns].append(
-            Op(
-                f"create vxlan {iface.name} (vni {vx.vni}, {vx.local} -> {vx.remote}) in {iface.ns}",
-                "link",
-                index[(iface.ns, iface.name)],
-                create=True,
-                fields=_up(),
-                attrs=[
-                    ["IFLA_IFNAME", iface.name],
-                    ["IFLA_MTU", iface.mtu],
-                    *master_attr(iface),
-                    _linkinfo(
-                        "vxlan",
-                        [
-                            ["IFLA_VXLAN_ID", vx.vni],
-                            ["IFLA_VXLAN_GROUP", vx.remote],  # unicast remote: BUM traffic goes there
-                            ["IFLA_VXLAN_LOCAL", vx.local],
-                            ["IFLA_VXLAN_LINK", index[(iface.ns, vx.underlay_dev)]],
-                            ["IFLA_VXLAN_PORT", VXLAN_PORT],
-                            ["IFLA_VXLAN_LEARNING", 1],
-                        ],
-                    ),
-                ],
-            )
-        )
+        vxlan_ops[vx.iface.ns].append(_vxlan_op(vx, index, masters))
     for ns, ops in vxlan_ops.items():
         plans[ns].round2[:0] = ops
-
     for iface in layout.interfaces():
         idx = index[(iface.ns, iface.name)]
         if iface.address:
@@ -181,7 +120,78 @@ def plan_requests(layout: Layout, ns_fd: Mapping[str, int]) -> dict[str, NsReque
     return plans
 
 
+Index = Mapping[tuple[str, str], int]  # (namespace, interface or bridge) -> ifindex
+
+
+def _master_attr(iface: Interface, index: Index, masters: set[tuple[str, str]]) -> list[list[Any]]:
+    if iface.master is not None and (iface.ns, iface.master) in masters:
+        return [["IFLA_MASTER", index[(iface.ns, iface.master)]]]
+    return []
+
+
+def _bridge_op(br: Bridge, index: Index) -> Op:
+    return Op(
+        f"create bridge {br.name} in {br.ns}",
+        "link",
+        index[(br.ns, br.name)],
+        create=True,
+        fields=_up(),
+        attrs=[["IFLA_IFNAME", br.name], ["IFLA_MTU", br.mtu], _linkinfo("bridge")],
+    )
+
+
+def _veth_op(
+    main: Interface, peer: Interface, index: Index, masters: set[tuple[str, str]], ns_fd: Mapping[str, int]
+) -> Op:
+    """Create a veth pair from `main`'s namespace, its peer straight into its own namespace."""
+    peer_msg = {
+        "index": index[(peer.ns, peer.name)],
+        "attrs": [["IFLA_IFNAME", peer.name], ["IFLA_MTU", peer.mtu], ["IFLA_NET_NS_FD", ns_fd[peer.ns]]],
+    }
+    return Op(
+        f"create veth {main.name} ({main.ns}) – {peer.name} ({peer.ns})",
+        "link",
+        index[(main.ns, main.name)],
+        create=True,
+        fields=_up(),
+        attrs=[
+            ["IFLA_IFNAME", main.name],
+            ["IFLA_MTU", main.mtu],
+            *_master_attr(main, index, masters),
+            _linkinfo("veth", [["VETH_INFO_PEER", peer_msg]]),
+        ],
+    )
+
+
+def _vxlan_op(vx: Vxlan, index: Index, masters: set[tuple[str, str]]) -> Op:
+    iface = vx.iface
+    return Op(
+        f"create vxlan {iface.name} (vni {vx.vni}, {vx.local} -> {vx.remote}) in {iface.ns}",
+        "link",
+        index[(iface.ns, iface.name)],
+        create=True,
+        fields=_up(),
+        attrs=[
+            ["IFLA_IFNAME", iface.name],
+            ["IFLA_MTU", iface.mtu],
+            *_master_attr(iface, index, masters),
+            _linkinfo(
+                "vxlan",
+                [
+                    ["IFLA_VXLAN_ID", vx.vni],
+                    ["IFLA_VXLAN_GROUP", vx.remote],  # unicast remote: BUM traffic goes there
+                    ["IFLA_VXLAN_LOCAL", vx.local],
+                    ["IFLA_VXLAN_LINK", index[(iface.ns, vx.underlay_dev)]],
+                    ["IFLA_VXLAN_PORT", VXLAN_PORT],
+                    ["IFLA_VXLAN_LEARNING", 1],
+                ],
+            ),
+        ],
+    )
+
+
 def address_op(iface: Interface, idx: int) -> Op:
+    """The netlink request that gives an interface its address (and broadcast)."""
     assert iface.address is not None
     net = ipaddress.ip_interface(iface.address)
     attrs = [["IFA_LOCAL", str(net.ip)], ["IFA_ADDRESS", str(net.ip)]]

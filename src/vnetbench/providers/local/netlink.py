@@ -175,4 +175,5 @@ class Batch:
 
 
 def link_up(index: int, what: str) -> Op:
+    """The netlink request that brings interface `index` up."""
     return Op(what, "link", index, fields={"flags": IFF_UP, "change": IFF_UP})

@@ -51,6 +51,7 @@ class Namespace:
 
 
 def path_of(name: str) -> str:
+    """Where a named network namespace is mounted."""
     return f"{NETNS_DIR}/{name}"
 
 
@@ -138,6 +139,7 @@ def identity(path: str) -> tuple[int, int] | None:
 
 
 def is_mounted(path: str) -> bool:
+    """Whether something is mounted at path (a namespace file is)."""
     try:
         return os.stat(path).st_dev != os.stat(os.path.dirname(path)).st_dev
     except OSError:

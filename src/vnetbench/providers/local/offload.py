@@ -24,6 +24,7 @@ TX_CHECKSUM_PREFIX = "tx-checksum-"
 
 
 def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
+    """Turn TX checksum offload off on interfaces of a namespace (ethtool -K IF tx off)."""
     ifnames = list(ifnames)
 
     def work() -> None:

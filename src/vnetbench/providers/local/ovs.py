@@ -28,6 +28,7 @@ Spawner = Callable[[list[str], str, dict[str, str]], LocalToolProcess]
 
 
 def schema_path() -> str | None:
+    """Open vSwitch's vswitch.ovsschema where its package installed it (None: not installed)."""
     return next((p for p in SCHEMA_PATHS if os.path.exists(p)), None)
 
 

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from vnetbench.layout import Layout
-from vnetbench.providers.local import cgroups, features, netns, ovs
+from vnetbench.providers.local import cgroups, delaynode, features, netns, ovs
 from vnetbench.providers.local.procs import package_of
 from vnetbench.providers.local.shaping import TBF_MAX_RATE_BPS
 
@@ -23,6 +23,7 @@ def _rate(bps: float) -> str:
 
 
 def missing_tools(tools: Sequence[str]) -> list[str]:
+    """One line per tool that is not installed, with the package that installs it."""
     return [
         f"{tool} is not installed: apt-get install {package_of(tool)}"
         for tool in tools
@@ -33,7 +34,7 @@ def missing_tools(tools: Sequence[str]) -> list[str]:
 def problems(
     layout: Layout, tools: Sequence[str] = ("iperf3", "ping"), emulation: Mapping[str, str] | None = None
 ) -> list[str]:
-    """emulation: link -> "netem" | "delay-node" (vnetbench.delaynodes); links not in it use netem."""
+    """emulation: link -> "netem" | "delay-node" (layout/link_emulation.py); links not in it use netem."""
     if os.geteuid() != 0:
         return [
             "the local provider needs root (network namespaces, tc, cgroups): "
@@ -89,11 +90,8 @@ def problems(
             )
 
     out += missing_tools(tools)
-    if layout.delay_nodes:
-        from vnetbench.providers.local.delaynode import binary
-
-        if binary() is None:
-            out.append("delay nodes need vnb-probe, which is not installed: `pip install .` builds it")
+    if layout.delay_nodes and delaynode.binary() is None:
+        out.append("delay nodes need vnb-probe, which is not installed: `pip install .` builds it")
     if any(br.kind == "ovs" for br in layout.bridges):
         out += [m + " (userspace Open vSwitch)" for m in missing_tools(ovs.TOOLS)]
         if ovs.schema_path() is None:

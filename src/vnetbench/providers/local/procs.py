@@ -313,6 +313,7 @@ PACKAGES = {
 
 
 def package_of(tool: str) -> str:
+    """The Debian package that installs a tool."""
     return PACKAGES.get(tool, tool)
 
 

@@ -28,9 +28,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from vnetbench import delaynodes
 from vnetbench.layout import Layout
-from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, ToolProcess
+from vnetbench.layout import link_emulation as emulation
+from vnetbench.providers.base import Gate, NamespaceAccess, Provider, ProviderError, Recorder, ToolProcess
 from vnetbench.providers.local import (
     cgroups,
     delaynode,
@@ -50,7 +50,7 @@ log = logging.getLogger("vnetbench.providers.local")
 LISTEN_POLL_S = 0.002
 
 
-class LocalProvider(Provider):
+class LocalProvider(Provider, NamespaceAccess):
     name = "local"
 
     def __init__(
@@ -95,9 +95,9 @@ class LocalProvider(Provider):
         return preflight_problems(realised, self.tools, choice)
 
     def _realise(self, layout: Layout) -> tuple[Layout, dict[str, str]]:
-        """Splice in delay nodes where netem is missing or not wanted (see vnetbench.delaynodes)."""
+        """Splice in delay nodes where netem is missing or not wanted (see layout/link_emulation.py)."""
         has_netem = os.geteuid() == 0 and features.probe().has("netem")
-        realised, choice = delaynodes.realise(layout, has_netem)
+        realised, choice = emulation.realise(layout, has_netem)
         return realised, dict(choice)
 
     def environment(self) -> dict[str, Any]:
@@ -179,7 +179,7 @@ class LocalProvider(Provider):
             binary = delaynode.binary()
             if binary is None:
                 raise ProviderError("vnb-probe is not installed: `pip install .` builds and ships it")
-            argv = delaynodes.command(node, binary)
+            argv = emulation.command(node, binary)
             proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
             self._delay_procs[node.link] = proc
             delaynode.wait_ready(proc, node.link)
@@ -243,6 +243,9 @@ class LocalProvider(Provider):
     def emulator_reports(self) -> dict[str, dict[str, Any]]:
         """The delay nodes' own reports, collected when the last teardown stopped them."""
         return dict(self.delay_reports)
+
+    def namespace_access(self) -> NamespaceAccess:
+        return self
 
     def namespace_fd(self, name: str) -> int | None:
         """The open fd of one of our namespaces (telemetry reads its counters through it)."""

@@ -20,6 +20,7 @@ CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 def rundir(campaign_id: str) -> str:
+    """The campaign's runtime directory under /run/vnetbench."""
     _check(campaign_id)
     return f"{RUN_ROOT}/{campaign_id}"
 
@@ -35,6 +36,7 @@ def store_location(location: str) -> str:
 
 
 def mark_active(campaign_id: str, location: str) -> str:
+    """Register the campaign's build as live on this machine (its store location); returns the file."""
     _check(campaign_id)
     os.makedirs(ACTIVE_DIR, exist_ok=True)
     path = f"{ACTIVE_DIR}/{campaign_id}"
@@ -48,6 +50,7 @@ def mark_active(campaign_id: str, location: str) -> str:
 
 
 def unmark_active(campaign_id: str) -> bool:
+    """Remove the campaign's registry file; False when there was none."""
     _check(campaign_id)
     try:
         os.unlink(f"{ACTIVE_DIR}/{campaign_id}")

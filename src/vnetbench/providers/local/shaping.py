@@ -37,12 +37,14 @@ def _bit(rate_bps: int) -> str:
 
 
 def tbf_options(shaper: Shaper) -> dict:
+    """pyroute2's tbf parameters of a shaper."""
     return sched_tbf.get_parameters(
         {"rate": _bit(shaper.rate_bps), "burst": shaper.burst_bytes, "limit": shaper.queue_bytes}
     )
 
 
 def htb_quantum(shaper: Shaper, mtu: int) -> int:
+    """The htb class quantum: about a tenth of a second's bytes at rate, between one frame and 200000."""
     # The kernel's default (rate / r2q) warns and clamps above 200000; one to a few frames is fairer.
     return int(min(200_000, max(mtu + 14, shaper.rate_bps / 8 / 10)))
 
@@ -59,6 +61,7 @@ def netem_delay(netem: Netem) -> tuple[int, int, tuple[int, ...] | None, int]:
 
 
 def netem_options(netem: Netem, rate_bps: int | None, mtu: int, queue_bytes: int | None) -> dict:
+    """pyroute2's netem parameters of a link's delay, jitter and loss (queue sized for its rate)."""
     delay_ns, jitter_ns, table, most_ns = netem_delay(netem)
     limit = NETEM_MIN_LIMIT
     if rate_bps:

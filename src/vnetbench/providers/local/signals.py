@@ -18,6 +18,7 @@ from typing import Any
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
+    """A section no SIGINT/SIGTERM handler interrupts: signals wait until it ends."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from vnetbench.kinds import driver_for
 from vnetbench.providers.base import ProviderError
 from vnetbench.providers.ssh.provider import SshProvider
+from vnetbench.spec.loader import parse_spec
+from vnetbench.store.db import Store
 
 
-def provider_for_campaign(campaign_id: str, store: Any) -> SshProvider:
+def provider_for_campaign(campaign_id: str, store: Store) -> SshProvider:
     """The SSH provider for a stored campaign: its inventory is part of the stored spec."""
-    from vnetbench.spec.loader import parse_spec
-
     row = store.campaign(campaign_id)
+    assert row is not None
     spec = parse_spec(row["spec_text"], row["spec_source"])
     if spec.campaign.inventory is None:
         raise ProviderError(f"campaign {campaign_id} has no inventory: the SSH provider needs one")
-    from vnetbench.drivers import driver_for
-
     tools = sorted({driver_for(m.kind).tool for m in spec.campaign.measurements})
     return SshProvider(campaign_id, spec.campaign.inventory, store, tools)
 

@@ -16,6 +16,8 @@ from vnetbench.providers.base import ProviderError
 from vnetbench.providers.ssh import remote
 from vnetbench.providers.ssh.connect import Pool
 from vnetbench.providers.ssh.loop import LoopThread
+from vnetbench.spec.loader import parse_spec
+from vnetbench.store.db import Store
 
 KINDS = ("ssh-process", "ssh-rundir")
 
@@ -24,10 +26,8 @@ def _safe_rundir(campaign_id: str, path: str) -> bool:
     return re.fullmatch(rf"/tmp/vnb-{re.escape(campaign_id)}-\d+", path or "") is not None
 
 
-def clean_remote(store: Any, rows: list[dict[str, Any]]) -> tuple[list[str], list[str], list[int]]:
+def clean_remote(store: Store, rows: list[dict[str, Any]]) -> tuple[list[str], list[str], list[int]]:
     """Returns (what was removed, problems, ids done)."""
-    from vnetbench.spec.loader import parse_spec
-
     removed: list[str] = []
     problems: list[str] = []
     done: list[int] = []

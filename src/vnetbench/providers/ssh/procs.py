@@ -11,18 +11,14 @@ import asyncio
 import contextlib
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import asyncssh
 
 from vnetbench.providers.base import Finished, Gate, ProviderError, ToolProcess
 from vnetbench.providers.ssh import remote
-from vnetbench.providers.ssh.connect import HostUnreachable, _describe
-from vnetbench.store.db import now_utc_ns
-
-if TYPE_CHECKING:
-    from vnetbench.providers.ssh.connect import Pool
-    from vnetbench.providers.ssh.loop import LoopThread
+from vnetbench.providers.ssh.connect import HostUnreachable, Pool, _describe
+from vnetbench.providers.ssh.loop import LoopThread
+from vnetbench.store.records import now_utc_ns
 
 PID_TIMEOUT_S = 15.0
 

@@ -21,7 +21,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from vnetbench.layout import DEFAULT_SITE, Layout
+from vnetbench.drivers import ALL as ALL_DRIVERS
+from vnetbench.layout import Layout
+from vnetbench.layout.objects import DEFAULT_SITE
 from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, TelemetryReader, ToolProcess
 from vnetbench.providers.ssh import remote
 from vnetbench.providers.ssh.connect import HostUnreachable, Pool
@@ -29,7 +31,7 @@ from vnetbench.providers.ssh.loop import LoopThread
 from vnetbench.providers.ssh.procs import SshGate, SshToolProcess
 from vnetbench.providers.ssh.telemetry import SshTelemetryReader
 from vnetbench.spec.inventory import Inventory, ResolvedHost
-from vnetbench.store.db import now_utc_ns
+from vnetbench.store.records import now_utc_ns
 
 log = logging.getLogger("vnetbench.providers.ssh")
 LISTEN_STEP_S = 0.01
@@ -191,9 +193,7 @@ class SshProvider(Provider):
     async def _record_versions(self, host: str, resolved: ResolvedHost) -> None:
         """The hosts' own tool versions, kept as a `host_tools` event (provenance: the campaign row
         holds this machine's)."""
-        from vnetbench.drivers import DRIVERS
-
-        drivers = {d.tool: d for d in DRIVERS.values() if d.tool in self.tools}
+        drivers = {d.tool: d for d in ALL_DRIVERS if d.tool in self.tools}
         versions: dict[str, str] = {}
         for tool, driver in sorted(drivers.items()):
             argv = [resolved.tool(tool), *driver.version_command()[1:]]

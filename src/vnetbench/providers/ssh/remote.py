@@ -98,10 +98,12 @@ def sh(script: str, *args: str | int, sudo: bool = False) -> str:
 
 
 def spawn_command(argv: list[str], fifo: str | None, sudo: bool) -> str:
+    """The shell command that starts argv under the pid-printing wrapper (gated by `fifo` if given)."""
     return sh(SPAWN, fifo or "-", *argv, sudo=sudo)
 
 
 def listening_command(pid: int, port: int, proto: str, tries: int, sudo: bool) -> str:
+    """The shell command that waits until pid listens on port (tcp/udp)."""
     state = "0A" if proto == "tcp" else "07"
     return sh(LISTENING, pid, f"{port:04X}", state, tries, "tcp" if proto == "tcp" else "udp", sudo=sudo)
 
@@ -121,4 +123,5 @@ def telemetry_command(pids: list[int], qdiscs: bool) -> str:
 
 
 def route_command(address: str) -> str:
+    """The shell command that asks a host its route to an address (validated as an IP address)."""
     return sh(ROUTE, str(ipaddress.ip_address(address)))

@@ -8,14 +8,11 @@ package's (telemetry/procfs.py): this module only carries text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from vnetbench.providers.base import ProviderError, TelemetryReader
 from vnetbench.providers.ssh import remote
-
-if TYPE_CHECKING:
-    from vnetbench.providers.ssh.connect import Pool
-    from vnetbench.providers.ssh.loop import LoopThread
+from vnetbench.providers.ssh.connect import Pool
+from vnetbench.providers.ssh.loop import LoopThread
 
 READ_TIMEOUT_S = 10.0
 SEPARATOR = "@@vnb "

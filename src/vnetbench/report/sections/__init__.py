@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.spec.loader import spec_of
 from vnetbench.store.db import Store
 
 
@@ -40,8 +41,6 @@ class ReportContext:
     def spec(self) -> Any:
         """The stored spec as a model, parsed once for every section; None if this version cannot
         read it (a section then shows nothing rather than breaking the report)."""
-        from vnetbench.analysis.campaign_analysis import spec_of
-
         try:
             return spec_of(self.campaign)
         except Exception:

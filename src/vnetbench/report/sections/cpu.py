@@ -8,26 +8,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from vnetbench.analysis.cpu import correlation, cpu_frame, tool_cpu_table
+from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
-from vnetbench.telemetry.cpu import correlation, cpu_frame, tool_cpu_table
 
 ORDER = 65
 NOTE = (
     "Medians over the measurements. Rate: the link's shaping rate (or the offered rate when unshaped). "
     "ExoGENI: XOSmall VMs (1 core) on physical 10/100 Mbit/s paths; this machine's cores are shared."
 )
-
-
-def _p(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1f}"
-
-
-def _rate(bps: float | None) -> str:
-    if not bps:
-        return "unshaped"
-    return f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s"
 
 
 def build(ctx: ReportContext) -> list[Section]:
@@ -59,15 +50,15 @@ def build(ctx: ReportContext) -> list[Section]:
                 ],
                 [
                     [
-                        _rate(r["rate_bps"]),
+                        fmt.rate(r["rate_bps"]),
                         r["kind"].upper(),
                         str(r["n"]),
-                        _p(r["sender_cpu_percent"]),
-                        _p(r["receiver_cpu_percent"]),
-                        _p(r["tool_sender_cpu_percent"]),
-                        _p(r["tool_receiver_cpu_percent"]),
-                        _p(r["exogeni_sender_cpu_percent"]),
-                        _p(r["exogeni_receiver_cpu_percent"]),
+                        fmt.one_decimal(r["sender_cpu_percent"]),
+                        fmt.one_decimal(r["receiver_cpu_percent"]),
+                        fmt.one_decimal(r["tool_sender_cpu_percent"]),
+                        fmt.one_decimal(r["tool_receiver_cpu_percent"]),
+                        fmt.one_decimal(r["exogeni_sender_cpu_percent"]),
+                        fmt.one_decimal(r["exogeni_receiver_cpu_percent"]),
                     ]
                     for r in table
                 ],
@@ -97,9 +88,9 @@ def build(ctx: ReportContext) -> list[Section]:
             )
         )
         section.items.append(
-            f"Loss vs host CPU: r = {_p(corr['r'])} (p = {_p(corr['p'])}, n = {corr['n']}); "
-            f"loss vs receiver tool CPU: r = {_p(rcv['r'])} (n = {rcv['n']}). A correlation is not a cause: "
-            "the loss localization above says where the packets went."
+            f"Loss vs host CPU: r = {fmt.one_decimal(corr['r'])} (p = {fmt.one_decimal(corr['p'])}, "
+            f"n = {corr['n']}); loss vs receiver tool CPU: r = {fmt.one_decimal(rcv['r'])} (n = {rcv['n']}). "
+            "A correlation is not a cause: the loss localization above says where the packets went."
             if corr["r"] is not None
             else f"Loss vs CPU: too few distinct points for a coefficient (n = {corr['n']})."
         )

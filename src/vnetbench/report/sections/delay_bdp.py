@@ -8,19 +8,12 @@ W / RTT: a long path is slower than a short one at the same window (ExoGENI Tabl
 from __future__ import annotations
 
 from vnetbench.layout import build_layout
+from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Section, TableView
 from vnetbench.spec import delaycdf
 
 ORDER = 55
-
-
-def _mbit(bps: float | None) -> str:
-    return "–" if bps is None else f"{bps / 1e6:.2f}"
-
-
-def _kb(n: float | None) -> str:
-    return "auto" if n is None else f"{n / 1000:.1f}"
 
 
 def build(ctx: ReportContext) -> list[Section]:
@@ -54,21 +47,21 @@ def build(ctx: ReportContext) -> list[Section]:
             [
                 f"{src} → {dst} ({name})",
                 f"{rtt_s * 1e3:.1f}",
-                _mbit(rate),
-                _kb(bdp),
-                _kb(window),
-                _mbit(window_bound),
-                _mbit(model),
-                _mbit(goodput),
+                fmt.mbit2(rate),
+                fmt.kb_or_auto(bdp),
+                fmt.kb_or_auto(window),
+                fmt.mbit2(window_bound),
+                fmt.mbit2(model),
+                fmt.mbit2(goodput),
                 "window" if limited else "link" if window is not None else "autotuned",
             ]
         )
         if limited:
             items.append(
                 f"{src} → {dst}: the window ({window / 1000:.0f} KB) is below the bandwidth-delay product "
-                f"{_kb(bdp)} KB = {_mbit(rate)} Mbit/s × {rtt_s * 1e3:.0f} ms, so TCP carries about "
-                f"window / RTT = {_mbit(window_bound)} Mbit/s, less than the link; measured "
-                f"{_mbit(goodput)} Mbit/s (median)."
+                f"{fmt.kb_or_auto(bdp)} KB = {fmt.mbit2(rate)} Mbit/s × {rtt_s * 1e3:.0f} ms, so TCP carries "
+                f"about window / RTT = {fmt.mbit2(window_bound)} Mbit/s, less than the link; measured "
+                f"{fmt.mbit2(goodput)} Mbit/s (median)."
             )
     if not rows:
         return []

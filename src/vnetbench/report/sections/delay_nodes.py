@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 from vnetbench.providers.base import EMULATOR_EVENT
+from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Section, TableView
 
@@ -44,17 +45,13 @@ def reports(events: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _ms(ns: Any) -> str:
-    return "–" if ns is None else f"{ns / 1e6:.3f}"
-
-
 def _configured(d: dict[str, Any]) -> str:
     if d.get("delay_cdf"):
         text = "empirical CDF"
     else:
-        text = f"{_ms(d.get('delay_ns'))} ms"
+        text = f"{fmt.ms(d.get('delay_ns'))} ms"
         if d.get("jitter_ns"):
-            text += f" ± {_ms(d['jitter_ns'])} ({d.get('jitter_dist', 'uniform')})"
+            text += f" ± {fmt.ms(d['jitter_ns'])} ({d.get('jitter_dist', 'uniform')})"
     if d.get("loss_ratio"):
         text += f", loss {100 * d['loss_ratio']:g} %"
         if d.get("loss_model") not in (None, "random", "none"):
@@ -65,6 +62,7 @@ def _configured(d: dict[str, Any]) -> str:
 
 
 def unasked_drops(d: dict[str, Any]) -> dict[str, int]:
+    """A delay node's drops that no configured loss asked for (full queue, oversized frame …), by cause."""
     return {label: int(d.get(key) or 0) for key, label in UNASKED_DROPS.items() if d.get(key)}
 
 
@@ -117,7 +115,7 @@ def build(ctx: ReportContext) -> list[Section]:
                     f"{int(d.get('tx_frames') or 0):,}",
                     f"{int(d.get('lost_frames') or 0):,}",
                     ", ".join(f"{n:,} {what}" for what, n in drops.items()) or "none",
-                    f"{_ms(err.get('p50_ns'))} / {_ms(err.get('p99_ns'))} / {_ms(err.get('max_ns'))}",
+                    " / ".join(fmt.ms(err.get(k)) for k in ("p50_ns", "p99_ns", "max_ns")),
                     "–" if cpu is None else f"{cpu / 1e3:.2f}",
                 ]
             )
@@ -133,7 +131,7 @@ def build(ctx: ReportContext) -> list[Section]:
                 items.append(f"{where}: {missing:,} frames read but not accounted for by any counter.")
             if (err.get("p99_ns") or 0) > LATE_P99_NS:
                 items.append(
-                    f"{where}: 1 % of frames left more than {_ms(err['p99_ns'])} ms after their release "
+                    f"{where}: 1 % of frames left more than {fmt.ms(err['p99_ns'])} ms after their release "
                     "time (the node was short of CPU): those frames saw that much more delay than configured."
                 )
     table = TableView(
@@ -161,6 +159,6 @@ def build(ctx: ReportContext) -> list[Section]:
     if not items:
         items.append(
             "No node dropped a frame it was not asked to drop, and 99 % of frames left within "
-            f"{_ms(LATE_P99_NS)} ms of their release time."
+            f"{fmt.ms(LATE_P99_NS)} ms of their release time."
         )
     return [Section("Delay nodes", "delay-nodes", intro=intro, tables=[table], items=items)]

@@ -7,6 +7,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from vnetbench.analysis.campaign_analysis import FittedModel, analyze_campaign
+from vnetbench.analysis.campaign_data import load_campaign_frames
+from vnetbench.analysis.inputs import DataError
+from vnetbench.report import stats_figures as sf
+from vnetbench.report.analysis_tables import UNITS, analysis_parts
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section
 
@@ -15,10 +20,6 @@ MAX_REPRODUCIBILITY_FIGURES = 6
 
 
 def build(ctx: ReportContext) -> list[Section]:
-    from vnetbench.analysis.campaign_analysis import analyze_campaign
-    from vnetbench.analysis.campaign_data import load_campaign_frames
-    from vnetbench.analysis.inputs import DataError
-
     if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
         return []
     try:
@@ -27,7 +28,7 @@ def build(ctx: ReportContext) -> list[Section]:
         return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
     designed = bool(result.json["design"]["kind"])
     sections = []
-    for part in result.parts:
+    for part in analysis_parts(result):
         if part.anchor in ("design", "outliers") and not designed:
             continue  # without factors the overview and the policy say nothing new
         section = Section(
@@ -52,10 +53,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")[:80]
 
 
-def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
-    from vnetbench.analysis.campaign_tables import UNITS
-    from vnetbench.report import stats_figures as sf
-
+def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure]:
     figures = []
     for i, m in enumerate(models):
         base = ctx.fig_dir / f"design_{i}_{_slug(m.label)}"
@@ -118,8 +116,6 @@ def _model_figures(models: list[Any], ctx: ReportContext) -> list[Figure]:
 
 
 def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Figure]:
-    from vnetbench.report import stats_figures as sf
-
     figures = []
     for i, r in enumerate(results[:MAX_REPRODUCIBILITY_FIGURES]):
         if r.n_rebuilds < 1:
@@ -130,9 +126,6 @@ def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Fig
 
 
 def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
-    from vnetbench.analysis.campaign_tables import UNITS
-    from vnetbench.report import stats_figures as sf
-
     figures = []
     for i, c in enumerate(comparisons):
         scale, unit = UNITS.get(c["response"], (1.0, ""))

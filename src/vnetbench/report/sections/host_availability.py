@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.report.figures import plt, save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 
@@ -59,6 +60,7 @@ class HostTimeline:
 
 
 def timelines(events: pd.DataFrame) -> dict[str, HostTimeline]:
+    """Each remote host's up/down changes from the campaign's host-availability events."""
     out: dict[str, HostTimeline] = {}
     if events.empty:
         return out
@@ -165,8 +167,6 @@ def _repetition_grid(frame: pd.DataFrame, lines: dict[str, HostTimeline]) -> Tab
 
 
 def _timeline_figure(lines: dict[str, HostTimeline], end_ns: int, path: Path) -> Figure:
-    from vnetbench.report.figures import plt, save
-
     start = min(c[0] for line in lines.values() for c in line.changes)
     names = sorted(lines)
     fig, ax = plt.subplots(figsize=(7, 0.6 + 0.35 * len(names)))

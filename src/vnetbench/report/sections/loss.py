@@ -9,27 +9,19 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+import pandas as pd
 from matplotlib.patches import FancyBboxPatch
 
+from vnetbench.analysis.loss import Localization, campaign_losses, cpu_busy_series, series
+from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.store.db import Store
-from vnetbench.telemetry.loss import Localization, campaign_losses, cpu_busy_series, series
 
 ORDER = 60
 MAX_ROWS = 60
 MAX_DETAILS = 4
-
-
-def _pct(n: float, d: float) -> str:
-    return f"{n / d:.2%}" if d else "-"
-
-
-def _n(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return "0" if abs(v) < 0.5 else f"{v:,.0f}"  # frames ÷ fragments leave fractions: no "-0"
 
 
 def path_diagram(loc: Localization, title: str, path: Path) -> Path:
@@ -47,7 +39,7 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
         label = stage.label.replace(" by the ", "\n").replace(" by ", "\n").replace("'s ", "'s\n")
         label = label.replace(" (kernel count)", "\n(kernel)")
         ax.text(i + 0.5, 0.72, label, ha="center", va="center", fontsize=6.5, wrap=True)
-        ax.text(i + 0.5, 0.45, _n(stage.count), ha="center", va="center", fontsize=8, weight="bold")
+        ax.text(i + 0.5, 0.45, fmt.count(stage.count), ha="center", va="center", fontsize=8, weight="bold")
         if i:
             ax.annotate(
                 "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": "#555"}
@@ -103,6 +95,28 @@ def build(ctx: ReportContext) -> list[Section]:
     if not locs:
         return []
     by_id = ctx.frame.set_index("id")
+    section = Section(
+        "Where the packets went",
+        "loss",
+        intro="For every UDP measurement, the packets counted at each point of the path (application, "
+        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
+        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
+        "reassembly failure).",
+        tables=[_summary_table(locs, by_id)],
+    )
+    # Details for the worst measurement of each (measurement, flow).
+    worst: dict[tuple[str, str, str], Localization] = {}
+    for loc in locs:
+        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
+        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
+            worst[key] = loc
+    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
+        _details(section, ctx, f"{name} {src}→{dst}", loc)
+    return [section]
+
+
+def _summary_table(locs: list[Localization], by_id: pd.DataFrame) -> TableView:
+    """One row per measurement (the first MAX_ROWS): where its packets were lost, and why."""
     rows = []
     for loc in locs[:MAX_ROWS]:
         m = by_id.loc[loc.measurement_id]
@@ -114,11 +128,11 @@ def build(ctx: ReportContext) -> list[Section]:
                 str(m["measurement"]),
                 f"{loc.src}→{loc.dst}",
                 str(m["repetition"]),
-                _n(loc.sent),
-                f"{_n(loc.app_lost)} ({_pct(loc.app_lost, loc.sent)})",
+                fmt.count(loc.sent),
+                f"{fmt.count(loc.app_lost)} ({fmt.share(loc.app_lost, loc.sent)})",
                 loc.hop or "no loss",
                 why,
-                _pct(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
+                fmt.share(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
             ]
         )
     note = (
@@ -129,62 +143,42 @@ def build(ctx: ReportContext) -> list[Section]:
     )
     if len(locs) > MAX_ROWS:
         note += f" First {MAX_ROWS} of {len(locs)} measurements; all of them: vnetbench loss --json."
-    section = Section(
-        "Where the packets went",
-        "loss",
-        intro="For every UDP measurement, the packets counted at each point of the path (application, "
-        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
-        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
-        "reassembly failure).",
-        tables=[
-            TableView(
-                "Loss localization",
-                ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"],
-                rows,
-                note,
-            )
-        ],
-    )
-    # Details for the worst measurement of each (measurement, flow).
-    worst: dict[tuple[str, str, str], Localization] = {}
-    for loc in locs:
-        key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
-        if loc.hop is not None and (key not in worst or loc.app_lost > worst[key].app_lost):
-            worst[key] = loc
-    for (name, src, dst), loc in list(worst.items())[:MAX_DETAILS]:
-        section.tables.append(
-            TableView(
-                f"{name} {src}→{dst}, measurement {loc.measurement_id}: count at each point",
-                ["point", "where", "datagrams", "lost here", "counters"],
+    columns = ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
+    return TableView("Loss localization", columns, rows, note)
+
+
+def _details(section: Section, ctx: ReportContext, flow: str, loc: Localization) -> None:
+    """The count at each point of one measurement, its path diagram and its explaining counter over time."""
+    section.tables.append(
+        TableView(
+            f"{flow}, measurement {loc.measurement_id}: count at each point",
+            ["point", "where", "datagrams", "lost here", "counters"],
+            [
                 [
-                    [
-                        s.label,
-                        s.where,
-                        _n(s.count),
-                        _n(s.lost),
-                        "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
-                    ]
-                    for s in loc.stages
-                ],
-                loc.note,
-            )
+                    s.label,
+                    s.where,
+                    fmt.count(s.count),
+                    fmt.count(s.lost),
+                    "; ".join(f"{e.counter}: {e.packets:,.0f} ({e.cause})" for e in s.explainers),
+                ]
+                for s in loc.stages
+            ],
+            loc.note,
         )
-        png = path_diagram(
-            loc,
-            f"{name} {src}→{dst}: {_n(loc.app_lost)} of {_n(loc.sent)} lost, most at {loc.hop}",
-            ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+    )
+    png = path_diagram(
+        loc,
+        f"{flow}: {fmt.count(loc.app_lost)} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
+        ctx.fig_dir / f"loss-path-{loc.measurement_id}",
+    )
+    section.figures.append(Figure(f"Path of {flow}", png, "datagrams counted at each point"))
+    over_time = counter_over_time(
+        ctx.store,
+        loc,
+        f"{flow}: {loc.counter} per interval",
+        ctx.fig_dir / f"loss-series-{loc.measurement_id}",
+    )
+    if over_time is not None:
+        section.figures.append(
+            Figure(f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU")
         )
-        section.figures.append(Figure(f"Path of {name} {src}→{dst}", png, "datagrams counted at each point"))
-        over_time = counter_over_time(
-            ctx.store,
-            loc,
-            f"{name} {src}→{dst}: {loc.counter} per interval",
-            ctx.fig_dir / f"loss-series-{loc.measurement_id}",
-        )
-        if over_time is not None:
-            section.figures.append(
-                Figure(
-                    f"{loc.counter} over time", over_time, "the explaining counter per reading, and host CPU"
-                )
-            )
-    return [section]

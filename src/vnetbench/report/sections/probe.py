@@ -25,7 +25,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from vnetbench.model import frame_bytes
+from vnetbench.kinds.overhead import frame_bytes
+from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
@@ -55,12 +56,6 @@ def build(ctx: ReportContext) -> list[Section]:
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def _f(v: Any, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
-    return f"{v:.{digits}g}"
 
 
 def _col(df: pd.DataFrame, name: str) -> pd.Series:
@@ -161,53 +156,9 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
     )
     if multi is not None:
         section.intro += " " + multi.intro
-    rows_out = []
+    rows_out: list[list[str]] = []
     for size, by_size in pts.groupby("size"):
-        fig, ax = plt.subplots(figsize=(7, 4))
-        top = float(by_size["offered_pps"].max())
-        limits = set()
-        for series, s in by_size.groupby("series", sort=False):
-            s = s.sort_values("offered_pps")
-            yerr = [s["received_pps"] - s["received_min"], s["received_max"] - s["received_pps"]]
-            line = ax.errorbar(s["offered_pps"], s["received_pps"], yerr=yerr, marker="o", ms=3, label=series)
-            ax.plot(s["offered_pps"], s["achieved_pps"], ls="--", lw=0.8, color=line[0].get_color())
-            k = knee(s)
-            if k is not None:
-                ax.axvline(k, color=line[0].get_color(), ls=":", lw=1)
-            lim = limit_pps(s["link_rate_bps"].iloc[0], int(size))
-            if lim is not None:
-                limits.add(lim)
-            rows_out.append(
-                [
-                    series,
-                    str(int(size)),
-                    str(int(frame_bytes(int(size)))),
-                    _f(k) if k is not None else "none passed",
-                    _f(s["received_pps"].max()),
-                    _f(lim) if lim is not None else "no link-rate limit (unshaped)",
-                    _f(s["loss"].max() * 100, 2),
-                    _f(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
-                    _f(s["lateness_p99_ns"].max() / 1e3),
-                ]
-            )
-        ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
-        notes = [] if limits else ["unshaped path: no link-rate limit"]
-        for lim in sorted(limits):
-            if lim <= 1.5 * top:
-                ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
-            else:  # drawing it would squash every curve to the axis
-                notes.append(f"link limit {lim:,.0f} pps: far above the offered rates")
-        if notes:
-            ax.text(0.02, 0.95, "\n".join(notes), transform=ax.transAxes, fontsize=8, va="top")
-        ax.set_xlabel("offered rate (packets/s)")
-        ax.set_ylabel("received rate (packets/s)")
-        ax.set_title(
-            f"{int(size)}-byte payloads ({frame_bytes(int(size))}-byte frames); dashed: sent, dotted: knee",
-            fontsize=10,
-        )
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        png = save(fig, fig_dir / f"probe_pps_{int(size)}")
+        png = _size_figure(int(size), by_size, rows_out, fig_dir / f"probe_pps_{int(size)}")
         section.figures.append(Figure(f"Received vs offered, {int(size)}-byte payloads", png))
     if rows_out:
         section.tables.append(
@@ -232,6 +183,56 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
         section.figures += multi.figures
         section.tables += multi.tables
     return section
+
+
+def _size_figure(size: int, by_size: pd.DataFrame, rows_out: list[list[str]], path: Path) -> Path:
+    """Received vs offered of every series at one payload size, with knees and the link's limit;
+    each series' summary row is added to rows_out."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    top = float(by_size["offered_pps"].max())
+    limits = set()
+    for series, s in by_size.groupby("series", sort=False):
+        s = s.sort_values("offered_pps")
+        yerr = [s["received_pps"] - s["received_min"], s["received_max"] - s["received_pps"]]
+        line = ax.errorbar(s["offered_pps"], s["received_pps"], yerr=yerr, marker="o", ms=3, label=series)
+        ax.plot(s["offered_pps"], s["achieved_pps"], ls="--", lw=0.8, color=line[0].get_color())
+        k = knee(s)
+        if k is not None:
+            ax.axvline(k, color=line[0].get_color(), ls=":", lw=1)
+        lim = limit_pps(s["link_rate_bps"].iloc[0], size)
+        if lim is not None:
+            limits.add(lim)
+        rows_out.append(
+            [
+                series,
+                str(size),
+                str(int(frame_bytes(size))),
+                fmt.sig(k) if k is not None else "none passed",
+                fmt.sig(s["received_pps"].max()),
+                fmt.sig(lim) if lim is not None else "no link-rate limit (unshaped)",
+                fmt.sig(s["loss"].max() * 100, 2),
+                fmt.sig(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
+                fmt.sig(s["lateness_p99_ns"].max() / 1e3),
+            ]
+        )
+    ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
+    notes = [] if limits else ["unshaped path: no link-rate limit"]
+    for lim in sorted(limits):
+        if lim <= 1.5 * top:
+            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
+        else:  # drawing it would squash every curve to the axis
+            notes.append(f"link limit {lim:,.0f} pps: far above the offered rates")
+    if notes:
+        ax.text(0.02, 0.95, "\n".join(notes), transform=ax.transAxes, fontsize=8, va="top")
+    ax.set_xlabel("offered rate (packets/s)")
+    ax.set_ylabel("received rate (packets/s)")
+    ax.set_title(
+        f"{size}-byte payloads ({frame_bytes(size)}-byte frames); dashed: sent, dotted: knee",
+        fontsize=10,
+    )
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return save(fig, path)
 
 
 # ------------------------------------------------------------------------------------------ traces
@@ -346,14 +347,14 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         table.append(
             [
                 label + (f" ({factors})" if factors else ""),
-                _f(bin_s * 1e3),
-                _f(np.median(v) / 1e6),
-                _f(v.max() / 1e6),
-                _f(offered / 1e6) if offered else "–",
+                fmt.sig(bin_s * 1e3),
+                fmt.sig(np.median(v) / 1e6),
+                fmt.sig(v.max() / 1e6),
+                fmt.sig(offered / 1e6) if offered else "–",
                 str(int(quiet.sum())),
-                _f(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
+                fmt.sig(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
                 str(int(burst.sum())),
-                _f(row.get("send_lateness_max_ns", np.nan) / 1e6),
+                fmt.sig(row.get("send_lateness_max_ns", np.nan) / 1e6),
             ]
         )
     section.tables.append(
@@ -402,13 +403,13 @@ def _cpushare_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
                 node,
                 mname,
                 str(len(g)),
-                _f(share.median()),
-                f"{_f(share.min())} – {_f(share.max())}",
-                _f(_col(g, "rusage_cpu_ratio").median()),
-                _f(_col(g, "steal_ratio").median()),
-                _f(_col(g, "gaps_count").median()),
-                _f(_col(g, "gap_p99_ns").median() / 1e6),
-                _f(_col(g, "gap_max_ns").max() / 1e6),
+                fmt.sig(share.median()),
+                f"{fmt.sig(share.min())} – {fmt.sig(share.max())}",
+                fmt.sig(_col(g, "rusage_cpu_ratio").median()),
+                fmt.sig(_col(g, "steal_ratio").median()),
+                fmt.sig(_col(g, "gaps_count").median()),
+                fmt.sig(_col(g, "gap_p99_ns").median() / 1e6),
+                fmt.sig(_col(g, "gap_max_ns").max() / 1e6),
             ]
         )
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.5 * len(labels)))
@@ -465,13 +466,13 @@ def _rtt_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
             [
                 label,
                 str(v.size),
-                _f(v.min()),
-                _f(np.median(v)),
-                _f(v.mean()),
-                _f(v.max()),
-                _f(v.std(ddof=1) if v.size > 1 else np.nan),
-                _f(lost / sent * 100 if sent else np.nan, 2),
-                _f(_col(g, "send_lateness_p99_ns").max() / 1e3),
+                fmt.sig(v.min()),
+                fmt.sig(np.median(v)),
+                fmt.sig(v.mean()),
+                fmt.sig(v.max()),
+                fmt.sig(v.std(ddof=1) if v.size > 1 else np.nan),
+                fmt.sig(lost / sent * 100 if sent else np.nan, 2),
+                fmt.sig(_col(g, "send_lateness_p99_ns").max() / 1e3),
             ]
         )
     if not table:

@@ -1,0 +1,49 @@
+"""The `vnetbench` command line: one module per command group, thin wrappers over the library.
+
+- `campaign`   run, resume, validate, schema
+- `results`    report, campaigns, export
+- `analyze`    the designed-experiment analysis of a stored campaign
+- `stats`      the textbook analysis of any CSV table
+- `loss`       where the packets went
+- `scenarios`  list, show, run the built-in campaigns
+- `clean`      remove what a killed run left behind
+- `doctor`     check SSH hosts before a campaign
+- `common`     consoles, exit codes, the store and campaign arguments
+
+Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a usage error
+(bad spec, unknown campaign, missing kernel feature or tool), 130 interrupted (resume it).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from vnetbench.cli import analyze, campaign, clean, doctor, loss, results, scenarios, stats
+
+app = typer.Typer(
+    name="vnetbench",
+    help="Measure what a virtualized network really delivers: declare a topology and a campaign in YAML, "
+    "build it, run real tools (iperf3, ping, vnb-probe), keep every sample, get the statistics and figures.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+app.add_typer(scenarios.app, name="scenarios")
+app.command("stats")(stats.stats_command)
+app.command("analyze")(analyze.analyze_command)
+app.command()(campaign.run)
+app.command()(campaign.resume)
+app.command()(clean.clean)
+app.command()(results.report)
+app.command()(results.campaigns)
+app.command()(results.export)
+app.command()(campaign.validate)
+app.command()(campaign.schema)
+app.command()(doctor.doctor)
+app.command("loss")(loss.loss_command)
+
+
+def main() -> None:
+    """The `vnetbench` console entry point."""
+    app()

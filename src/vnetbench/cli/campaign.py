@@ -1,0 +1,181 @@
+"""Running campaigns: `run`, `resume`, `validate`, `schema` (and what `scenarios run` shares with `run`).
+
+The run machinery (providers, drivers, telemetry) and the report (matplotlib) are imported when a
+command runs, not when the CLI starts: `vnetbench --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from vnetbench.cli.common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    CampaignArg,
+    DbOption,
+    err,
+    fail,
+    find_campaign,
+    open_store,
+    out,
+    parse_sets,
+    spec_errors,
+)
+from vnetbench.plan import Plan, make_plan
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import LoadedSpec, load_spec, parse_spec, with_inventory
+from vnetbench.spec.models import Campaign
+from vnetbench.store.db import Store
+
+
+def run(
+    spec: Annotated[Path, typer.Argument(help="campaign YAML file")],
+    db: DbOption = "vnetbench.db",
+    report: Annotated[
+        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
+    ] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable)")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="seed for randomised order (default: recorded random)")
+    ] = None,
+    inventory: Annotated[
+        Path | None, typer.Option(help="run on these existing hosts over SSH (docs/ssh-provider.md)")
+    ] = None,
+) -> None:
+    """Build the topology, run the whole campaign, store every sample and write the report."""
+    try:
+        loaded = load_spec(spec)
+        if inventory is not None:
+            loaded = with_inventory(loaded, inventory)
+        if set_:
+            loaded = parse_spec(loaded.text, loaded.source, overrides=parse_sets(set_))
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    run_and_report(loaded, db, report, no_report, seed)
+
+
+def run_and_report(
+    loaded: LoadedSpec, db: str, report: Path | None, no_report: bool, seed: int | None
+) -> None:
+    """Create the campaign in the store, run it, and write its report."""
+    from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
+
+    store = open_store(db)
+    try:
+        provider = "ssh" if loaded.campaign.inventory is not None else "local"
+        started = create_campaign(loaded, store, provider=provider, seed=seed)
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    plan = started.plan
+    err.print(
+        f"campaign [bold]{loaded.campaign.name}[/bold] id [bold]{started.campaign_id}[/bold]: "
+        f"{len(plan.steps)} steps, {plan.flow_count} measurements, ~{plan.planned_ns / 1e9 / 60:.1f} min of "
+        f"measuring; store {store.location}",
+        highlight=False,
+    )
+    _execute(store, started.campaign_id, plan, report, no_report)
+
+
+def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no_report: bool) -> None:
+    # the run machinery (providers, pyroute2, asyncssh): imported when a campaign runs, for start-up time
+    from vnetbench.providers.base import ProviderError
+    from vnetbench.providers.registry import make_provider
+    from vnetbench.run.campaign import run_campaign
+
+    row = find_campaign(store, campaign_id)
+    provider = make_provider(row["provider"], campaign_id, store)
+    try:
+        summary = run_campaign(store, campaign_id, provider, err, plan)
+    except ProviderError as exc:
+        raise fail(
+            f"{exc}\nnothing was left behind; fix the above and run `vnetbench resume {campaign_id}`",
+            EXIT_USAGE,
+        ) from None
+    err.print(
+        f"{summary.flows_ok} measurements ok, {summary.flows_failed} failed"
+        + (f", {summary.skipped} already in the store" if summary.skipped else ""),
+        highlight=False,
+    )
+    for line in summary.failures[:10]:
+        err.print(f"  [yellow]failed[/yellow] {line}", highlight=False, soft_wrap=True)
+    if summary.interrupted:
+        err.print(
+            f"interrupted: everything measured so far is stored; continue with "
+            f"`vnetbench resume {campaign_id} --db {store.location}`",
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if not no_report:
+        path = write_report(store, campaign_id, report)
+        err.print(f"report: [bold]{path}[/bold]", highlight=False)
+    if summary.flows_failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
+    """The campaign's report into out_dir (default: reports/NAME-ID)."""
+    from vnetbench.report.html import write_report as write  # matplotlib: imported when needed (start-up)
+
+    row = find_campaign(store, campaign_id)
+    out_dir = out_dir or Path("reports") / f"{row['name']}-{campaign_id}"
+    return write(store, campaign_id, out_dir)
+
+
+def resume(
+    campaign: CampaignArg = None,
+    db: DbOption = "vnetbench.db",
+    report: Annotated[Path | None, typer.Option(help="write the report here")] = None,
+    no_report: Annotated[bool, typer.Option("--no-report")] = False,
+) -> None:
+    """Continue an interrupted campaign: measurements already stored are never redone."""
+    # the run machinery: imported when a campaign runs, for start-up time
+    from vnetbench.providers.cleanup import clean as clean_leftovers
+    from vnetbench.run.campaign import load_plan
+
+    store = open_store(db)
+    row = find_campaign(store, campaign)
+    if row["status"] == "finished":
+        err.print(f"campaign {row['id']} is already finished; nothing to do")
+        return
+    leftovers = clean_leftovers(store, row["id"])  # a killed run may have left its topology behind
+    if leftovers.removed:
+        err.print(f"removed {len(leftovers.removed)} objects left by the interrupted run")
+    plan = load_plan(store, row["id"])
+    _execute(store, row["id"], plan, report, no_report)
+
+
+def validate(spec: Annotated[Path, typer.Argument(help="campaign YAML file")]) -> None:
+    """Check a campaign and show its plan without building anything."""
+    try:
+        loaded = load_spec(spec)
+        plan = make_plan(loaded, "00000000", loaded.campaign.schedule.seed or 0)
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    table = Table("step", "rep", "pattern", "group", "measurement", "flows")
+    for step in plan.steps[:40]:
+        flows = ", ".join(f"{f.src}→{f.dst}" for f in step.flows)
+        table.add_row(
+            str(step.seq + 1), str(step.repetition), step.pattern, step.group_kind, step.measurement, flows
+        )
+    out.print(table)
+    more = f" (first 40 of {len(plan.steps)} shown)" if len(plan.steps) > 40 else ""
+    out.print(
+        f"{spec}: valid — {len(plan.steps)} steps, {plan.flow_count} measurements, "
+        f"~{plan.planned_ns / 1e9 / 60:.1f} min of measuring{more}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def schema() -> None:
+    """Print the JSON Schema of campaign files (for editors and validators)."""
+    out.print_json(json.dumps(Campaign.model_json_schema()))

@@ -1,0 +1,73 @@
+"""What every command shares: the consoles, the exit codes, opening the store, finding a campaign,
+reporting a usage error, and the `--db` / CAMPAIGN / `--set` arguments.
+
+Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a usage error
+(bad spec, unknown campaign, missing kernel feature or tool), 130 interrupted (resume it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.store.db import Store
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+out = Console()
+err = Console(stderr=True)
+
+DbOption = Annotated[
+    str,
+    typer.Option("--db", envvar="VNETBENCH_DB", help="store: a SQLite file path or a SQLAlchemy URL"),
+]
+CampaignArg = Annotated[
+    str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
+]
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
+    """Print one error line; return the Exit to raise."""
+    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def spec_errors(exc: SpecInvalid) -> typer.Exit:
+    """Print every located spec error (file:line: field: message); return the Exit to raise."""
+    for e in exc.errors:
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def open_store(db: str) -> Store:
+    """The store at a path or URL; a usage error (exit 2) when it cannot be opened."""
+    try:
+        return Store(db)
+    except Exception as exc:  # a bad URL or an unwritable path is a usage error
+        raise fail(f"cannot open the store '{db}': {exc}") from None
+
+
+def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
+    """The campaign row by id, id prefix or name (None: the newest); a usage error if there is none."""
+    row = store.campaign(ident)
+    if row is None:
+        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
+        raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
+    return row
+
+
+def parse_sets(values: list[str] | None) -> dict[str, Any]:
+    """`--set PATH=VALUE` items as {path: YAML value}."""
+    overrides = {}
+    for item in values or []:
+        if "=" not in item:
+            raise fail(f"--set {item!r}: expected PATH=VALUE, e.g. --set schedule.repetitions=3")
+        path, value = item.split("=", 1)
+        overrides[path.strip()] = yaml.safe_load(value)
+    return overrides

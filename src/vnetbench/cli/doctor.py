@@ -1,0 +1,76 @@
+"""`vnetbench doctor --inventory FILE`: can a campaign run on these hosts? (providers/ssh/doctor.py)."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vnetbench.cli.common import out, spec_errors
+from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, problems_of, ready
+from vnetbench.spec.errors import SpecInvalid
+
+
+def doctor(
+    inventory: Annotated[Path, typer.Option(help="inventory YAML (or a campaign with `inventory:`)")],
+    install_probe: Annotated[
+        bool, typer.Option("--install-probe", help="copy vnb-probe to hosts that lack it")
+    ] = False,
+    insecure_accept_new_host_keys: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-accept-new-host-keys", help="INSECURE: trust first-seen host keys (appended)"
+        ),
+    ] = False,
+    probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
+) -> None:
+    """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU."""
+    try:
+        checks, elapsed = check_inventory(
+            inventory, install_probe, insecure_accept_new_host_keys, probe_path or None
+        )
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    out.print(_table(checks))
+    _clock_spread(checks, out)
+    for line in (p for c in checks for p in problems_of(c)):
+        out.print(f"[yellow]•[/yellow] {line}", highlight=False, soft_wrap=True)
+    ok = sum(ready(c) for c in checks)
+    out.print(f"{ok}/{len(checks)} hosts ready; checked in {elapsed:.2f} s", highlight=False)
+    raise typer.Exit(0 if ok == len(checks) and not any(c.reason for c in checks) else 1)
+
+
+def _table(checks: list[HostCheck]) -> Table:
+    table = Table("host", "reachable", "user", "root/sudo", "iperf3", "ping", "vnb-probe", "kernel",
+                  "clock offset", "path MTU", title="vnetbench doctor")  # fmt: skip
+    for c in checks:
+        if not c.reachable:
+            table.add_row(c.name, "[red]no[/red]", "", "", "", "", "", "", "", "")
+            continue
+        priv = "root" if c.root else ("sudo" if c.sudo else "[yellow]no[/yellow]")
+        tools = [c.tools.get(t) or "[red]missing[/red]" for t in TOOLS]
+        clock = (
+            f"{c.clock_offset_ns / 1e6:+.2f} ms ± {c.clock_error_ns / 1e6:.2f}"
+            if c.clock_offset_ns is not None and c.clock_error_ns is not None
+            else "?"
+        )
+        mtu = f"{c.path_mtu or 'no reply'} → {c.mtu_peer}" if c.mtu_peer else ""
+        table.add_row(c.name, "yes", c.user, priv, *tools, c.kernel, clock, mtu)
+    return table
+
+
+def _clock_spread(checks: list[HostCheck], console: Console) -> None:
+    offsets = [c.clock_offset_ns for c in checks if c.clock_offset_ns is not None]
+    if len(offsets) > 1:
+        spread = max(offsets) - min(offsets)
+        worst = max(c.clock_error_ns or 0 for c in checks)
+        console.print(
+            f"clock spread between hosts: {spread / 1e6:.2f} ms (median offset to this machine "
+            f"{statistics.median(offsets) / 1e6:+.2f} ms; each offset ± its error, the largest "
+            f"{worst / 1e6:.2f} ms)",
+            highlight=False,
+        )

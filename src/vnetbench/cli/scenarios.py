@@ -1,0 +1,58 @@
+"""`vnetbench scenarios list|show|run`: the built-in campaigns that repeat the published studies."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from vnetbench.cli.campaign import run_and_report
+from vnetbench.cli.common import DbOption, fail, out, parse_sets, spec_errors
+from vnetbench.scenarios import Scenario, all_scenarios, get_scenario
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import parse_spec
+
+app = typer.Typer(help="Built-in campaigns that repeat the published studies.", no_args_is_help=True)
+
+
+@app.command("list")
+def scenarios_list() -> None:
+    """The built-in scenarios and the study each repeats."""
+    table = Table("name", "repeats", "what it shows")
+    for sc in all_scenarios():
+        table.add_row(sc.name, sc.study, sc.summary)
+    out.print(table)
+
+
+@app.command("show")
+def scenarios_show(name: str) -> None:
+    """Print a scenario's YAML (copy it to start your own campaign)."""
+    sys.stdout.write(_scenario(name).text)
+
+
+@app.command("run")
+def scenarios_run(
+    name: str,
+    db: DbOption = "vnetbench.db",
+    report: Annotated[Path | None, typer.Option(help="write the report here")] = None,
+    no_report: Annotated[bool, typer.Option("--no-report")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="override a field: PATH=VALUE")] = None,
+    seed: Annotated[int | None, typer.Option()] = None,
+) -> None:
+    """Run a built-in scenario and write its report."""
+    sc = _scenario(name)
+    try:
+        loaded = parse_spec(sc.text, f"scenario:{sc.name}", overrides=parse_sets(set_) or None)
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    run_and_report(loaded, db, report, no_report, seed)
+
+
+def _scenario(name: str) -> Scenario:
+    try:
+        return get_scenario(name)
+    except KeyError as exc:
+        raise fail(str(exc.args[0])) from None

@@ -1,0 +1,70 @@
+"""`vnetbench stats FILE.csv --response COL --factor COL …`: the textbook analysis of any CSV table
+(analysis/table_analysis.py). User errors print one line on stderr naming the column or option and
+the fix, and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vnetbench.cli.common import fail, out
+
+
+def stats_command(
+    file: Annotated[
+        Path,
+        typer.Argument(metavar="FILE.csv", help="a CSV table, one observation per row", show_default=False),
+    ],
+    response: Annotated[
+        str, typer.Option("--response", help="numeric column to analyse (e.g. loss, throughput_bps)")
+    ],
+    factor: Annotated[list[str], typer.Option("--factor", help="factor column; repeat for several factors")],
+    design: Annotated[str, typer.Option("--design", help="one-factor | factorial | 2k-r")] = "one-factor",
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="confidence level of intervals and tests")
+    ] = 0.95,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print one JSON object instead of tables")
+    ] = False,
+) -> None:
+    """ANOVA, effects and confidence intervals of a designed experiment (Jain's textbook form)."""
+    # the statistics stack (pandas, scipy, statsmodels): imported when the command runs, for start-up time
+    from vnetbench.analysis.inputs import DataError
+    from vnetbench.analysis.jsonable import jsonable
+    from vnetbench.analysis.table_analysis import analyse_table
+    from vnetbench.report.terminal import table_analysis_tables
+
+    try:
+        result = analyse_table(read_csv(file), response, factor, design, confidence)
+    except DataError as exc:
+        raise fail(f"{file}: {exc}") from None
+    if json_output:
+        sys.stdout.write(json.dumps(jsonable(result.json), allow_nan=False) + "\n")
+        return
+    for table in table_analysis_tables(result):
+        out.print(table)
+
+
+def read_csv(file: Path) -> Any:
+    """The CSV file as a pandas DataFrame; a usage error naming the file and the fix otherwise."""
+    import pandas as pd  # heavy: imported when the command runs, for start-up time
+
+    if not file.exists():
+        raise fail(f"FILE.csv: {file} does not exist; give the path of a CSV file")
+    if not file.is_file():
+        raise fail(f"FILE.csv: {file} is not a file; give the path of a CSV file")
+    try:
+        frame = pd.read_csv(file)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise fail(
+            f"{file}: not a readable CSV table ({first}); save it as comma-separated text with a header row"
+        ) from None
+    if frame.empty:
+        raise fail(f"{file}: has a header but no rows; add the observations, one per row")
+    return frame

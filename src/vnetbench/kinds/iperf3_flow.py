@@ -1,0 +1,17 @@
+"""What the iperf3 kinds (tcp, udp) share: a test of `duration` whose first `omit` the tool leaves out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnetbench.drivers import IPERF3
+from vnetbench.kinds.base import Kind
+
+
+class Iperf3FlowKind(Kind):
+    """An iperf3 test: -t duration, -O omit."""
+
+    driver = IPERF3
+
+    def flow_timing(self, m: Any) -> tuple[int, int]:
+        return int(m.duration), int(m.omit)

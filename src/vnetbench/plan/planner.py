@@ -1,0 +1,190 @@
+"""spec -> plan: the ordered list of measurement steps, as pure data.
+
+A *step* is a set of flows started together behind one barrier (one flow for a pair measured alone,
+several for a star's, fan-in's or parallel pattern's simultaneous flows; a `pps` sweep point of a
+parallel pattern is one step with one flow per pair). Steps carry stable keys, so `resume` can skip
+what is already in the store. Factors turn one spec into *variants* (one per treatment); the
+runner rebuilds the topology whenever the variant's topology changes or a rebuild is asked for.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import random
+from typing import Any
+
+from vnetbench.kinds import PathFacts, kind_of
+from vnetbench.layout import Layout, build_layout
+from vnetbench.plan import sweeps
+from vnetbench.plan.patterns import pattern_steps
+from vnetbench.plan.steps import Plan, Step
+from vnetbench.spec.loader import LoadedSpec, SpecError, SpecInvalid, validate
+from vnetbench.spec.models import Campaign
+from vnetbench.spec.paths import PathError, apply_overrides, get_path
+
+
+def topology_key(campaign: Campaign) -> str:
+    """A short hash of a variant's topology: steps with equal keys share a build."""
+    dumped = json.dumps(campaign.topology.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(dumped.encode()).hexdigest()[:16]
+
+
+def planned_duration_ns(campaign: Campaign, measurement: str) -> int:
+    """How long a measurement's tools run (the kind says: a duration, or count × interval)."""
+    m = campaign.measurement(measurement)
+    return kind_of(m.kind).planned_ns(m)
+
+
+def path_facts(layout: Layout, src: str, dst: str) -> PathFacts:
+    """What a measurement kind needs to know of the path between two nodes."""
+    return PathFacts(layout.bottleneck_rate(src, dst), layout.path_mtu(src, dst))
+
+
+def treatments(spec: LoadedSpec) -> list[dict[str, Any]]:
+    """Every combination of factor levels (one empty treatment when there are no factors)."""
+    factors = spec.campaign.factors
+    if not factors:
+        return [{}]
+    names = [f.name for f in factors]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(f.levels for f in factors))]
+
+
+def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
+    """Expand a loaded spec into variants and steps; raise SpecInvalid for what only shows here."""
+    campaign = spec.campaign
+    _check_design(spec)
+    combos = treatments(spec)
+    variants = [_variant(spec, combo) for combo in combos]
+    layouts = [build_layout(v, campaign_id) for v in variants]
+    for v, layout in zip(variants, layouts, strict=True):
+        _check_rates(spec, v, layout)
+    keys = [topology_key(v) for v in variants]
+    rng = random.Random(seed)
+
+    design = campaign.design
+    replications = design.replications if design else campaign.schedule.repetitions
+    runs = [(r, t) for r in range(1, replications + 1) for t in range(len(variants))]
+    if design and design.randomize:
+        if design.block_by_replication:
+            blocks = [[run for run in runs if run[0] == r] for r in range(1, replications + 1)]
+            for block in blocks:
+                rng.shuffle(block)
+            runs = [run for block in blocks for run in block]
+        else:
+            rng.shuffle(runs)
+
+    rebuild_each = bool(design.rebuild) if design else campaign.schedule.rebuild
+    interval = campaign.schedule.interval
+    steps: list[Step] = []
+    for index, (rep, t) in enumerate(runs):
+        variant = variants[t]
+        prefix = f"t{t + 1:03d}/r{rep:03d}" if campaign.factors else f"r{rep:03d}"
+        run_steps = sweeps.expand(variant, pattern_steps(variant, prefix))
+        if campaign.schedule.order == "random":
+            rng.shuffle(run_steps)
+        for j, (spec_step, params) in enumerate(run_steps):
+            steps.append(
+                Step(
+                    key=spec_step.key,
+                    seq=len(steps),
+                    variant=t,
+                    factors=combos[t],
+                    repetition=rep,
+                    pattern=spec_step.pattern,
+                    pattern_kind=spec_step.pattern_kind,
+                    group_kind=spec_step.group_kind,
+                    measurement=spec_step.measurement,
+                    kind=variant.measurement(spec_step.measurement).kind,
+                    flows=spec_step.flows,
+                    rebuild_before=bool(rebuild_each and index > 0 and j == 0),
+                    not_before_ns=(rep - 1) * interval if j == 0 else 0,
+                    planned_ns=planned_duration_ns(variant, spec_step.measurement),
+                    params=params,
+                )
+            )
+    return Plan(variants, keys, steps, seed, layouts)
+
+
+def _variant(spec: LoadedSpec, combo: dict[str, Any]) -> Campaign:
+    if not combo:
+        return spec.campaign
+    paths = {f.path: combo[f.name] for f in spec.campaign.factors}
+    try:
+        data = apply_overrides(spec.data, paths)
+    except PathError as err:
+        raise SpecInvalid([spec.error(("factors",), str(err))]) from None
+    try:
+        return validate(data, spec.source)
+    except SpecInvalid as err:
+        levels = ", ".join(f"{k}={v!r}" for k, v in combo.items())
+        raise SpecInvalid(
+            [
+                SpecError(e.file, e.line, e.path, f"{e.message} (with factor levels {levels})")
+                for e in err.errors
+            ]
+        ) from None
+
+
+def _check_design(spec: LoadedSpec) -> None:
+    campaign = spec.campaign
+    errors = []
+    for i, factor in enumerate(campaign.factors):
+        try:
+            get_path(spec.data, factor.path)
+        except PathError as err:
+            errors.append(spec.error(("factors", i, "path"), str(err)))
+    design = campaign.design
+    if design:
+        if not campaign.factors:
+            errors.append(spec.error(("design",), "a design needs factors; add a factors list"))
+        if design.kind == "one-factor" and len(campaign.factors) != 1:
+            errors.append(
+                spec.error(
+                    ("design", "kind"),
+                    f"one-factor needs exactly one factor, found {len(campaign.factors)}",
+                )
+            )
+        if design.kind == "2k-r":
+            for i, factor in enumerate(campaign.factors):
+                if len(factor.levels) != 2:
+                    errors.append(
+                        spec.error(
+                            ("factors", i, "levels"),
+                            "a 2k-r design needs exactly two levels per factor",
+                        )
+                    )
+        if campaign.schedule.repetitions != 1:
+            errors.append(
+                spec.error(
+                    ("schedule", "repetitions"),
+                    "with a design, replications are set by design.replications; remove this",
+                )
+            )
+    if errors:
+        raise SpecInvalid(errors)
+
+
+def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
+    """What a measurement needs of every path it is measured on (`rate: link` a shaped link)."""
+    errors = []
+    steps = pattern_steps(campaign, "")
+    for i, m in enumerate(campaign.measurements):
+        kind = kind_of(m.kind)
+        for step in steps:
+            for flow in step.flows if step.measurement == m.name else ():
+                problem = kind.path_problem(m, path_facts(layout, flow.src, flow.dst), flow.src, flow.dst)
+                if problem is not None:
+                    field, message = problem
+                    errors.append(spec.error(("measurements", i, field), message))
+                    break
+    if errors:
+        raise SpecInvalid(errors[:5])
+
+
+def offered_bps(campaign: Campaign, layout: Layout, measurement: str, src: str, dst: str) -> float | None:
+    """The payload rate a plain (unswept) step of a measurement offers on this path; None: none."""
+    m = campaign.measurement(measurement)
+    found = kind_of(m.kind).offered(m, path_facts(layout, src, dst), {})
+    return None if found is None else found.bps

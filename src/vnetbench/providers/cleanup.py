@@ -1,0 +1,97 @@
+"""Remove what a killed run left behind — only objects the store records as ours and not yet removed.
+
+Nothing is ever matched by a name pattern. A campaign whose controlling vnetbench process is still
+alive is left alone. Local objects (processes, namespaces, cgroups, run directories) are the local
+provider's to remove (providers/local/cleanup.py), remote ones the SSH provider's
+(providers/ssh/cleanup.py). Rows are then marked removed (also rows whose object had already
+disappeared), and a campaign's registry file /run/vnetbench/active/<id> is removed once nothing of
+it is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnetbench.providers.local import runtime
+from vnetbench.providers.local.cleanup import KINDS as LOCAL_KINDS
+from vnetbench.providers.local.cleanup import clean_local
+from vnetbench.providers.ssh.cleanup import KINDS as REMOTE_KINDS
+from vnetbench.providers.ssh.cleanup import clean_remote
+from vnetbench.store.db import Store
+
+
+@dataclass
+class CleanReport:
+    removed: list[str] = field(default_factory=list)  # what was found and removed, one line each
+    problems: list[str] = field(default_factory=list)  # what could not be removed, and why
+    ids: list[int] = field(default_factory=list)  # object rows marked removed
+    skipped: list[str] = field(default_factory=list)  # campaigns left alone (still running)
+
+
+def active_campaigns() -> list[tuple[str, str]]:
+    """(campaign_id, store location) of every build registered as live on this machine."""
+    return runtime.active()
+
+
+def _still_running(store: Store, campaign_id: str) -> int | None:
+    """The pid of the campaign's controlling vnetbench process if it is alive (and not us)."""
+    row = store.campaign(campaign_id)
+    if not row or row.get("status") != "running" or not row.get("pid"):
+        return None
+    pid = int(row["pid"])
+    if pid == os.getpid():
+        return None
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except OSError:
+        return None
+    return pid if b"vnetbench" in cmdline else None
+
+
+def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
+    """Remove every live object of one campaign (or of all campaigns in the store) that is ours."""
+    report = CleanReport()
+    rows = store.live_objects(campaign_id)
+    campaigns = sorted({r["campaign_id"] for r in rows})
+    for cid in campaigns:
+        pid = _still_running(store, cid)
+        if pid is not None:
+            report.skipped.append(cid)
+            report.problems.append(
+                f"campaign {cid} is still running (vnetbench pid {pid}): stop it (Ctrl-C / kill {pid}), "
+                "it tears its topology down itself"
+            )
+    rows = [r for r in rows if r["campaign_id"] not in report.skipped]
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_kind.setdefault(row["kind"], []).append(row)
+    done = clean_local(by_kind, report)
+    remote_rows = [r for kind in REMOTE_KINDS for r in by_kind.get(kind, [])]
+    if remote_rows:
+        gone, trouble, ids = clean_remote(store, remote_rows)
+        report.removed += gone
+        report.problems += trouble
+        done += ids
+    # Kinds this version does not know are left for a version that does.
+    for kind, kind_rows in by_kind.items():
+        if kind not in (*LOCAL_KINDS, *REMOTE_KINDS):
+            report.problems.append(f"{len(kind_rows)} objects of unknown kind {kind!r} left alone")
+    store.mark_removed(done)
+    report.ids = done
+    _unmark(store, campaigns, campaign_id, report)
+    return report
+
+
+def _unmark(store: Store, campaigns: list[str], campaign_id: str | None, report: CleanReport) -> None:
+    """Drop the registry file of every campaign that has nothing left."""
+    for cid in campaigns:
+        if cid not in report.skipped and not store.live_objects(cid):
+            with contextlib.suppress(OSError, ValueError):
+                runtime.unmark_active(cid)
+    if campaign_id is not None and campaign_id not in campaigns and not store.live_objects(campaign_id):
+        with contextlib.suppress(OSError, ValueError):
+            runtime.unmark_active(campaign_id)

@@ -1,0 +1,454 @@
+"""The campaign analysis as tables of plain strings: one layout for the terminal (`vnetbench analyze`)
+and the report (HTML), in the form of Jain's tables.
+
+`analysis_parts(analysis)` turns the data of `analysis.campaign_analysis.analyze_campaign` into
+`Section`s, in the order the analysis runs: the design, outliers and events, the models' effects,
+fairness, UDP effective throughput, rebuilds, placement, time of day, notes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from vnetbench.analysis import campaign_parts as cp
+from vnetbench.analysis.campaign_analysis import CampaignAnalysis, FittedModel
+from vnetbench.analysis.full_factorial import FactorialAnova
+from vnetbench.report.format import ci, num, pct, scaled, yes
+from vnetbench.report.view import Section, TableView
+
+UNITS = {  # display scale and unit per response
+    "throughput_bps": (1e6, "Mbit/s"),
+    "total_throughput_bps": (1e6, "Mbit/s"),
+    "effective_throughput_bps": (1e6, "Mbit/s"),
+    "rtt_mean_ns": (1e6, "ms"),
+    "loss_ratio": (1.0, "ratio"),
+    "jain_index": (1.0, ""),
+}
+
+
+def one_factor_tabulars(
+    label: str, a: Any, steps: Sequence[Any], scale: float, shown: str
+) -> list[TableView]:
+    """ANOVA, effects per level and (if given) successive differences of a one-factor model."""
+    conf = f"{100 * a.confidence:g} %"
+    rows = []
+    for r in a.table():
+        rows.append(
+            [
+                r["component"],
+                num(r["sum_of_squares"], 8),
+                pct(r["pct_variation"]),
+                str(r["dof"]),
+                num(r["mean_square"], 5),
+                num(r["f"], 5),
+                num(r["f_table"], 4),
+                num(r["p_value"], 2),
+            ]
+        )
+    anova = TableView(
+        f"{label}: one-factor ANOVA by {a.factor} (a = {a.a}, N = {a.n})",
+        ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
+        rows,
+        f"response {a.response} in its stored unit; s_e = {num(a.s_e, 5)}; "
+        f"{'significant' if a.f > a.f_table else 'not significant'} at {conf}",
+    )
+    effects = TableView(
+        f"{label}: mean and effect per level ({conf} intervals)",
+        ["level", "r", f"mean {shown}", "effect", "interval", "significant"],
+        [
+            [
+                str(e.level),
+                str(e.n),
+                scaled(e.mean, scale),
+                scaled(e.effect, scale),
+                ci(e.ci_low / scale, e.ci_high / scale),
+                yes(e.significant),
+            ]
+            for e in a.effects
+        ],
+    )
+    out = [anova, effects]
+    if steps:
+        out.append(steps_tabular(f"{label}: successive differences", steps, scale, shown, "s = s_e·√(2/r)"))
+    return out
+
+
+def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, formula: str) -> TableView:
+    """Contrasts (successive differences) with their intervals, in the response's display unit."""
+    conf = f"{100 * steps[0].confidence:g} %"
+    return TableView(
+        f"{title} ({conf}, {formula}, t on {steps[0].dof} DF)",
+        ["contrast", f"estimate {shown}", "interval", "significant"],
+        [
+            [c.label, scaled(c.estimate, scale), ci(c.ci_low / scale, c.ci_high / scale), yes(c.significant)]
+            for c in steps
+        ],
+    )
+
+
+def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[TableView]:
+    """Effects and allocation of variation of a 2^k r design."""
+    conf = f"{100 * r.confidence:g} %"
+    coding = "; ".join(f"{f}: −1 = {lo}, +1 = {hi}" for f, (lo, hi) in r.coding.items())
+    rows = [
+        [
+            e.letters,
+            e.name,
+            scaled(e.q, scale),
+            ci(e.ci_low / scale, e.ci_high / scale),
+            yes(e.significant),
+            num(e.ss),
+            pct(e.pct_variation),
+        ]
+        for e in r.effects
+    ]
+    rows.append(["e", "errors", "", "", "", num(r.sse), pct(r.pct_e)])
+    return [
+        TableView(
+            f"{label}: 2^{r.k}·{r.r} effects and allocation of variation ({conf}, t on {r.df_e} DF)",
+            ["effect", "factors", f"q {shown}", "interval", "significant", "SS", "% of variation"],
+            rows,
+            f"{coding}; s_e = {num(r.s_e / scale, 5)}, s_q = {num(r.s_q / scale, 5)} {shown}",
+        )
+    ]
+
+
+def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[TableView]:
+    """ANOVA and cell means of a full-factorial design."""
+    conf = f"{100 * f.confidence:g} %"
+    rows = factorial_anova_rows(f)
+    cells = TableView(
+        f"{label}: cell means",
+        [*f.factors, "n", f"mean {shown}", "SD"],
+        [
+            [
+                *(str(r[x]) for x in f.factors),
+                str(r["cell_n"]),
+                scaled(r["cell_mean"], scale),
+                scaled(r["cell_sd"], scale),
+            ]
+            for r in f.cell_means.to_dict("records")
+        ],
+    )
+    kind = "balanced" if f.balanced else "unbalanced: type II SS"
+    return [
+        TableView(
+            f"{label}: full-factorial ANOVA ({kind})",
+            ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
+            rows,
+            f"response {f.response} in its stored unit; s_e = {num(f.s_e, 5)}",
+        ),
+        cells,
+    ]
+
+
+def diag_tabular(label: str, d: Any) -> TableView:
+    """A model's diagnostics: QQ correlation, Shapiro–Wilk, residual range, verdict."""
+    verdict = "errors small (< 1/10 of the response range)" if d.errors_small else "check the plots"
+    return TableView(
+        f"{label}: diagnostics",
+        ["QQ correlation r", "Shapiro–Wilk p", "residual range / predicted range", "verdict"],
+        [[num(d.qq_r, 4), num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+    )
+
+
+def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
+    """The ANOVA table of a full factorial in Jain's form: y, ȳ.., y − ȳ.., each term, the errors."""
+    rows = [
+        ["y", num(f.ssy, 8), "", str(f.n), "", "", "", ""],
+        ["ȳ..", num(f.ss0, 8), "", "1", "", "", "", ""],
+        ["y − ȳ..", num(f.sst, 8), "100.00%", str(f.n - 1), "", "", "", ""],
+    ]
+    for x in f.terms:
+        rows.append(
+            [
+                x.name,
+                num(x.ss, 8),
+                pct(x.pct_variation),
+                str(x.df),
+                num(x.ms, 5),
+                num(x.f, 5),
+                num(x.f_table, 4),
+                num(x.p_value, 2),
+            ]
+        )
+    rows.append(["errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", ""])
+    return rows
+
+
+# ------------------------------------------------------------------------------------ the parts
+
+
+def analysis_parts(a: CampaignAnalysis) -> list[Section]:
+    """The tables and notes of a campaign analysis, in the order `vnetbench analyze` prints them."""
+    parts = [_overview(a), _outliers(a)]
+    if a.data["design"]["kind"] and a.data["groups"]:
+        parts.append(_effects(a.models))
+    if a.data["flows"]:
+        found = (
+            _fairness(a.fairness) if a.fairness else None,
+            _udp(a.udp) if a.udp else None,
+            _rebuilds(a.rebuilds) if a.rebuilds else None,
+            _placement(a.placement) if a.placement else None,
+            _periodic(a.periodic) if a.periodic else None,
+        )
+        parts += [p for p in found if p is not None]
+    if a.notes:
+        parts.append(Section("Analysis notes", "analysis-notes", items=list(a.notes)))
+    return parts
+
+
+def _overview(a: CampaignAnalysis) -> Section:
+    out = a.data
+    d = out["design"]
+    levels = "; ".join(f"{f['name']} ∈ {f['levels']} ({f['path']})" for f in d["factors"]) or "none"
+    t = out["transient"]
+    rows = [
+        ["design", str(d["kind"] or "none (no factors)")],
+        ["factors", levels],
+        ["replications", str(d["replications"])],
+        ["run order", f"randomised, seed {d['seed']}" if d["randomize"] else "as written"],
+        ["rebuild per replication", "yes" if d["rebuild"] else "no"],
+        ["flows analysed", f"{out['flows']} ok of {a.measurements_stored} stored"],
+        ["groups of simultaneous flows", str(out["groups"])],
+        [
+            "transient removal",
+            f"first {t['omit_ns'] / 1e9:g} s of every flow: {t['samples_dropped']} samples dropped, "
+            f"{t['flows_recomputed']} flows recomputed"
+            if t["omit_ns"]
+            else "none (analysis.omit is 0)",
+        ],
+        ["confidence", f"{100 * out['confidence']:g} %"],
+    ]
+    return Section("Designed experiment", "design", tables=[TableView("", ["", ""], rows)])
+
+
+def _outliers(a: CampaignAnalysis) -> Section:
+    part = Section(
+        "Outliers and events",
+        "outliers",
+        intro="Nothing is excluded unless the spec's analysis.outliers (or --outliers) asks for it; "
+        "events are counted, never dropped silently.",
+    )
+    part.items.append(a.policy.describe())
+    counts = a.data["events"]
+    if counts:
+        part.tables.append(TableView("Events", ["event", "count"], [[k, str(v)] for k, v in counts.items()]))
+    else:
+        part.items.append("No events (unreachable replies, tool anomalies, incomplete groups) were recorded.")
+    if a.excluded:
+        part.tables.append(
+            TableView(
+                "Observations excluded by the outlier policy",
+                ["model", "step", "value", "reason"],
+                [[e["model"], e["step_key"], num(e["value"]), e["reason"]] for e in a.excluded],
+            )
+        )
+    return part
+
+
+def _shown(response: str) -> tuple[float, str]:
+    """The display scale of a response and its column label (with the unit when it is scaled)."""
+    scale, unit = UNITS.get(response, (1.0, ""))
+    return scale, f"{response} ({unit})" if unit and scale != 1 else response
+
+
+def _effects(models: list[FittedModel]) -> Section:
+    part = Section(
+        "Effects of the factors",
+        "effects",
+        intro="One model per series (pattern · measurement, with the connection for pairs) and response. "
+        "Each observation is one group of simultaneous flows in one replication: its mean per flow "
+        "(throughput, loss, RTT), or Jain's index over its flows.",
+    )
+    for m in models:
+        scale, shown = _shown(m.result.response)
+        if m.kind == "one-factor":
+            part.tables += one_factor_tabulars(m.label, m.result, m.contrasts, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+            if m.capacity is not None:
+                part.items.append(f"<b>{m.label}</b> — capacity: " + " ".join(m.capacity.reasoning))
+            if m.truncated is not None:
+                title = f"{m.label} (truncated: {m.result.factor} ≥ {m.truncated.levels[0]})"
+                part.tables.append(diag_tabular(title, m.truncated_diagnostics))
+        elif m.kind == "2k-r":
+            part.tables += two_k_r_tabulars(m.label, m.result, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+        else:
+            part.tables += factorial_tabulars(m.label, m.result, scale, shown)
+            for factor, contrasts in m.factor_contrasts.items():
+                title = f"{m.label}: successive levels of {factor} (marginal means)"
+                part.tables.append(steps_tabular(title, contrasts, scale, shown, "s = s_e·√(Σh²/r)"))
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+    return part
+
+
+def _fairness(f: cp.Fairness) -> Section:
+    conf = f"{100 * f.confidence:g} %"
+    part = Section(
+        "Fairness of simultaneous flows",
+        "fairness",
+        intro="Jain's index (Σx)²/(n·Σx²) of the flows' throughput in each group started together; "
+        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment.",
+    )
+    part.tables.append(
+        TableView(
+            f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
+            [*f.config, "replications", "mean", "SD", "min", "max", "interval"],
+            [
+                [
+                    *(str(r[c]) for c in f.config),
+                    str(r["replications"]),
+                    num(r["mean"], 4),
+                    num(r["sd"], 3),
+                    num(r["min"], 4),
+                    num(r["max"], 4),
+                    ci(r["ci_low"], r["ci_high"]),
+                ]
+                for r in f.spread.to_dict("records")
+            ],
+        )
+    )
+    return part
+
+
+def _udp(u: cp.UdpEffective) -> Section:
+    part = Section(
+        "UDP effective throughput",
+        "udp-effective",
+        intro="(1 − loss) × offered rate per flow (ONL eq. 1), averaged over the flows and replications.",
+    )
+    part.tables.append(
+        TableView(
+            "UDP effective throughput per treatment",
+            [*u.keys, "flows", "offered (Mbit/s)", "received (Mbit/s)", "mean loss", "effective (Mbit/s)"],
+            [
+                [
+                    *(str(r[c]) for c in u.keys),
+                    str(r["n_flows"]),
+                    num(r["offered_bps"] / 1e6, 5),
+                    num(r["throughput_bps"] / 1e6, 5),
+                    f"{100 * r['loss_ratio']:.4g} %",
+                    num(r["effective_throughput_bps"] / 1e6, 5),
+                ]
+                for r in u.rows
+            ],
+        )
+    )
+    return part
+
+
+def _rebuilds(r: cp.Rebuilds) -> Section:
+    th = r.thresholds
+    part = Section(
+        "Reproducibility across rebuilds",
+        "reproducibility",
+        intro=f"The topology was built {r.builds} times from scratch. The first build's "
+        f"values are the reference; each rebuild contributes its mean. Verdict thresholds: CV across "
+        f"rebuilds ≤ {100 * th.cv_max_ratio:g} %, difference within ±{100 * th.tolerance_ratio:g} % of "
+        "the first build (the whole Welch interval); for metrics near zero, absolute tolerances: "
+        + ", ".join(f"{k} ±{v:g}" for k, v in cp.ABS_TOLERANCE.items())
+        + " (their unit).",
+    )
+    columns = ["metric", "first build mean (n)", "rebuilds", "mean of rebuilds", "CV", "difference"]
+    columns += ["Welch interval", "Mann-Whitney p", "verdict"]
+    rows = [
+        [
+            m.metric,
+            f"{num(m.mean_first)} ({m.n_first})",
+            str(m.n_rebuilds),
+            num(m.mean_rebuilds),
+            pct(100 * m.cv_rebuilds_ratio),
+            f"{num(m.difference, 4)} ({pct(100 * m.difference_ratio)})",
+            ci(*m.welch_ci),
+            num(m.mannwhitney_p, 3),
+            m.verdict,
+        ]
+        for m in r.results
+    ]
+    part.tables.append(TableView("Rebuilds against the first build", columns, rows))
+    part.items += [m.text for m in r.results]
+    return part
+
+
+def _placement(p: cp.Placements) -> Section:
+    part = Section(
+        "Placement categories",
+        "placement",
+        intro="Flows measured alone, grouped by where their ends are (GENI Table 1): same host, same site "
+        "(different hosts), cross site. Differences of means with Welch's interval.",
+    )
+    conf = f"{100 * p.confidence:g} %"
+    for entry in p.entries:
+        c = entry.comparison
+        if c is None:
+            part.items.append(str(entry.error))
+            continue
+        scale, unit = UNITS.get(entry.response, (1.0, ""))
+        shown = f"{entry.response} ({unit})" if scale != 1 else entry.response
+        part.tables.append(
+            TableView(
+                f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
+                ["placement", "n", "mean", "SD", "interval"],
+                [
+                    [
+                        x.category,
+                        str(x.n),
+                        scaled(x.mean, scale),
+                        scaled(x.sd, scale),
+                        ci(x.ci_low / scale, x.ci_high / scale),
+                    ]
+                    for x in c.categories
+                ],
+            )
+        )
+        if c.pairs:
+            part.tables.append(
+                TableView(
+                    f"{entry.measurement}: differences of {shown} (second − first, Welch {conf})",
+                    ["first", "second", "difference", "interval", "p", "significant"],
+                    [
+                        [
+                            d.first,
+                            d.second,
+                            scaled(d.difference, scale),
+                            ci(d.ci_low / scale, d.ci_high / scale),
+                            num(d.p_value, 3),
+                            yes(d.significant),
+                        ]
+                        for d in c.pairs
+                    ],
+                )
+            )
+        part.items += list(c.notes)
+    return part
+
+
+def _periodic(p: cp.Periodic) -> Section:
+    part = Section(
+        "Time of day",
+        "periodic",
+        intro=f"The campaign spans {p.span_ns / cp.HOUR_NS:.1f} hours: is there a daily (or weekly) pattern? "
+        "Non-overlapping intervals between hours mean busy and quiet times differ.",
+    )
+    for view in p.views:
+        scale, unit = UNITS.get(view.response, (1.0, ""))
+        key = "day" if view.period == "weekday" else "hour"
+        part.tables.append(
+            TableView(
+                f"{view.measurement}: {view.response} by {view.period} (UTC)",
+                [key, "n", f"mean ({unit or view.response})", "SD", "interval"],
+                [
+                    [
+                        str(r[key]),
+                        str(r["n"]),
+                        scaled(r["mean"], scale),
+                        scaled(r["sd"], scale),
+                        ci(r["ci_low"] / scale, r["ci_high"] / scale),
+                    ]
+                    for r in view.rows.to_dict("records")
+                ],
+            )
+        )
+    return part

@@ -1,0 +1,132 @@
+"""Rich tables of the analysis results for the terminal (`vnetbench stats`), in the layout of Jain's
+tables, and the tables of plain strings of `vnetbench analyze` (report/analysis_tables.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from vnetbench.analysis.contrasts import ContrastCI
+from vnetbench.analysis.full_factorial import FactorialAnova
+from vnetbench.analysis.one_factor import OneFactorAnova
+from vnetbench.analysis.table_analysis import TableAnalysis
+from vnetbench.analysis.two_k_r import TwoKRResult
+from vnetbench.report.analysis_tables import factorial_anova_rows
+from vnetbench.report.format import ci, num, pct, yes
+from vnetbench.report.view import TableView
+
+
+def rich_table(t: TableView) -> Table:
+    """A table of display strings as a rich table (first column left, the others right-aligned)."""
+    table = Table(title=t.title or None, caption=t.note or None, show_header=any(t.columns))
+    for i, col in enumerate(t.columns):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    for row in t.rows:
+        table.add_row(*row)
+    return table
+
+
+def anova_columns(t: Table, conf: str) -> None:
+    """Jain's columns, short enough for an 80-column terminal."""
+    t.add_column("component", no_wrap=True)
+    for col in ("SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"):
+        t.add_column(col, justify="right", no_wrap=True)
+
+
+def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
+    """ANOVA, effects and (if given) contrasts of a one-factor model as rich tables."""
+    conf = f"{100 * a.confidence:g} %"
+    t = Table(title=f"ANOVA: {a.response} by {a.factor} (a = {a.a}, N = {a.n})")
+    anova_columns(t, conf)
+    for row in a.table():
+        t.add_row(
+            row["component"], num(row["sum_of_squares"], 8), pct(row["pct_variation"]), str(row["dof"]),
+            num(row["mean_square"], 5), num(row["f"], 5), num(row["f_table"], 4), num(row["p_value"], 2),
+        )  # fmt: skip
+    t.caption = f"s_e = {num(a.s_e, 5)}; R² = SSA/SST = {num(a.pct_a / 100, 5)}"
+
+    e = Table(title=f"Effects α_j = ȳ.j − ȳ.. with {conf} intervals (ȳ.. = {num(a.grand_mean, 6)})")
+    for col in ("level", "r", "mean", "effect", "sd", "interval", "significant"):
+        e.add_column(col, justify="right")
+    for x in a.effects:
+        e.add_row(
+            str(x.level),
+            str(x.n),
+            num(x.mean),
+            num(x.effect),
+            num(x.sd, 4),
+            ci(x.ci_low, x.ci_high),
+            yes(x.significant),
+        )
+    tables = [t, e]
+    if contrasts:
+        c = Table(title=f"Contrasts with {conf} intervals (s = s_e·√(Σh²/r), t on {contrasts[0].dof} DF)")
+        for col in ("contrast", "estimate", "sd", "interval", "significant"):
+            c.add_column(col, justify="right")
+        for x in contrasts:
+            c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
+        tables.append(c)
+    return tables
+
+
+def two_k_r_tables(r: TwoKRResult) -> list[Table]:
+    """Sign table and effects of a 2^k r design as rich tables."""
+    conf = f"{100 * r.confidence:g} %"
+    coding = "; ".join(f"{f}: −1 = {lo}, +1 = {hi}" for f, (lo, hi) in r.coding.items())
+    s = Table(title=f"Sign table, 2^{r.k}·{r.r} design of {r.response}", caption=coding)
+    cols = [e.letters for e in r.effects]
+    for col in [*cols, "mean ȳ"]:
+        s.add_column(col, justify="right")
+    for _, row in r.sign_table.iterrows():
+        s.add_row(*[f"{int(row[c]):+d}" if c != "I" else "1" for c in cols], num(row["mean"]))
+    s.add_section()
+    s.add_row(*[num(e.q) for e in r.effects], f"← q = Σ(sign·ȳ)/{2**r.k}")
+
+    e = Table(
+        title=f"Effects and allocation of variation ({conf} intervals, t on {r.df_e} DF)",
+        caption=f"SST = {num(r.sst)}, SSE = {num(r.sse)} ({pct(r.pct_e)}), "
+        f"s_e = {num(r.s_e, 5)}, s_q = {num(r.s_q, 5)}",
+    )
+    for col in ("effect", "factors", "q", "interval", "significant", "SS", "% of variation"):
+        e.add_column(col, justify="right")
+    for x in r.effects:
+        e.add_row(
+            x.letters,
+            x.name,
+            num(x.q),
+            ci(x.ci_low, x.ci_high),
+            yes(x.significant),
+            num(x.ss),
+            pct(x.pct_variation),
+        )
+    e.add_row("e", "errors", "", "", "", num(r.sse), pct(r.pct_e))
+    return [s, e]
+
+
+def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) -> list[Table]:
+    """ANOVA (and contrasts, if given) of a full-factorial design as rich tables."""
+    conf = f"{100 * f.confidence:g} %"
+    kind = "balanced" if f.balanced else "unbalanced: type II SS"
+    t = Table(title=f"Full-factorial ANOVA of {f.response} ({kind})")
+    anova_columns(t, conf)
+    for row in factorial_anova_rows(f):
+        t.add_row(*row)
+    t.caption = f"s_e = {num(f.s_e, 5)}"
+    if not contrasts:
+        return [t]
+    c = Table(title=f"Successive levels of each factor, marginal means ({conf}, t on {f.df_e} DF)")
+    for col in ("contrast", "estimate", "sd", "interval", "significant"):
+        c.add_column(col, justify="right")
+    for x in contrasts:
+        c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
+    return [t, c]
+
+
+def table_analysis_tables(t: TableAnalysis) -> list[Table]:
+    """The tables `vnetbench stats` prints for its design."""
+    if t.design == "one-factor":
+        return one_factor_tables(t.result, t.contrasts)
+    if t.design == "2k-r":
+        return two_k_r_tables(t.result)
+    return factorial_tables(t.result, t.contrasts)

@@ -1,0 +1,437 @@
+"""Execute a plan: build the topology, run every step's flows behind a start barrier, store the results.
+
+Each step (flows started together) is committed in one transaction as soon as it ends, so a
+killed campaign loses at most the step in flight, and `resume` continues from the store.
+A failed measurement is stored with its reason and the campaign goes on. Observers (telemetry, a
+dashboard …) are told of every step (observers/); what each measurement kind needs is its kind's
+to say (kinds/).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from vnetbench.drivers.base import Commands, Driver, FlowParams, Parsed
+from vnetbench.kinds import driver_for, kind_of
+from vnetbench.layout import Layout, build_layout
+from vnetbench.layout.summary import layout_summary
+from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningStep, RunSummary, StepCallback
+from vnetbench.plan import Flow, Plan, Step, path_facts
+from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
+from vnetbench.run.background import background_plans
+from vnetbench.spec.models import Campaign
+from vnetbench.store.db import Store
+from vnetbench.store.records import Event, MeasurementRecord, now_utc_ns
+from vnetbench.telemetry.observer import TelemetryObserver
+
+SERVER_START_TIMEOUT_S = 10.0
+DEFAULT_GRACE_S = 30.0
+PORT_RANGE = (5201, 5999)
+
+
+def standard_observers(provider: Provider, store: Store, campaign_id: str) -> list[Observer]:
+    """The observers every campaign has: telemetry (when the spec enables it)."""
+    return [TelemetryObserver(provider, store.location, campaign_id)]
+
+
+@dataclass
+class _Active:
+    build_id: int
+    topology_key: str
+    layout: Layout
+
+
+@dataclass
+class _FlowRun:
+    """One flow of a step in flight: its record, its commands and its processes."""
+
+    record: MeasurementRecord
+    commands: Commands
+    server: ToolProcess | None = None
+    client: ToolProcess | None = None
+
+
+class Runner:
+    def __init__(
+        self,
+        store: Store,
+        campaign_id: str,
+        plan: Plan,
+        provider: Provider,
+        tool_versions: dict[str, str],
+        console: Console | None = None,
+        on_step: Callable[[Step, list[MeasurementRecord]], None] | None = None,
+        observers: Sequence[Observer] | None = None,
+    ) -> None:
+        """`observers`: None gives the standard ones (telemetry); `on_step(step, records)` is one more."""
+        self.store = store
+        self.campaign_id = campaign_id
+        self.plan = plan
+        self.provider = provider
+        self.tool_versions = tool_versions
+        self.console = console or Console(stderr=True)
+        self.observers = list(
+            standard_observers(provider, store, campaign_id) if observers is None else observers
+        )
+        if on_step is not None:
+            self.observers.append(StepCallback(on_step))
+        self.active: _Active | None = None
+        self._port = PORT_RANGE[0]
+
+    # ------------------------------------------------------------------ the campaign loop
+
+    def run(self, started_utc_ns: int) -> RunSummary:
+        """Run every step not yet in the store; returns what happened (interrupted: resumable)."""
+        summary = RunSummary()
+        done = self.store.done_keys(self.campaign_id)
+        pending = [s for s in self.plan.steps if any(f.key not in done for f in s.flows)]
+        summary.skipped = self.plan.flow_count - sum(len(s.flows) for s in pending)
+        self.store.update_campaign(self.campaign_id, status="running", pid=os.getpid())
+        for observer in self.observers:
+            observer.on_campaign_start(self.campaign_id, self.plan)
+        with _signals_raise_interrupted(), self._progress() as progress:
+            task = progress.add_task("starting", total=max(1, self.plan.planned_ns / 1e9))
+            progress.update(task, completed=(self.plan.planned_ns - sum(s.planned_ns for s in pending)) / 1e9)
+            try:
+                self._run_steps(pending, started_utc_ns, summary, progress, task)
+                self.store.update_campaign(self.campaign_id, status="finished", pid=None)
+            except (Interrupted, KeyboardInterrupt):
+                summary.interrupted = True
+                self.store.update_campaign(self.campaign_id, status="interrupted", pid=None)
+            except BaseException:
+                self.store.update_campaign(self.campaign_id, status="failed", pid=None)
+                raise
+            finally:
+                with _signals_ignored():
+                    self._teardown()
+                    for observer in self.observers:
+                        observer.on_campaign_end(summary)
+        return summary
+
+    def _run_steps(
+        self, pending: list[Step], started_utc_ns: int, summary: RunSummary, progress: Progress, task: Any
+    ) -> None:
+        attempts = self.store.attempts(self.campaign_id)
+        retries = self.plan.variants[0].schedule.retries
+        for step in pending:
+            self._ensure_topology(step, force_rebuild=step.rebuild_before)
+            self._wait_until(started_utc_ns + step.not_before_ns, progress, task)
+            progress.update(task, description=_describe(step))
+            for attempt_offset in range(retries + 1):
+                attempt = max((attempts.get(f.key, 0) for f in step.flows), default=0) + 1 + attempt_offset
+                records = self._run_step(step, attempt)
+                self._commit(records, summary)
+                if all(r.status == "ok" for r in records):
+                    break
+            progress.advance(task, step.planned_ns / 1e9)
+            pause = self.plan.variants[step.variant].schedule.pause
+            if pause:
+                time.sleep(pause / 1e9)
+
+    def _commit(self, records: list[MeasurementRecord], summary: RunSummary) -> None:
+        self.store.save_measurements(records)
+        summary.steps_run += 1
+        for rec in records:
+            if rec.status == "ok":
+                summary.flows_ok += 1
+            else:
+                summary.flows_failed += 1
+                summary.failures.append(f"{rec.key}: {rec.reason}")
+
+    def _progress(self) -> Progress:
+        return Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self.console,
+            transient=False,
+            disable=not self.console.is_terminal,
+        )
+
+    def _wait_until(self, deadline_utc_ns: int, progress: Progress, task: Any) -> None:
+        while (left := deadline_utc_ns - now_utc_ns()) > 0:
+            progress.update(task, description=f"waiting {left / 1e9:.0f} s for the next repetition")
+            time.sleep(min(1.0, left / 1e9))
+
+    # ------------------------------------------------------------------ topology
+
+    def _ensure_topology(self, step: Step, force_rebuild: bool) -> None:
+        key = self.plan.topology_keys[step.variant]
+        if self.active and self.active.topology_key == key and not force_rebuild:
+            return
+        self._teardown()
+        variant = self.plan.variants[step.variant]
+        layout = build_layout(variant, self.campaign_id)
+        problems = self.provider.preflight(layout)
+        if problems:
+            raise ProviderError("\n".join(problems))
+        build_id = self.store.start_build(self.campaign_id, key, layout_summary(layout))
+        started = time.monotonic_ns()
+        self.active = _Active(build_id, key, layout)
+
+        def record(items: Any) -> list[int]:
+            return self.store.record_objects(self.campaign_id, build_id, items)
+
+        self.provider.build(layout, build_id, record)
+        built_ns = time.monotonic_ns() - started
+        # What the provider chose while building (netem or a delay node per link, kernel features)
+        # is provenance of every measurement on this build.
+        summary = {**layout_summary(layout), "provider": self.provider.environment()}
+        self.store.finish_build(build_id, build_ns=built_ns, layout=summary)
+
+    def _teardown(self) -> None:
+        if self.active is None:
+            return
+        started = time.monotonic_ns()
+        removed = self.provider.teardown()
+        self.store.mark_removed(removed)
+        self.store.finish_build(self.active.build_id, teardown_ns=time.monotonic_ns() - started)
+        # the delay nodes' own accounts of this build (frames, drops by cause, timing error, CPU)
+        for link, report in self.provider.emulator_reports().items():
+            detail = {"build_id": self.active.build_id, "link": link, "report": report}
+            self.store.add_event(self.campaign_id, EMULATOR_EVENT, json.dumps(detail))
+        self.active = None
+
+    # ------------------------------------------------------------------ one step
+
+    def _next_port(self) -> int:
+        port = self._port
+        self._port = port + 1 if port < PORT_RANGE[1] else PORT_RANGE[0]
+        return port
+
+    def _run_step(self, step: Step, attempt: int) -> list[MeasurementRecord]:
+        """Start the step's servers, its clients behind one barrier, wait for them; never raises on a
+        tool's failure (the records say it), only on an interruption."""
+        assert self.active is not None
+        layout = self.active.layout
+        variant = self.plan.variants[step.variant]
+        m = variant.measurement(step.measurement)
+        flows = self._flows(step, attempt, variant, layout)
+        records = [f.record for f in flows]
+        running = RunningStep(step, variant, layout, m, [])  # its flows: those whose client started
+        try:
+            try:
+                self._start_servers(flows)
+                runnable = [f for f in flows if f.record.status == "ok"]
+                self._start_clients(runnable, running)
+                timeout_s = (m.timeout or (step.planned_ns + DEFAULT_GRACE_S * 1e9)) / 1e9
+                self._wait_clients(runnable, timeout_s)
+            except ProviderError as err:
+                for rec in records:
+                    if rec.status == "ok" and not rec.summary:
+                        _fail(rec, str(err))
+            _mark_incomplete_groups(step, records)
+        finally:
+            for observer in self.observers:
+                observer.on_step_end(running, records)
+            for flow in flows:
+                for proc in (flow.client, flow.server):
+                    if proc is not None:
+                        proc.kill()
+        return records
+
+    def _flows(self, step: Step, attempt: int, variant: Campaign, layout: Layout) -> list[_FlowRun]:
+        """The step's flows with their records and commands, then its pattern's background flows."""
+        m = variant.measurement(step.measurement)
+        driver = driver_for(m.kind)
+        duration_ns, omit_ns = kind_of(m.kind).flow_timing(m)
+        flows = []
+        for flow in step.flows:
+            rec = self._record(step, flow, attempt, variant, layout)
+            address = self.provider.address_of(layout, flow.dst, flow.src) if flow.src != flow.dst else ""
+            params = FlowParams(
+                flow.src, flow.dst, address, self._next_port(), duration_ns, omit_ns, step.params
+            )
+            cmds = driver.commands(m, params, rec.offered_bps)
+            rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
+            flows.append(_FlowRun(rec, cmds))
+        background = background_plans(
+            step,
+            variant,
+            layout,
+            flows[0].record,
+            self._next_port,
+            lambda dst, src: self.provider.address_of(layout, dst, src),
+        )
+        return flows + [_FlowRun(rec, cmds) for rec, cmds in background]
+
+    def _start_servers(self, flows: list[_FlowRun]) -> None:
+        """Start every server and wait until it listens; a flow whose server does not is failed."""
+        for flow in flows:
+            rec, cmds = flow.record, flow.commands
+            if cmds.server is None:
+                continue
+            proc = self.provider.spawn(rec.dst, cmds.server)
+            flow.server = proc
+            port = cmds.port or (int(cmds.server[cmds.server.index("-p") + 1]) if "-p" in cmds.server else 0)
+            if not self.provider.wait_listening(proc, port, cmds.server_proto, SERVER_START_TIMEOUT_S):
+                fin = proc.wait(1.0)
+                tool = driver_for(rec.kind).tool
+                reason = _last_line(fin.stderr or fin.stdout) or "no output"
+                _fail(rec, f"the {tool} server on {rec.dst} did not start: {reason}")
+                rec.raw[("server", "stdout")], rec.raw[("server", "stderr")] = fin.stdout, fin.stderr
+
+    def _start_clients(self, runnable: list[_FlowRun], running: RunningStep) -> None:
+        """Spawn the clients behind one barrier, tell the observers, open the barrier, note the skew."""
+        gate = self.provider.gate()
+        try:
+            for flow in runnable:
+                flow.client = self.provider.spawn(flow.record.src, flow.commands.client, gate=gate)
+                running.flows.append(FlowProcesses(flow.record, flow.client, flow.server))
+            for observer in self.observers:
+                observer.on_step_start(running)
+            released = gate.release()
+        finally:
+            gate.close()
+        first = min(released, default=0)
+        skew = (max(released) - first) if released else 0
+        for flow, stamp in zip(runnable, released, strict=False):
+            flow.record.start_skew_ns = skew
+            flow.record.start_offset_ns = stamp - first
+            flow.record.started_utc_ns = stamp
+
+    def _wait_clients(self, runnable: list[_FlowRun], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        for flow in runnable:
+            assert flow.client is not None
+            client_fin = flow.client.wait(max(0.1, deadline - time.monotonic()))
+            server_fin = flow.server.wait(5.0) if flow.server is not None else None
+            self._finish(flow.record, driver_for(flow.record.kind), client_fin, server_fin, timeout_s)
+
+    def _finish(
+        self,
+        rec: MeasurementRecord,
+        driver: Driver,
+        client: Finished,
+        server: Finished | None,
+        timeout_s: float,
+    ) -> None:
+        rec.raw[("client", "stdout")], rec.raw[("client", "stderr")] = client.stdout, client.stderr
+        if server is not None:
+            rec.raw[("server", "stdout")], rec.raw[("server", "stderr")] = server.stdout, server.stderr
+        rec.duration_ns = (client.ended_utc_ns - client.started_utc_ns) if client.ended_utc_ns else None
+        if client.timed_out:
+            _fail(
+                rec,
+                f"timed out after {timeout_s:.0f} s (raise the measurement's timeout if this is expected)",
+            )
+        try:
+            parsed: Parsed = driver.parse(client, server)
+        except Exception as err:  # a parser bug must not lose the measurement: raw output is kept
+            _fail(rec, f"could not parse {driver.tool} output ({type(err).__name__}: {err}); raw output kept")
+            return
+        rec.summary.update(parsed.summary)
+        rec.samples.extend(parsed.samples)
+        rec.events.extend(parsed.events)
+        if parsed.error and rec.status == "ok":
+            _fail(rec, parsed.error)
+        elif client.returncode not in (0, None) and rec.status == "ok" and not parsed.summary:
+            _fail(rec, f"{driver.tool} exited with {client.returncode}: {_last_line(client.stderr)}")
+
+    def _record(
+        self, step: Step, flow: Flow, attempt: int, variant: Campaign, layout: Layout
+    ) -> MeasurementRecord:
+        m = variant.measurement(step.measurement)
+        kind = kind_of(m.kind)
+        path = path_facts(layout, flow.src, flow.dst)
+        offered = kind.offered(m, path, step.params)
+        return MeasurementRecord(
+            campaign_id=self.campaign_id,
+            key=flow.key,
+            step_key=step.key,
+            seq=step.seq,
+            repetition=step.repetition,
+            pattern=step.pattern,
+            pattern_kind=step.pattern_kind,
+            group_kind=step.group_kind,
+            group_size=len(step.flows),
+            measurement=step.measurement,
+            kind=m.kind,
+            src=flow.src,
+            dst=flow.dst,
+            placement=layout.placement(flow.src, flow.dst),
+            attempt=attempt,
+            build_id=self.active.build_id if self.active else None,
+            factors=dict(step.factors),
+            src_host=layout.node_host[flow.src],
+            dst_host=layout.node_host[flow.dst],
+            link_rate_bps=path.rate_bps,
+            path_mtu=path.mtu,
+            expected_max_bps=kind.expected_max_bps(m, path, step.params),
+            offered_bps=None if offered is None else offered.bps,
+            tool=kind.driver.tool,
+            tool_version=self.tool_versions.get(kind.driver.tool),
+        )
+
+
+def _fail(rec: MeasurementRecord, reason: str) -> None:
+    if rec.status == "ok":
+        rec.status, rec.reason = "failed", reason
+
+
+def _mark_incomplete_groups(step: Step, records: list[MeasurementRecord]) -> None:
+    """Simultaneous flows are only comparable when all of them ran: a failure fails the group."""
+    failed = [r for r in records if r.status != "ok"]
+    if not failed or len(records) == 1:
+        return
+    names = ", ".join(f"{r.src}>{r.dst}" for r in failed)
+    for rec in records:
+        if rec.status == "ok":
+            rec.status = "failed"
+            rec.reason = f"group incomplete: {names} failed ({failed[0].reason}); results kept, step re-run"
+            rec.events.append(Event("group_incomplete", rec.reason))
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def _describe(step: Step) -> str:
+    flows = step.flows
+    who = f"{flows[0].src}→{flows[0].dst}" if len(flows) == 1 else f"{len(flows)} flows"
+    return f"rep {step.repetition} · {step.pattern} · {step.measurement} · {who}"
+
+
+@contextlib.contextmanager
+def _signals_raise_interrupted() -> Iterator[None]:
+    def handler(signum: int, _frame: Any) -> None:
+        raise Interrupted(signal.Signals(signum).name)
+
+    old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+@contextlib.contextmanager
+def _signals_ignored() -> Iterator[None]:
+    """Teardown must finish even if the user presses Ctrl-C again."""
+    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, previous in old.items():
+            signal.signal(sig, previous)

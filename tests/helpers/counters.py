@@ -1,0 +1,35 @@
+"""Kernel counter totals of a flow as loss localization reads them, made up for a known loss."""
+
+from __future__ import annotations
+
+from vnetbench.layout.flowpath import FlowPath
+
+
+def _totals(path: FlowPath, sent: int, at_qdisc: int, at_socket: int, k: int = 1) -> dict:
+    """Counter totals of a flow losing at_qdisc at the second tx hop and at_socket at the socket."""
+    tcp = 12
+    out: dict = {
+        f"snmp:{path.src_ns}": {"Udp.OutDatagrams": sent, "Ip.OutRequests": sent + tcp, "Tcp.OutSegs": tcp},
+    }
+    frames = sent * k + tcp
+    seen_tx = 0
+    for hop in path.hops:
+        if hop.direction == "fwd":
+            continue
+        if hop.direction == "tx":
+            seen_tx += 1
+            if seen_tx == 2:
+                frames -= at_qdisc * k
+                out[f"qdisc:{hop.ns}/{hop.name}/tbf:1"] = {"drops": at_qdisc * k}
+        out.setdefault(f"if:{hop.ns}/{hop.name}", {})[
+            "tx_packets" if hop.direction == "tx" else "rx_packets"
+        ] = frames
+    arrived = sent - at_qdisc
+    out[f"snmp:{path.dst_ns}"] = {
+        "Ip.InDelivers": arrived + tcp,
+        "Tcp.InSegs": tcp,
+        "Udp.InErrors": at_socket,
+        "Udp.RcvbufErrors": at_socket,
+        "Udp.InDatagrams": arrived - at_socket,
+    }
+    return out

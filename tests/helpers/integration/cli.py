@@ -1,0 +1,90 @@
+"""The real `vnetbench` CLI in a subprocess, and what a campaign of it may have left on the machine."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from vnetbench.providers.local import cgroups, runtime
+from vnetbench.providers.local.netns import NETNS_DIR
+from vnetbench.store.db import Store
+
+
+def cli_argv() -> list[str]:
+    """The installed `vnetbench` entry point beside this interpreter, else `python -m vnetbench.cli`."""
+    script = Path(sys.executable).parent / "vnetbench"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "vnetbench.cli"]
+
+
+def vnb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """Run the CLI to completion; its output is kept for the assertion messages."""
+    return subprocess.run(
+        [*cli_argv(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def only_campaign(db: Path) -> dict:
+    store = Store(db)
+    try:
+        rows = store.campaigns()
+        assert len(rows) == 1, f"expected one campaign in {db}, found {len(rows)}"
+        return rows[0]
+    finally:
+        store.close()
+
+
+def _alive(pid: int, starttime: int | None) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    fields = stat[stat.rindex(")") + 2 :].split()
+    if fields[0] == "Z":
+        return False
+    return starttime is None or int(fields[19]) == int(starttime)
+
+
+def leftovers(db: Path) -> list[str]:
+    """Everything of the store's campaigns still on the machine, from the ownership records and by id."""
+    store = Store(db)
+    try:
+        ids = [c["id"] for c in store.campaigns()]
+        found = [f"object still live in the store: {o['kind']} {o['name']}" for o in store.live_objects()]
+        for cid in ids:
+            for o in store.table_frame("objects", cid).to_dict("records"):
+                details = o["details"] or {}
+                if o["kind"] == "process" and _alive(int(details["pid"]), details.get("starttime")):
+                    found.append(f"process {details['pid']} {details.get('argv')}")
+    finally:
+        store.close()
+    for cid in ids:
+        prefix = f"vnb{cid}"
+        if os.path.isdir(NETNS_DIR):
+            found += [f"netns {n}" for n in os.listdir(NETNS_DIR) if n.startswith(prefix)]
+        links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True, check=False).stdout
+        found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if prefix in line]
+        controller = cgroups.detect()
+        if controller:
+            for dirpath, dirnames, _ in os.walk(controller.root):
+                found += [f"cgroup {dirpath}/{d}" for d in dirnames if cid in d]
+        if os.path.exists(runtime.rundir(cid)):
+            found.append(f"rundir {runtime.rundir(cid)}")
+        found += [f"registry {c}" for c, _ in runtime.active() if c == cid]
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            if prefix in cmdline or runtime.rundir(cid) in cmdline:
+                found.append(f"process {pid} {cmdline}")
+    return found
+
+
+def clean_up(db: Path, cwd: Path) -> None:
+    """Remove whatever a failed test left, through this store's records only (never a bare clean)."""
+    if db.exists():
+        vnb("clean", "--db", str(db), cwd=cwd, timeout=60)

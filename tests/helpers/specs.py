@@ -1,0 +1,27 @@
+"""Campaign specs shared by several test modules."""
+
+from __future__ import annotations
+
+# Three hosts on two sites, an OVS switch, a VXLAN link across the sites and a direct node–node link.
+SPEC = """
+name: t
+topology:
+  sites: [a, b]
+  hosts: [{name: h1, site: a}, {name: h2, site: a}, {name: h3, site: b}]
+  nodes: [{name: n1, host: h1}, {name: n2, host: h1}, {name: n3, host: h2}, {name: n4, host: h3}]
+  switches: [{name: sw, host: h1, kind: ovs}]
+  links:
+    - {endpoints: [n1, sw], rate: 100mbit}
+    - {endpoints: [n2, sw], rate: 100mbit}
+    - {endpoints: [n3, sw], rate: 50mbit}
+    - {name: wan, endpoints: [n1, n4], rate: 10mbit, overlay: vxlan}
+    - {name: direct, endpoints: [n1, n2]}
+measurements:
+  - {name: tcp, kind: tcp, duration: 2s}
+  - {name: udp, kind: udp, duration: 2s, rate: link, rate_factor: 2}
+patterns:
+  - {kind: pairs, pairs: [[n1, n3]], measurements: [tcp, udp]}
+  - {kind: star, source: n1, destinations: [n2, n3], measurements: [tcp]}
+  - {kind: mesh, nodes: [n1, n2, n3], measurements: [tcp], max_parallel: 2}
+schedule: {repetitions: 3, rebuild: true, interval: 60s}
+"""
