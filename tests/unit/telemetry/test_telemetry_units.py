@@ -3,11 +3,10 @@ on known counter totals, the sampler's deltas, and the tool-CPU table."""
 
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 import pytest
 
+from tests.helpers.timing import wait_until
 from tests.unit.core.test_layout_and_plan import SPEC
 from vnetbench.layout import build_layout
 from vnetbench.spec import parse_spec
@@ -143,7 +142,8 @@ def test_sampler_keeps_deltas_and_its_own_cost() -> None:
     source = _Counter()
     sampler = Sampler([source], interval_ns=20_000_000)
     sampler.start()
-    time.sleep(0.11)
+    # the sampler's thread may be slow to run on a loaded machine: wait for its readings, not a time
+    wait_until(lambda: source.n, lambda n: n >= 6, timeout=10)
     result = sampler.stop()
     assert result.readings == source.n - 1 >= 4  # baseline + readings
     tx = [r.value for r in result.rows if r.metric == "tx_packets"]
