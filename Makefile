@@ -10,12 +10,13 @@ APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 
 INSTALL_STAMP := $(VENV)/.installed
 DEMO_DB ?= out/demo.db
 
-.PHONY: demo test setup apt-deps lint clippy bench clean-leftovers help
+.PHONY: demo test test-stress setup apt-deps lint clippy bench clean-leftovers help
 
 help:
 	@echo "make demo   - install everything, run the quickstart campaign here, write its report"
 	@echo "make test   - install everything, run the test suite (integration tests need root)"
 	@echo "make lint   - ruff, the import layers (lint-imports), cargo clippy"
+	@echo "make test-stress [RUNS=5 STRESSED_RUNS=3] - the suite N times, then M times beside stress-ng; tallies failures"
 	@echo "make bench  - run the benchmarks in benchmarks/"
 
 demo: setup
@@ -28,9 +29,17 @@ test: setup
 	$(PY) -m pytest -q -rs tests
 	cd probe && cargo test --release
 
+# Flakiness check: the whole suite RUNS times back to back, then STRESSED_RUNS times while
+# stress-ng keeps STRESS_CPUS cores busy; prints a row per run and every test that ever failed.
+RUNS ?= 5
+STRESSED_RUNS ?= 3
+STRESS_CPUS ?= 1
+test-stress: setup
+	$(PY) scripts/test_stress.py --runs $(RUNS) --stressed-runs $(STRESSED_RUNS) --stress-cpus $(STRESS_CPUS)
+
 lint: setup clippy
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks scripts
 	$(VENV)/bin/lint-imports
 	cd probe && cargo clippy --all-targets --quiet -- -D warnings
 

