@@ -31,8 +31,12 @@ pytestmark = pytest.mark.root
 RATES = [1000, 2000]
 SIZE = 18
 TOLERANCE = 0.10  # received within 10 % of the offered rate (a loaded 2-vCPU machine stalls senders)
-MAX_SKEW_NS = 50_000_000  # the barrier releases both senders within 50 ms
-MAX_FIRST_SEND_SPREAD_NS = 50_000_000  # and both send their first packet within 50 ms (measured: 0-2 ms)
+# "Together" means both 1 s flows overlap almost wholly, not one after the other (>= 1 s apart). On a
+# quiet machine the barrier releases both senders within some ms and both send their first packet
+# 0-2 ms apart; on a busy one a released process can wait tens of ms for a CPU to exec and open its
+# socket (54 ms seen at load 8), so the bound is 250 ms: a quarter of a point, far from sequential.
+MAX_SKEW_NS = 250_000_000
+MAX_FIRST_SEND_SPREAD_NS = 250_000_000
 
 SPEC = f"""
 name: tenants-it
