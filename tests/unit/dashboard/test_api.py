@@ -7,28 +7,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 
 from tests.helpers.dashboard_server import serving
 from tests.helpers.dashboard_stores import dashboard_store, record
+from tests.helpers.timing import wait_until
 from vnetbench.dashboard import create_app
 from vnetbench.store.db import Store
 
 POLL_DEADLINE_S = 10.0  # the dashboard re-checks the store every 0.25 s; wide for a loaded machine
-
-
-def until(read: Callable[[], Any], expected: Any) -> Any:
-    """Poll `read` until it returns `expected` or the deadline passes; returns the last value read."""
-    deadline = time.monotonic() + POLL_DEADLINE_S
-    while (value := read()) != expected and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
 
 
 @pytest.fixture
@@ -57,16 +47,17 @@ def test_campaigns_grid_and_series_answers(db: Path) -> None:
         store = Store(db)
         store.save_measurements([record("d1", 1, 2, "tcp", "a", "b", {"throughput_bps": 80e6})])
         store.close()
-        series_values = until(
-            lambda: [
-                p["value"]
-                for p in httpx.get(f"{url}/api/campaigns/d1/series", params=params).json()["points"]
-            ],
-            [90e6, 80e6],
+        series = f"{url}/api/campaigns/d1/series"
+        series_values = wait_until(
+            lambda: [p["value"] for p in httpx.get(series, params=params).json()["points"]],
+            lambda v: v == [90e6, 80e6],
+            POLL_DEADLINE_S,
         )
         assert series_values == [90e6, 80e6]
-        grid_value = until(
-            lambda: httpx.get(f"{url}/api/campaigns/d1").json()["grids"][0]["cells"][0]["value"], 80e6
+        grid_value = wait_until(
+            lambda: httpx.get(f"{url}/api/campaigns/d1").json()["grids"][0]["cells"][0]["value"],
+            lambda v: v == 80e6,
+            POLL_DEADLINE_S,
         )
         assert grid_value == 80e6
         for page in (
