@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vnetbench.spec.delaycdf import check_points
 from vnetbench.spec.inventory import Inventory
+from vnetbench.spec.thresholds import Thresholds
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -123,6 +124,9 @@ class Topology(Strict):
 class _Measurement(Strict):
     name: Name
     timeout: DurationNs | None = Field(None, description="give up after this long (default: duration + 30 s)")
+    thresholds: Thresholds | None = Field(
+        None, description="dashboard colours per summary metric (spec/thresholds.py), over the campaign's"
+    )
 
 
 class TcpMeasurement(_Measurement):
@@ -405,6 +409,9 @@ class Campaign(Strict):
     factors: list[Factor] = Field(default_factory=list)
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
+    thresholds: Thresholds | None = Field(
+        None, description="dashboard colours per summary metric for every measurement (spec/thresholds.py)"
+    )
     telemetry: Telemetry = Field(default_factory=Telemetry)
     inventory: Inventory | None = Field(
         None, description="run on existing hosts over SSH (docs/ssh-provider.md); absent: local namespaces"

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
 
 from vnetbench.store import schema as t
+from vnetbench.store.live import ensure_live_schema, sample_stats_rows
 from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, TelemetryRun, now_utc_ns
 
 Totals = dict[str, dict[str, float]]  # scope -> metric -> sum of the stored deltas
@@ -51,7 +52,9 @@ class Store:
     def __init__(self, db: str | Path = DEFAULT_DB) -> None:
         self.location = str(db)
         self.engine = engine_for(db)
+        had_sample_stats = inspect(self.engine).has_table(t.sample_stats.name)
         t.metadata.create_all(self.engine)
+        ensure_live_schema(self.engine, backfill_sample_stats=not had_sample_stats)
         with self.engine.begin() as conn:
             if conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).first() is None:
                 conn.execute(insert(t.meta).values(key="schema_version", value=str(t.SCHEMA_VERSION)))
@@ -209,6 +212,7 @@ class Store:
                     for s in rec.samples
                 ],
             )
+            conn.execute(insert(t.sample_stats), sample_stats_rows(mid, rec.samples))
         if rec.events:
             conn.execute(
                 insert(t.events),

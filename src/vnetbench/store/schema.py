@@ -111,6 +111,14 @@ measurements = Table(
     UniqueConstraint("campaign_id", "key", "attempt", name="uq_measurement_attempt"),
 )
 Index("ix_measurements_campaign_status", measurements.c.campaign_id, measurements.c.status)
+# One pair's series and the dashboard's grid (store/live.py) read a campaign's rows pair by pair.
+ix_measurements_pair = Index(
+    "ix_measurements_pair",
+    measurements.c.campaign_id,
+    measurements.c.measurement,
+    measurements.c.src,
+    measurements.c.dst,
+)
 
 # Scalar results of a measurement (its end summary).
 summaries = Table(
@@ -133,6 +141,19 @@ samples = Table(
     Column("stream", Integer),  # iperf3 stream, probe stream id
 )
 Index("ix_samples_measurement", samples.c.measurement_id, samples.c.metric)
+
+# Per measurement and sampled metric: count, min, mean and max of its samples, written with them. A pair's
+# series over a long campaign reads these (store/live.py) instead of aggregating its samples per request.
+sample_stats = Table(
+    "sample_stats",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), primary_key=True),
+    Column("metric", String(64), primary_key=True),
+    Column("value_count", Integer, nullable=False),  # samples with a value
+    Column("value_min", Float),
+    Column("value_mean", Float),
+    Column("value_max", Float),
+)
 
 # Things that happened during a measurement: unreachable replies, tool warnings, timeouts.
 events = Table(
@@ -205,3 +226,17 @@ captures = Table(
     Column("packet_cap", Integer, nullable=False),
     Column("size_bytes", BigInteger),
 )
+
+# The dashboard's grid: one pass over a campaign's ok rows, covered by this index (no table lookups).
+ix_measurements_grid = Index(
+    "ix_measurements_grid",
+    measurements.c.campaign_id,
+    measurements.c.status,
+    measurements.c.measurement,
+    measurements.c.group_kind,
+    measurements.c.src,
+    measurements.c.dst,
+)
+
+# Indexes added after stores were already in use: created on open when missing (store/live.py).
+LIVE_INDEXES = (ix_measurements_pair, ix_measurements_grid)
