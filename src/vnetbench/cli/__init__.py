@@ -8,6 +8,7 @@
 - `scenarios`  list, show, run the built-in campaigns
 - `clean`      remove what a killed run left behind
 - `doctor`     check SSH hosts before a campaign
+- `monitor`    run campaigns on their schedule for days (alerts, /metrics, /health)
 - `common`     consoles, exit codes, the store and campaign arguments
 
 Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a usage error
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import typer
 
-from vnetbench.cli import analyze, campaign, clean, doctor, loss, results, scenarios, stats
+from vnetbench.cli import analyze, campaign, clean, doctor, loss, monitor, results, scenarios, stats
 
 app = typer.Typer(
     name="vnetbench",
@@ -42,6 +43,7 @@ app.command()(campaign.validate)
 app.command()(campaign.schema)
 app.command()(doctor.doctor)
 app.command("loss")(loss.loss_command)
+app.command("monitor")(monitor.monitor_command)
 
 
 def main() -> None:
