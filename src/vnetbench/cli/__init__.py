@@ -9,6 +9,7 @@
 - `clean`      remove what a killed run left behind
 - `doctor`     check SSH hosts before a campaign
 - `dashboard`  serve the live dashboard of a store
+- `monitor`    run campaigns on their schedule for days (alerts, /metrics, /health)
 - `common`     consoles, exit codes, the store and campaign arguments
 
 Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a usage error
@@ -19,7 +20,18 @@ from __future__ import annotations
 
 import typer
 
-from vnetbench.cli import analyze, campaign, clean, dashboard, doctor, loss, results, scenarios, stats
+from vnetbench.cli import (
+    analyze,
+    campaign,
+    clean,
+    dashboard,
+    doctor,
+    loss,
+    monitor,
+    results,
+    scenarios,
+    stats,
+)
 
 app = typer.Typer(
     name="vnetbench",
@@ -44,6 +56,7 @@ app.command()(campaign.schema)
 app.command()(doctor.doctor)
 app.command("loss")(loss.loss_command)
 app.command("dashboard")(dashboard.dashboard_command)
+app.command("monitor")(monitor.monitor_command)
 
 
 def main() -> None:

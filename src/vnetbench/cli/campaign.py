@@ -32,6 +32,7 @@ from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import LoadedSpec, load_spec, parse_spec, with_inventory
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
 
 
 def run(
@@ -143,6 +144,11 @@ def resume(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
+    if MonitorStore(store).is_monitored(row["id"]):  # its runs follow the monitor's plan, not this one
+        raise fail(
+            f"campaign {row['id']} ({row['name']}) is run by `vnetbench monitor`; continue it with "
+            f"`vnetbench monitor SPEC.yaml --db {store.location}`"
+        )
     if row["status"] == "finished":
         err.print(f"campaign {row['id']} is already finished; nothing to do")
         return

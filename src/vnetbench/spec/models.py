@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vnetbench.spec.delaycdf import check_points
 from vnetbench.spec.inventory import Inventory
+from vnetbench.spec.monitoring import AlertRule, MonitorSchedule
 from vnetbench.spec.thresholds import Thresholds
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
@@ -415,6 +416,13 @@ class Campaign(Strict):
     telemetry: Telemetry = Field(default_factory=Telemetry)
     inventory: Inventory | None = Field(
         None, description="run on existing hosts over SSH (docs/ssh-provider.md); absent: local namespaces"
+    )
+    # ---- the monitor (issue 16, spec/monitoring.py): when `vnetbench monitor` runs it, what it alerts on
+    monitor: MonitorSchedule | None = Field(
+        None, description="run periodically under `vnetbench monitor` (docs/monitoring.md)"
+    )
+    alerts: list[AlertRule] = Field(
+        default_factory=list, description="rules checked after every monitored run (docs/monitoring.md)"
     )
 
     def measurement(self, name: str) -> Any:

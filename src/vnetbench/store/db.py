@@ -6,14 +6,18 @@ as soon as the step ends, with their summaries, samples, events, raw output and 
 
 from __future__ import annotations
 
+import functools
+import logging
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, ProgrammingError
 
 from vnetbench.store import schema as t
 from vnetbench.store.live import ensure_live_schema, sample_stats_rows
@@ -22,17 +26,48 @@ from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, Telemet
 Totals = dict[str, dict[str, float]]  # scope -> metric -> sum of the stored deltas
 
 DEFAULT_DB = "vnetbench.db"
+# How long a write waits for the database to come back (a PostgreSQL restart, a locked SQLite file)
+# before it gives up and raises: what was measured is not thrown away for a short outage.
+WRITE_RETRY_S = 60.0
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+def retry_transient(write: Callable[..., _T]) -> Callable[..., _T]:
+    """Re-run a write transaction (rolled back whole) while the database is unreachable, up to
+    WRITE_RETRY_S; each attempt is one transaction, so nothing is written twice."""
+
+    @functools.wraps(write)
+    def wrapper(*args: Any, **kwargs: Any) -> _T:
+        deadline = time.monotonic() + WRITE_RETRY_S
+        pause = 0.25
+        while True:
+            try:
+                return write(*args, **kwargs)
+            except (OperationalError, InterfaceError) as err:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.warning("store unreachable (%s); retrying in %.1f s", str(err).splitlines()[0], pause)
+                time.sleep(pause)
+                pause = min(2 * pause, 5.0)
+
+    return wrapper
 
 
 def engine_for(db: str | Path) -> Engine:
     """A path means SQLite; anything with '://' is a SQLAlchemy URL (e.g. postgresql+psycopg://...)."""
     if "://" in str(db):
         url = str(db)
+        # postgresql:// means psycopg 3, the driver vnetbench installs (SQLAlchemy's default: psycopg2)
+        for scheme in ("postgresql://", "postgres://"):
+            if url.startswith(scheme):
+                url = "postgresql+psycopg://" + url.removeprefix(scheme)
     else:
         path = Path(db).expanduser().resolve()
         path.parent.mkdir(parents=True, exist_ok=True)  # `--db out/demo.db` on a fresh clone
         url = f"sqlite:///{path}"
-    engine = create_engine(url, future=True)
+    # pre-ping: after a database restart, a pooled connection is tested and replaced, not used dead
+    engine = create_engine(url, future=True, pool_pre_ping=not url.startswith("sqlite"))
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
@@ -53,6 +88,13 @@ class Store:
         self.location = str(db)
         self.engine = engine_for(db)
         had_sample_stats = inspect(self.engine).has_table(t.sample_stats.name)
+        try:
+            self._create_schema(had_sample_stats)
+        except (IntegrityError, ProgrammingError):
+            # another process (a monitor, a dashboard) created the same tables at the same moment
+            self._create_schema(had_sample_stats)
+
+    def _create_schema(self, had_sample_stats: bool) -> None:
         t.metadata.create_all(self.engine)
         ensure_live_schema(self.engine, backfill_sample_stats=not had_sample_stats)
         with self.engine.begin() as conn:
@@ -91,6 +133,7 @@ class Store:
             rows = conn.execute(select(t.campaigns).order_by(t.campaigns.c.created_utc_ns))
             return [dict(r._mapping) for r in rows]
 
+    @retry_transient
     def update_campaign(self, campaign_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(**values))
@@ -111,6 +154,7 @@ class Store:
         with self.engine.begin() as conn:
             return [conn.execute(insert(t.objects).values(**row)).inserted_primary_key[0] for row in rows]
 
+    @retry_transient
     def mark_removed(self, object_ids: Sequence[int]) -> None:
         if not object_ids:
             return
@@ -150,6 +194,7 @@ class Store:
             )
             return int(result.inserted_primary_key[0])
 
+    @retry_transient
     def finish_build(self, build_id: int, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(t.builds).where(t.builds.c.id == build_id).values(**values))
@@ -172,6 +217,7 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
+    @retry_transient
     def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
         """Store flows started together in one transaction: a step is in the store whole or not at all."""
         ids = []
@@ -266,6 +312,7 @@ class Store:
                 )
             )
 
+    @retry_transient
     def add_event(self, campaign_id: str, kind: str, detail: str, measurement_id: int | None = None) -> None:
         with self.engine.begin() as conn:
             conn.execute(

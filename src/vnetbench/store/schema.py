@@ -240,3 +240,72 @@ ix_measurements_grid = Index(
 
 # Indexes added after stores were already in use: created on open when missing (store/live.py).
 LIVE_INDEXES = (ix_measurements_pair, ix_measurements_grid)
+
+# ---- The monitor (issue 16): campaigns run on a schedule, their runs, and alert episodes.
+# A monitored campaign is one campaign; run n of the monitor is repetition n of its measurements.
+monitored_campaigns = Table(
+    "monitored_campaigns",
+    metadata,
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), primary_key=True),
+    Column("spec_text", Text, nullable=False),  # as last started: its monitor schedule and alert rules
+    Column("spec_source", Text, nullable=False),
+    Column("state", String(16), nullable=False),  # waiting | running | stopped | finished | failed
+    Column("pid", Integer),  # of the monitor process, while it runs
+    Column("hostname", String(255)),
+    Column("next_run_utc_ns", BigInteger),
+    Column("url", Text),  # where that monitor serves /metrics and /health
+    Column("message", Text),  # why it stopped or failed, in words a user can act on
+    Column("updated_utc_ns", BigInteger, nullable=False),
+)
+
+monitor_runs = Table(
+    "monitor_runs",
+    metadata,
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), primary_key=True),
+    Column("run", Integer, primary_key=True),  # = the repetition of the run's measurements
+    Column("scheduled_utc_ns", BigInteger, nullable=False),  # the slot, before the random slip
+    Column("started_utc_ns", BigInteger, nullable=False),
+    Column("finished_utc_ns", BigInteger),
+    Column("status", String(16), nullable=False),  # running | ok | failed | interrupted
+    Column("steps_total", Integer, nullable=False),
+    Column("steps_done", Integer, nullable=False),
+    Column("flows_ok", Integer, nullable=False),
+    Column("flows_failed", Integer, nullable=False),
+    Column("message", Text),
+)
+
+# One row per episode of an alert rule on one series (measurement, src, dst): opened when the rule
+# fires, closed when a run no longer breaks it. At most one open episode per rule and series.
+alert_episodes = Table(
+    "alert_episodes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("rule", String(64), nullable=False),
+    Column("severity", String(16), nullable=False),  # warning | critical
+    Column("condition", Text, nullable=False),  # e.g. loss_ratio > 0.01 for 3 runs
+    Column("measurement", String(64), nullable=False),
+    Column("src", String(64), nullable=False),
+    Column("dst", String(64), nullable=False),
+    Column("metric", String(64), nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("opened_run", Integer, nullable=False),
+    Column("opened_utc_ns", BigInteger, nullable=False),
+    Column("value", Float),  # the value of the run that opened it
+    Column("closed_run", Integer),
+    Column("closed_utc_ns", BigInteger),
+    Column("notified_utc_ns", BigInteger),  # webhook accepted the 'firing' message
+    Column("resolved_notified_utc_ns", BigInteger),  # ... and the 'resolved' one
+)
+_OPEN = alert_episodes.c.closed_run.is_(None)
+Index(
+    "uq_alert_episode_open",
+    alert_episodes.c.campaign_id,
+    alert_episodes.c.rule,
+    alert_episodes.c.measurement,
+    alert_episodes.c.src,
+    alert_episodes.c.dst,
+    unique=True,
+    sqlite_where=_OPEN,
+    postgresql_where=_OPEN,
+)

@@ -25,7 +25,7 @@ def vnb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProc
     )
 
 
-def only_campaign(db: Path) -> dict:
+def only_campaign(db: Path | str) -> dict:
     store = Store(db)
     try:
         rows = store.campaigns()
@@ -47,7 +47,7 @@ def _alive(pid: int, starttime: int | None) -> bool:
     return starttime is None or int(fields[19]) == int(starttime)
 
 
-def leftovers(db: Path) -> list[str]:
+def leftovers(db: Path | str) -> list[str]:
     """Everything of the store's campaigns still on the machine, from the ownership records and by id."""
     store = Store(db)
     try:
@@ -84,7 +84,7 @@ def leftovers(db: Path) -> list[str]:
     return found
 
 
-def clean_up(db: Path, cwd: Path) -> None:
+def clean_up(db: Path | str, cwd: Path) -> None:
     """Remove whatever a failed test left, through this store's records only (never a bare clean)."""
-    if db.exists():
+    if "://" in str(db) or Path(db).exists():
         vnb("clean", "--db", str(db), cwd=cwd, timeout=60)
