@@ -4,6 +4,7 @@
 - `results`    report, campaigns, export
 - `analyze`    the designed-experiment analysis of a stored campaign
 - `stats`      the textbook analysis of any CSV table
+- `compare`    two campaigns row by row with a verdict (exit 1 when anything is worse)
 - `loss`       where the packets went
 - `scenarios`  list, show, run the built-in campaigns
 - `clean`      remove what a killed run left behind
@@ -24,6 +25,7 @@ from vnetbench.cli import (
     analyze,
     campaign,
     clean,
+    compare,
     dashboard,
     doctor,
     loss,
@@ -45,6 +47,7 @@ app = typer.Typer(
 app.add_typer(scenarios.app, name="scenarios")
 app.command("stats")(stats.stats_command)
 app.command("analyze")(analyze.analyze_command)
+app.command("compare")(compare.compare_command)
 app.command()(campaign.run)
 app.command()(campaign.resume)
 app.command()(clean.clean)

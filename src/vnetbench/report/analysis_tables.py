@@ -3,7 +3,8 @@ and the report (HTML), in the form of Jain's tables.
 
 `analysis_parts(analysis)` turns the data of `analysis.campaign_analysis.analyze_campaign` into
 `Section`s, in the order the analysis runs: the design, outliers and events, the models' effects,
-fairness, UDP effective throughput, rebuilds, placement, time of day, notes.
+fairness, UDP effective throughput, rebuilds, placement, time of day, change points, the repetition
+plan (`--target-precision`), notes.
 """
 
 from __future__ import annotations
@@ -11,10 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
 from vnetbench.analysis import campaign_parts as cp
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, FittedModel
+from vnetbench.analysis.campaign_changes import ChangePoints
+from vnetbench.analysis.campaign_plan import RepetitionPlan
+from vnetbench.analysis.fractional import FractionalResult, roman
 from vnetbench.analysis.full_factorial import FactorialAnova
-from vnetbench.report.format import ci, num, pct, scaled, yes
+from vnetbench.analysis.two_factor import TwoFactorResult
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, scaled, yes
 from vnetbench.report.view import Section, TableView
 
 UNITS = {  # display scale and unit per response
@@ -41,9 +48,9 @@ def one_factor_tabulars(
                 pct(r["pct_variation"]),
                 str(r["dof"]),
                 num(r["mean_square"], 5),
-                num(r["f"], 5),
+                f_cell(r["f"], r.get("f_note")),
                 num(r["f_table"], 4),
-                num(r["p_value"], 2),
+                p_cell(r["p_value"], r.get("f_note")),
             ]
         )
     anova = TableView(
@@ -51,7 +58,11 @@ def one_factor_tabulars(
         ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
         rows,
         f"response {a.response} in its stored unit; s_e = {num(a.s_e, 5)}; "
-        f"{'significant' if a.f > a.f_table else 'not significant'} at {conf}",
+        + (
+            f"F {a.f_note}"
+            if a.f_note
+            else f"{'significant' if a.significant else 'not significant'} at {conf}"
+        ),
     )
     effects = TableView(
         f"{label}: mean and effect per level ({conf} intervals)",
@@ -149,8 +160,46 @@ def diag_tabular(label: str, d: Any) -> TableView:
     return TableView(
         f"{label}: diagnostics",
         ["QQ correlation r", "Shapiro–Wilk p", "residual range / predicted range", "verdict"],
-        [[num(d.qq_r, 4), num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+        [[num(d.qq_r, 4), "—" if d.shapiro_note else num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+        f"Shapiro–Wilk {d.shapiro_note}" if d.shapiro_note else "",
     )
+
+
+def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str) -> list[TableView]:
+    """ANOVA, effects, level means and predicted responses of a two-factor design."""
+    conf = f"{100 * r.confidence:g} %"
+    kind = "with replication" if r.replicated else "without replication"
+    anova = TableView(
+        f"{label}: two-factor ANOVA {kind}",
+        ["component", "SS", "% of var.", "DF", "F", "p"],
+        [[t.name, num(t.ss, 8), pct(t.pct_variation), str(t.df), f_cell(t.f, t.f_note),
+          p_cell(t.p_value, t.f_note)] for t in r.terms]
+        + [["errors", num(r.sse, 8), pct(r.pct_e), str(r.df_e), "", ""]],
+        f"response {r.response} in its stored unit; s_e = {num(r.s_e, 5)}",
+    )  # fmt: skip
+    estimates = TableView(
+        f"{label}: effects, level means and predicted responses ({conf}, t on {r.df_e} DF)",
+        ["estimate", f"value {shown}", "interval", "prediction interval", "significant"],
+        [
+            [e.label, scaled(e.value, scale), ci(e.ci_low / scale, e.ci_high / scale),
+             ci(e.prediction[0] / scale, e.prediction[1] / scale) if e.prediction else "",
+             yes(e.significant) if e.kind in ("alpha", "beta", "gamma") else ""]
+            for e in r.estimates
+        ],
+    )  # fmt: skip
+    return [anova, estimates]
+
+
+def fraction_tabular(label: str, f: FractionalResult) -> TableView:
+    """A 2^(k−p) fraction: its factors' letters, defining relation and the alias chain of each column."""
+    words = [f"{'-' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
+    return TableView(
+        f"{label}: 2^({len(f.factors)}−{f.p}) fraction, resolution {roman(f.resolution)}",
+        ["column", "estimates"],
+        [["factors", ", ".join(f"{c} = {n}" for c, n in f.letters.items())],
+         ["defining relation", "I = " + " = ".join(words)],
+         *[[col, chain] for col, chain in f.aliases.items()]],
+    )  # fmt: skip
 
 
 def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
@@ -168,9 +217,9 @@ def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
                 pct(x.pct_variation),
                 str(x.df),
                 num(x.ms, 5),
-                num(x.f, 5),
+                f_cell(x.f, x.f_note),
                 num(x.f_table, 4),
-                num(x.p_value, 2),
+                p_cell(x.p_value, x.f_note),
             ]
         )
     rows.append(["errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", ""])
@@ -192,8 +241,11 @@ def analysis_parts(a: CampaignAnalysis) -> list[Section]:
             _rebuilds(a.rebuilds) if a.rebuilds else None,
             _placement(a.placement) if a.placement else None,
             _periodic(a.periodic) if a.periodic else None,
+            _change_points(a.change_points) if a.change_points else None,
         )
         parts += [p for p in found if p is not None]
+    if a.plan:
+        parts.append(_plan(a.plan))
     if a.notes:
         parts.append(Section("Analysis notes", "analysis-notes", items=list(a.notes)))
     return parts
@@ -275,6 +327,13 @@ def _effects(models: list[FittedModel]) -> Section:
         elif m.kind == "2k-r":
             part.tables += two_k_r_tabulars(m.label, m.result, scale, shown)
             part.tables.append(diag_tabular(m.label, m.diagnostics))
+        elif m.kind == "2k-p":
+            part.tables.append(fraction_tabular(m.label, m.fraction))
+            part.tables += two_k_r_tabulars(m.label, m.result, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+        elif m.kind == "two-factor":
+            part.tables += two_factor_tabulars(m.label, m.result, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
         else:
             part.tables += factorial_tabulars(m.label, m.result, scale, shown)
             for factor, contrasts in m.factor_contrasts.items():
@@ -294,7 +353,7 @@ def _fairness(f: cp.Fairness) -> Section:
     )
     part.tables.append(
         TableView(
-            f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
+            f"Jain's fairness index over replications ({conf} interval of the expected index)",
             [*f.config, "replications", "mean", "SD", "min", "max", "interval"],
             [
                 [
@@ -451,4 +510,54 @@ def _periodic(p: cp.Periodic) -> Section:
                 ],
             )
         )
+    return part
+
+
+def _change_points(c: ChangePoints) -> Section:
+    part = Section(
+        "Change points",
+        "change-points",
+        intro=f"Series of at least {c.min_points} runs in time order, searched for shifts in distribution "
+        "with E-divisive means and a permutation test (Matteson & James 2014, as Apache Otava): a change "
+        "point is the first run of a new segment, with p ≤ 0.01.",
+    )
+    for s in c.series:
+        scale, unit = UNITS.get(s.response, (1.0, ""))
+        for cp_ in s.found:
+            when = pd.Timestamp(cp_.time, unit="ns", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
+            part.tables.append(
+                TableView(
+                    f"{s.key['series']} {s.key['pair']} ({s.key['treatment']}): {s.response}",
+                    ["run", "at", f"before ({unit or s.response})", "after", "change", "p"],
+                    [[str(cp_.index), when, scaled(cp_.mean_before, scale), scaled(cp_.mean_after, scale),
+                      f"{100 * cp_.relative_change:+.1f} %", num(cp_.p_value, 2)]],
+                )
+            )  # fmt: skip
+    if not part.tables:
+        part.items.append(f"No change point in {len(c.series)} series.")
+    return part
+
+
+def _plan(p: RepetitionPlan) -> Section:
+    part = Section(
+        f"Repetitions for ±{100 * p.precision:g} %",
+        "plan",
+        intro=f"How many repetitions each treatment needs for a ±{100 * p.precision:g} % interval of its "
+        f"mean at {100 * p.confidence:g} % (Jain §13.9), from this campaign as a pilot: Jain's "
+        "n = (100·z·s/(r·x̄))² and the smallest n whose t interval is that narrow (plan with the second).",
+        items=list(p.notes),
+    )
+    for s in p.series:
+        scale, unit = UNITS.get(s.response, (1.0, ""))
+        part.tables.append(
+            TableView(
+                f"{s.series} · {s.response}",
+                ["treatment", "n", f"mean ({unit or s.response})", "SD", "needed (z)", "needed (t)"],
+                [
+                    [", ".join(f"{k}={v}" for k, v in r.group.items()) or "all", str(r.n),
+                     scaled(r.mean, scale), scaled(r.sd, scale), str(r.needed_jain), str(r.needed)]
+                    for r in s.rows
+                ],
+            )
+        )  # fmt: skip
     return part

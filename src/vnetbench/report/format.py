@@ -24,6 +24,16 @@ def num(x: float | None, digits: int = 6) -> str:
     return f"{x:.{digits}g}"
 
 
+def f_cell(f: float, note: str | None, digits: int = 5) -> str:
+    """F as a number, or "undefined" when its test is (the note says why, under the table)."""
+    return "undefined" if note else num(f, digits)
+
+
+def p_cell(p: float, note: str | None) -> str:
+    """p as a number; empty when the F test is undefined (see `f_cell`)."""
+    return "" if note else num(p, 2)
+
+
 def pct(x: float | None) -> str:
     """A percentage (already × 100) with two decimals: 12.34%."""
     return "" if x is None or math.isnan(x) else f"{x:.2f}%"
@@ -34,9 +44,9 @@ def ci(lo: float, hi: float) -> str:
     return f"({num(lo, 4)}, {num(hi, 4)})"
 
 
-def yes(flag: bool) -> str:
-    """A check mark for True, nothing for False."""
-    return "✓" if flag else ""
+def yes(flag: bool | None) -> str:
+    """A check mark for True, nothing for False, "undefined" for None (no error variance to test)."""
+    return "✓" if flag else ("undefined" if flag is None else "")
 
 
 def scaled(x: float | None, scale: float) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -191,4 +192,27 @@ def placement_chart(
     value = comparison["value"]
     ax.set_ylabel(value + fmt.unit_suffix(unit))
     ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
+    return _save(fig, path)
+
+
+def change_points_chart(
+    series: dict[str, Any], path: Path, scale: float = 1.0, unit: str = "", title: str = ""
+) -> tuple[Path, Path]:
+    """A periodic series in time order with its change points (dashed lines) and each segment's
+    mean. `series` is an entry of `analyze --json`'s `change_points` (with `times` and `values`)."""
+    times = pd.to_datetime(np.asarray(series["times"], dtype="int64"), unit="ns", utc=True)
+    values = np.asarray(series["values"], dtype=float) / scale
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ax.plot(times, values, ".", color="C0", markersize=3)
+    bounds = [0, *(c["index"] for c in series["change_points"]), len(values)]
+    for start, end in itertools.pairwise(bounds):
+        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color="C1", linewidth=2)
+    for c in series["change_points"]:
+        ax.axvline(times[c["index"]], color="C3", linestyle="--", linewidth=1)
+        label = f"{100 * c['relative_change']:+.1f} %"
+        ax.annotate(label, (times[c["index"]], values.max()), fontsize="small", color="C3", xytext=(3, -10),
+                    textcoords="offset points")  # fmt: skip
+    ax.set_ylabel(series["response"] + fmt.unit_suffix(unit))
+    ax.set_title(title or f"{series['series']} {series['pair']}: change points")
+    fig.autofmt_xdate()
     return _save(fig, path)

@@ -356,8 +356,13 @@ class Factor(Strict):
 
 
 class Design(Strict):
-    kind: Literal["full-factorial", "one-factor", "2k-r"] = "full-factorial"
-    replications: int = Field(1, ge=1, le=10_000)
+    kind: Literal["full-factorial", "one-factor", "two-factor", "2k-r", "2k-p"] = "full-factorial"
+    replications: int = Field(1, ge=1, le=10_000, description="1: no replication (two-factor, 2k-r, 2k-p)")
+    generators: list[str] = Field(
+        [],
+        description="2k-p: each generated factor as a product of others, with the factors' letters A, B, C, "
+        "… in the order they are listed, e.g. ['D=ABC'] (a half fraction; 'D=-ABC' the other half)",
+    )
     randomize: bool = Field(True, description="randomise run order (seed recorded)")
     block_by_replication: bool = Field(False, description="randomise within each replication only")
     rebuild: bool = Field(False, description="rebuild the topology before every replication")

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from tests.helpers.campaign_frames import ONL_SPEC, _frames, _row
-from tests.helpers.stats_app import ONL
+from tests.helpers.campaign_frames import ONL_SPEC, PAIRS_SPEC, _frames, _row, onl_rows
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.report.sections import ReportContext, builders
 from vnetbench.report.sections.design import ORDER, build
@@ -38,15 +38,7 @@ class FrameStore:
 
 
 def _onl_frames() -> cd.CampaignFrames:
-    rows, i = [], 0
-    for rec in pd.read_csv(ONL).to_dict("records"):
-        n, rep = int(rec["receivers"]), int(rec["replication"])
-        for j in range(n):
-            i += 1
-            rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
-                             group_kind="together" if n > 1 else "single", dst=f"v{j + 1}",
-                             loss_ratio=rec["loss"] / 100))  # fmt: skip
-    return _frames(ONL_SPEC, rows)
+    return _frames(ONL_SPEC, onl_rows())
 
 
 def test_the_section_is_discovered_after_the_built_in_ones() -> None:
@@ -85,3 +77,22 @@ def pytest_approx(value: float, abs_tol: float) -> Any:
     import pytest
 
     return pytest.approx(value, abs=abs_tol)
+
+
+def test_a_periodic_campaign_gets_a_figure_of_each_series_with_its_change_points(tmp_path: Path) -> None:
+    """The series of test_campaign_analysis's change-point test (40 hourly runs, −10 % from run 24):
+    the report's change-point section has its table and a figure of the series."""
+    hour = 3600 * 10**9
+    g = np.random.default_rng(40)
+    rows = [
+        _row(i, kind="tcp", measurement="tcp", pattern="p", pattern_kind="pairs", src="a", dst="b",
+             throughput_bps=94e6 * (0.9 if i >= 24 else 1.0) * (1 + g.normal(0, 0.01)),
+             started_utc_ns=i * hour, repetition=i + 1)
+        for i in range(40)
+    ]  # fmt: skip
+    frames = _frames(PAIRS_SPEC, rows)
+    ctx = ReportContext(FrameStore(frames), frames.campaign, frames.measurements, tmp_path)  # type: ignore[arg-type]
+    section = {s.anchor: s for s in build(ctx)}["analysis-change-points"]
+    assert len(section.tables) == 1 and "p · tcp · a→b" in section.tables[0].title
+    [figure] = section.figures
+    assert figure.png.exists() and figure.png.stat().st_size > 5000

@@ -1,6 +1,7 @@
 """Report sections of the designed-experiment analysis: the tables of `vnetbench analyze` and the
 figures that go with them (residuals against predicted response, normal QQ plots, level means with
-the capacity threshold, effects and contrast intervals, rebuilds against the first build)."""
+the capacity threshold, effects and contrast intervals, rebuilds against the first build, each
+series with its change points)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def build(ctx: ReportContext) -> list[Section]:
             section.figures = _reproducibility_figures(result.reproducibility, ctx)
         if part.anchor == "placement":
             section.figures = _placement_figures(result.json["placement"], ctx)
+        if part.anchor == "change-points":
+            section.figures = _change_point_figures(result.json["change_points"], ctx)
         sections.append(section)
     has_analysis = any(s.anchor not in ("analysis-design", "analysis-outliers") for s in sections)
     return sections if designed or has_analysis else []
@@ -102,7 +105,7 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
                         sf.normal_qq(m.truncated, base.with_name(base.name + "_trunc_qq"), label)[0],
                     )
                 )
-        elif m.kind == "2k-r":
+        elif m.kind in ("2k-r", "2k-p"):  # a fraction's model is its basic 2^k design
             figures.append(
                 Figure(
                     f"{m.label}: effects",
@@ -132,4 +135,19 @@ def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) ->
         label = f"{c['measurement']}: {c['response']} per placement"
         path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
         figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
+    return figures
+
+
+def _change_point_figures(series: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
+    """Each series with a change point, its segments' means and the points marked."""
+    figures = []
+    for s in series:
+        if not s["change_points"]:
+            continue
+        scale, unit = UNITS.get(s["response"], (1.0, ""))
+        label = f"{s['series']} {s['pair']} ({s['treatment']})"
+        path = ctx.fig_dir / f"changes_{_slug(label)}_{s['response']}"
+        figures.append(
+            Figure(label, sf.change_points_chart(s, path, scale, unit)[0], "dashed: a change point")
+        )
     return figures
