@@ -59,6 +59,22 @@ pub fn send_recv_at(
     dur: &str,
     extra: &[&str],
 ) -> (Value, Value) {
+    send_recv_with(bind, &["--pps", pps], size, dur, extra)
+}
+
+/// One run with the rate given as a bit rate (`--rate`).
+pub fn send_recv_rate(rate: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
+    send_recv_with("127.0.0.1:0", &["--rate", rate], size, dur, extra)
+}
+
+/// Start `recv` (waits for 1 stream's FIN), run `send` with `rate` flags, return both reports.
+fn send_recv_with(
+    bind: &str,
+    rate: &[&str],
+    size: &str,
+    dur: &str,
+    extra: &[&str],
+) -> (Value, Value) {
     let (rx, addr) = start_server(&[
         "recv",
         "--bind",
@@ -69,18 +85,9 @@ pub fn send_recv_at(
         "30",
         "--json",
     ]);
-    let mut args = vec![
-        "send",
-        "--dst",
-        &addr,
-        "--pps",
-        pps,
-        "--size",
-        size,
-        "--duration",
-        dur,
-        "--json",
-    ];
+    let mut args = vec!["send", "--dst", &addr];
+    args.extend_from_slice(rate);
+    args.extend_from_slice(&["--size", size, "--duration", dur, "--json"]);
     args.extend_from_slice(extra);
     let s = run(&args);
     assert!(s.status.success(), "{s:?}");
