@@ -109,7 +109,7 @@ pub struct RecvArgs {
     /// pays for waking the receiver up (matters at several 100K pps on veth/loopback).
     #[arg(long)]
     pub busy_poll: bool,
-    /// Timed polling, longest sleep in µs (0: off). While >= 20K datagrams/s arrive, the
+    /// Timed polling, longest sleep in µs (0: off). While >= 2K datagrams/s arrive, the
     /// receiver drains the socket, sleeps on its own timer and drains again instead of waiting
     /// on the socket, so the sender's CPU (which runs the receive softirq on veth and loopback)
     /// no longer wakes it for every few datagrams. The sleep is the shorter of this and the time
