@@ -8,7 +8,7 @@ mod common;
 use std::net::UdpSocket;
 use std::process::Command;
 
-use common::{finish, json_of, run, send_recv, send_recv_rate, start_server};
+use common::{finish, json_of, run, send_recv, send_recv_rate, start_recv, start_server};
 use serde_json::Value;
 
 #[test]
@@ -231,17 +231,7 @@ fn gso_usage_errors_name_the_flag() {
 
 #[test]
 fn busy_poll_receiver() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--busy-poll",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&["--busy-poll"]);
     let s = json_of(&run(&[
         "send",
         "--dst",
@@ -267,18 +257,7 @@ fn timed_polling_receiver_counts_exactly() {
     // 100K pps for 0.5 s: the receiver sees >= 20K/s and drains on its own timer; the counts
     // stay exact. With --poll-max-us 0 it always waits on the socket.
     for (extra, polls) in [(vec![], true), (vec!["--poll-max-us", "0"], false)] {
-        let mut args = vec![
-            "recv",
-            "--bind",
-            "127.0.0.1:0",
-            "--expect-streams",
-            "1",
-            "--duration",
-            "30",
-            "--json",
-        ];
-        args.extend(extra.iter());
-        let (rx, addr) = start_server(&args);
+        let (rx, addr) = start_recv(&extra);
         let s = json_of(&run(&[
             "send",
             "--dst",
@@ -328,16 +307,7 @@ fn sequence_crossing_2_pow_32() {
 
 #[test]
 fn garbage_is_counted_never_fatal() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let g = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut junk: Vec<Vec<u8>> = vec![
         vec![],
@@ -503,16 +473,7 @@ fn cpushare_runs() {
 
 #[test]
 fn start_at_is_honoured() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -662,16 +623,7 @@ fn exit_codes() {
 
 #[test]
 fn frame_size_and_rate() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let s = json_of(&run(&[
         "send",
         "--dst",

@@ -7,7 +7,7 @@ mod choice;
 mod sleeper;
 
 pub use choice::*;
-pub use sleeper::{wait_realtime, Sleeper};
+pub use sleeper::{wait_realtime, Sleeper, SpinMargin};
 
 /// Slots anchored at `t0` (CLOCK_MONOTONIC ns).
 #[derive(Clone, Copy, Debug)]

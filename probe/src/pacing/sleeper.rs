@@ -11,12 +11,47 @@ pub fn wait_realtime(t: u64, max_spin_ns: u64) {
     }
 }
 
-/// Sleeps until absolute times with a self-tuning spin margin.
+/// How long before a deadline to stop sleeping and start spinning: a high quantile of how late
+/// this machine's timed wake-ups come (up at once, down slowly), within 2 µs..`max_spin_ns`.
+/// The sender's sleeper and the delay node's ppoll waits use it.
+#[derive(Clone, Copy, Debug)]
+pub struct SpinMargin {
+    ns: u64,
+    min: u64,
+    max: u64,
+}
+
+impl SpinMargin {
+    /// Start at 10 µs, bounded by `max_spin_ns`.
+    pub fn new(max_spin_ns: u64) -> Self {
+        SpinMargin {
+            ns: 10_000.min(max_spin_ns),
+            min: 2_000.min(max_spin_ns),
+            max: max_spin_ns,
+        }
+    }
+
+    /// The current margin, ns.
+    pub fn ns(&self) -> u64 {
+        self.ns
+    }
+
+    /// A timed wake-up came `late_ns` after its target.
+    pub fn observe(&mut self, late_ns: u64) {
+        let want = late_ns + late_ns / 4 + 1_000;
+        if want > self.ns {
+            self.ns = want.min(self.max);
+        } else {
+            self.ns -= (self.ns - want) / 64;
+        }
+        self.ns = self.ns.max(self.min);
+    }
+}
+
+/// Sleeps until absolute times: clock_nanosleep to a [`SpinMargin`] before, then spins.
 pub struct Sleeper {
     clock: Clock,
-    margin_ns: u64,
-    min_margin_ns: u64,
-    max_margin_ns: u64,
+    margin: SpinMargin,
 }
 
 impl Sleeper {
@@ -24,18 +59,15 @@ impl Sleeper {
     pub fn new(clock: Clock, max_spin_ns: u64) -> Self {
         // best effort: without it the kernel may add 50 µs of slack to every sleep
         let _ = sys::set_timer_slack_ns(1);
-        let min = 2_000.min(max_spin_ns);
         Sleeper {
             clock,
-            margin_ns: 10_000.clamp(min, max_spin_ns.max(min)),
-            min_margin_ns: min,
-            max_margin_ns: max_spin_ns.max(min),
+            margin: SpinMargin::new(max_spin_ns),
         }
     }
 
     /// Current spin margin, ns.
     pub fn margin_ns(&self) -> u64 {
-        self.margin_ns
+        self.margin.ns()
     }
 
     /// Return at (or just after) `deadline` on this sleeper's clock; returns early if a stop
@@ -45,19 +77,11 @@ impl Sleeper {
         if deadline <= now {
             return false;
         }
-        if deadline - now > self.margin_ns {
-            let target = deadline - self.margin_ns;
+        if deadline - now > self.margin.ns() {
+            let target = deadline - self.margin.ns();
             sys::sleep_until(self.clock, target);
-            let woke = sys::now_ns(self.clock);
-            let over = woke.saturating_sub(target);
-            // track a high quantile of the wake-up delay: jump up at once, decay slowly
-            let want = over + over / 4 + 1_000;
-            if want > self.margin_ns {
-                self.margin_ns = want.min(self.max_margin_ns);
-            } else {
-                self.margin_ns -= (self.margin_ns - want) / 64;
-            }
-            self.margin_ns = self.margin_ns.max(self.min_margin_ns);
+            self.margin
+                .observe(sys::now_ns(self.clock).saturating_sub(target));
         }
         while sys::now_ns(self.clock) < deadline {
             if sys::stop_requested() {
