@@ -225,7 +225,7 @@ def series_json(
             }
             for p in points
         ],
-        # indices into points where the level changes; None: no change-point finder is installed yet
+        # indices into points where the level changes; None: too few ok points to look for any
         "change_points": None if breaks is None else [ok_values[b][0] for b in breaks],
     }
 

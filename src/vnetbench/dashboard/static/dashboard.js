@@ -291,7 +291,7 @@ function renderSeries(data) {
   chart.redraw(false, false);
   const cp = document.getElementById("changepoints");
   cp.textContent = data.change_points === null
-    ? "change points: not available (no change-point finder installed yet)"
+    ? "change points: too few runs to look for any (10 needed)"
     : `change points: ${data.change_points.length ? data.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none"}`;
   const tbody = document.querySelector("#repetitions tbody");
   tbody.replaceChildren(...data.points.map((p) => el("tr", { "data-status": p.status },
