@@ -8,25 +8,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vnetbench.analysis.campaign_analysis import FittedModel, analyze_campaign
-from vnetbench.analysis.campaign_data import load_campaign_frames
-from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.campaign_analysis import FittedModel
 from vnetbench.report import stats_figures as sf
 from vnetbench.report.analysis_tables import UNITS, analysis_parts
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section
 
 ORDER = 70
-MAX_REPRODUCIBILITY_FIGURES = 6
+MAIN_RESULT = 15  # the design's effects, the rebuilds' verdicts, the placements: before per-connection views
+MAIN_PARTS = ("design", "outliers", "effects", "reproducibility", "placement")
 
 
 def build(ctx: ReportContext) -> list[Section]:
     if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
         return []
-    try:
-        result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
-    except DataError as exc:  # the data cannot be analysed as the spec asks: say why, keep the report
-        return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
+    result = ctx.analysis
+    if result is None:  # the data cannot be analysed as the spec asks: say why, keep the report
+        return [
+            Section("Designed experiment", "analysis-design", items=[f"Not analysed: {ctx.analysis_error}"])
+        ]
     designed = bool(result.json["design"]["kind"])
     sections = []
     for part in analysis_parts(result):
@@ -38,6 +38,7 @@ def build(ctx: ReportContext) -> list[Section]:
             intro=part.intro,
             tables=list(part.tables),
             items=list(part.items),
+            order=MAIN_RESULT if part.anchor in MAIN_PARTS else None,
         )
         if part.anchor == "effects":
             section.figures = _model_figures(result.models, ctx)
@@ -120,7 +121,7 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
 
 def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Figure]:
     figures = []
-    for i, r in enumerate(results[:MAX_REPRODUCIBILITY_FIGURES]):
+    for i, r in enumerate(results):  # every metric with data gets its figure
         if r.n_rebuilds < 1:
             continue
         path = ctx.fig_dir / f"design_repro_{i}_{_slug(r.metric)}"

@@ -17,7 +17,6 @@ from matplotlib.patches import FancyBboxPatch
 from vnetbench.analysis.loss import (
     NOISE_PACKETS,
     Localization,
-    campaign_accounting,
     cpu_busy_series,
     series,
 )
@@ -99,7 +98,7 @@ def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -
 
 
 def build(ctx: ReportContext) -> list[Section]:
-    locs, skipped = campaign_accounting(ctx.store, ctx.campaign_id, ctx.frame)
+    locs, skipped = ctx.accounting
     if not locs and not skipped:
         return []
     section = Section(
