@@ -11,6 +11,8 @@ tables show "–"; an interval with a missing end is "–", never "(, )".
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,12 +34,16 @@ __all__ = ["display_unit", "metric_name"]  # the unit table, for figures' axes
 
 
 def num(x: float | None, digits: int = 6) -> str:
-    """`digits` significant digits; '' when missing, ∞ when infinite."""
+    """`digits` significant digits; '' when missing, ∞ when infinite. Exponent form only for tiny
+    values (a p of 3.2e-09), never for large ones (95670100, not 9.56701e+07)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     if isinstance(x, float) and math.isinf(x):
         return "∞"
-    return f"{x:.{digits}g}"
+    if x != 0 and abs(x) < 1e-4:
+        return f"{x:.{digits}g}"
+    text = plain_number(float(x), digits)
+    return text.rstrip("0").rstrip(".") if "." in text else text  # as 'g' writes it: 45.2, not 45.200
 
 
 def f_cell(f: float, note: str | None, digits: int = 5) -> str:
@@ -88,6 +94,31 @@ def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False)
 def metric_label(name: str) -> str:
     """A column or axis label for a stored metric: 'throughput (Mbit/s)', 'loss (%)', 'jain index'."""
     return metric_name(name) + unit_suffix(display_unit(name).label)
+
+
+def unit_of(response: str) -> tuple[float, str]:
+    """(scale, unit label) a response is shown in: stored value / scale, e.g. (1e6, 'Mbit/s')."""
+    u = display_unit(response)
+    return u.scale, u.label
+
+
+def shown_metric(text: str) -> str:
+    """A label that ends in a stored metric's name, in people's words with the unit:
+    'tcp vma→vmb throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)'."""
+    words = text.split()
+    return " ".join([*words[:-1], metric_label(words[-1])]) if words else text
+
+
+def shown_model(m: Any) -> Any:
+    """A fitted model (analysis.campaign_analysis.FittedModel) whose label names its response in
+    people's words: 'into-host · tcp · throughput (Mbit/s)' for '… · throughput_bps'."""
+    response = m.result.response
+    return replace(m, label=m.label.replace(response, metric_label(response)))
+
+
+def row_key(row: Mapping[str, Any], columns: Sequence[str]) -> tuple[tuple[int, float, str], ...]:
+    """Sort key of a table row by its factor columns, each by number where it is one."""
+    return tuple(sort_key(row[c]) for c in columns)
 
 
 def sort_key(value: Any) -> tuple[int, float, str]:
