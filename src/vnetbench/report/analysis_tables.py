@@ -454,8 +454,7 @@ def _placement(p: cp.Placements) -> Section:
         if c is None:
             part.items.append(str(entry.error))
             continue
-        scale, unit = unit_of(entry.response)
-        shown = f"{entry.response} ({unit})" if scale != 1 else entry.response
+        scale, shown = unit_of(entry.response)[0], fmt.metric_label(entry.response)
         part.tables.append(
             TableView(
                 f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
@@ -506,8 +505,8 @@ def _periodic(p: cp.Periodic) -> Section:
         key = "day" if view.period == "weekday" else "hour"
         part.tables.append(
             TableView(
-                f"{view.measurement}: {view.response} by {view.period} (UTC)",
-                [key, "n", f"mean ({unit or view.response})", "SD", "interval"],
+                f"{view.measurement}: {fmt.metric_name(view.response)} by {view.period} (UTC)",
+                [key, "n", f"mean ({unit})" if unit else "mean", "SD", "interval"],
                 [
                     [
                         str(r[key]),
@@ -537,8 +536,9 @@ def _change_points(c: ChangePoints) -> Section:
             when = pd.Timestamp(cp_.time, unit="ns", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
             part.tables.append(
                 TableView(
-                    f"{s.key['series']} {s.key['pair']} ({s.key['treatment']}): {s.response}",
-                    ["run", "at", f"before ({unit or s.response})", "after", "change", "p"],
+                    f"{s.key['series']} {s.key['pair']} ({s.key['treatment']}): "
+                    f"{fmt.metric_name(s.response)}",
+                    ["run", "at", f"before ({unit})" if unit else "before", "after", "change", "p"],
                     [[str(cp_.index), when, scaled(cp_.mean_before, scale), scaled(cp_.mean_after, scale),
                       f"{100 * cp_.relative_change:+.1f} %", num(cp_.p_value, 2)]],
                 )
@@ -561,8 +561,8 @@ def _plan(p: RepetitionPlan) -> Section:
         scale, unit = unit_of(s.response)
         part.tables.append(
             TableView(
-                f"{s.series} · {s.response}",
-                ["treatment", "n", f"mean ({unit or s.response})", "SD", "needed (z)", "needed (t)"],
+                f"{s.series} · {fmt.metric_label(s.response)}",
+                ["treatment", "n", f"mean ({unit})" if unit else "mean", "SD", "needed (z)", "needed (t)"],
                 [
                     [", ".join(f"{k}={v}" for k, v in r.group.items()) or "all", str(r.n),
                      scaled(r.mean, scale), scaled(r.sd, scale), str(r.needed_jain), str(r.needed)]
