@@ -77,18 +77,18 @@ def vertical(table: Table, width: int) -> list[Text]:
     wrap = max(20, width - key - 2)
     out: list[Text] = []
     if table.title:
-        out.append(Text(_plain(table.title), style="bold"))
+        out += [Text(line, style="bold") for line in textwrap.wrap(_plain(table.title), width)]
     for i in range(table.row_count):
         first = cells[0][i] if cells else ""
         heading = f"{headers[0]}: {first}" if headers[0] and first else first or f"row {i + 1}"
-        out.append(Text(f"── {heading}", style="bold"))
+        out += [Text(line, style="bold") for line in textwrap.wrap(f"── {heading}", width)]
         for header, column in zip(headers[1:], cells[1:], strict=True):
             lines = textwrap.wrap(column[i], wrap, break_on_hyphens=False) or [""]
             for j, line in enumerate(lines):
                 label = (header or "·").ljust(key) if j == 0 else " " * key
                 out.append(Text.assemble((label, "dim"), "  ", line))
     if table.caption:
-        out.append(Text(_plain(table.caption), style="dim"))
+        out += [Text(line, style="dim") for line in textwrap.wrap(_plain(table.caption), width)]
     return out
 
 
