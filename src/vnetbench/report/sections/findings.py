@@ -62,22 +62,30 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
             lines = [
                 f"{len(lines)} connections from {fmt.metric(metric, low)} to {fmt.metric(metric, high, True)}"
             ]
-        out.append(f"<b>{kind.upper()}</b> ({fmt.metric_label(metric)}, alone): " + "; ".join(lines) + ".")
+        name = f"{kind.upper()} {fmt.metric_name(metric).removeprefix('rtt ')}"
+        out.append(f"<b>{name}</b> (alone, 95 % interval): " + "; ".join(lines) + ".")
     return out
 
 
 def _connection_line(r: dict[str, Any], metric: str) -> str:
-    interval = fmt.metric_ci(metric, r["ci_low"], r["ci_high"])
-    text = f"{r['src']}→{r['dst']} {fmt.metric(metric, r['mean'])} {interval}"
+    interval = _ci(metric, r["ci_low"], r["ci_high"])
+    text = f"{r['src']}→{r['dst']} {fmt.metric(metric, r['mean'], True)} {interval}"
     if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
         text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
     return text
 
 
+def _ci(metric: str, lo: float, hi: float) -> str:
+    """'(94.97 to 95.26)' in the metric's unit; '' without an interval (a single value)."""
+    low, high = fmt.metric(metric, lo), fmt.metric(metric, hi)
+    return "" if "–" in (low, high) else f"({low} to {high})"
+
+
 def design_findings(analysis: Any) -> list[str]:
     """Per fitted model: which factors matter (share of variation) and which do not; capacity."""
     out = []
-    for m in analysis.models:
+    for fitted in analysis.models:
+        m = fmt.shown_model(fitted)
         response = m.result.response
         significant, not_significant = _terms(m)
         line = f"<b>{m.label}</b>: "
@@ -88,7 +96,7 @@ def design_findings(analysis: Any) -> list[str]:
             line += "; not significant: " + ", ".join(not_significant)
         means = _level_means(m, response)
         if means:
-            line += f". Mean per level: {means}"
+            line += f". Mean per level (95 % interval): {means}"
         if m.capacity is not None and m.capacity.recommended is not None:
             line += f". Recommended maximum: {m.result.factor} = {m.capacity.recommended}"
         out.append(line + ".")
@@ -118,8 +126,9 @@ def _level_means(m: Any, response: str) -> str:
     out = []
     for e in sorted(r.effects, key=lambda e: fmt.sort_key(e.level)):
         half = r.t_quantile * r.s_e / math.sqrt(e.n)  # the level mean's interval: ȳ.j ± t·s_e/√r_j
-        interval = fmt.metric_ci(response, e.mean - half, e.mean + half)
-        out.append(f"{e.level}: {fmt.metric(response, e.mean, True)} {interval}")
+        out.append(
+            f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, e.mean - half, e.mean + half)}"
+        )
     return ", ".join(out)
 
 
@@ -136,8 +145,8 @@ def rebuild_findings(analysis: Any) -> list[str]:
         cv = fmt.pct(100 * r.cv_rebuilds_ratio)
         by_verdict.setdefault(r.verdict, []).append(f"{name} ({diff}, CV {cv})")
     builds = analysis.rebuilds.builds
-    parts = [f"{verdict}: " + "; ".join(names) for verdict, names in by_verdict.items()]
-    return [f"<b>Rebuilt {builds} times</b> — " + ". ".join(parts) + "."]
+    parts = [f"{verdict} ({len(names)}): " + "; ".join(names) for verdict, names in by_verdict.items()]
+    return [f"<b>Rebuilt {builds} times</b> — " + ". ".join(p[0].upper() + p[1:] for p in parts) + "."]
 
 
 def placement_findings(analysis: Any) -> list[str]:
@@ -151,7 +160,7 @@ def placement_findings(analysis: Any) -> list[str]:
             continue
         metric = entry.response
         means = ", ".join(
-            f"{x.category} {fmt.metric(metric, x.mean, True)} {fmt.metric_ci(metric, x.ci_low, x.ci_high)}"
+            f"{x.category} {fmt.metric(metric, x.mean, True)} {_ci(metric, x.ci_low, x.ci_high)}"
             for x in c.categories
         )
         sig = [
@@ -160,7 +169,7 @@ def placement_findings(analysis: Any) -> list[str]:
             if p.significant
         ]
         nsig = [f"{p.second} vs {p.first}" for p in c.pairs if not p.significant]
-        line = f"<b>{entry.measurement} {fmt.metric_name(metric)} by placement</b>: {means}"
+        line = f"<b>{entry.measurement}: {fmt.metric_name(metric)} by placement</b> (95 % interval): {means}"
         if sig:
             line += "; significant: " + ", ".join(sig)
         if nsig:
@@ -203,5 +212,5 @@ def loss_findings(losses: list[Localization]) -> list[str]:
     line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {len(losses)} flows"
     if where:
         hop, n = where.most_common(1)[0]
-        line += f"; most at {hop}: {fmt.share(n, lost)} of the lost"
+        line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
     return [line + "."]
