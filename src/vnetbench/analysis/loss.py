@@ -24,6 +24,7 @@ The hop where the count drops most is the verdict, with the counter that explain
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,7 +69,7 @@ class Stage:
     where: str
     count: float | None  # datagrams at this point (None: counter missing)
     lost: float | None = None  # since the previous stage with a count; never negative
-    extra: float = 0.0  # counted here beyond the stage before (other traffic, counters read apart)
+    extra: float = 0.0  # counted below what passed it downstream (other traffic subtracted, read apart)
     explainers: list[Explainer] = field(default_factory=list)
     after_ovs: str | None = None  # the userspace OVS bridge the packet crossed just before this hop
 
@@ -386,13 +387,28 @@ def _receiver_stages(
 
 def _count_losses(stages: list[Stage]) -> None:
     """Each stage's loss since the previous stage with a count; what stayed in the socket when the
-    receiver stopped has no counter of its own."""
+    receiver stopped has no counter of its own.
+
+    No packet is created on the way, so a count below one further downstream was too low (the other
+    flows' TCP control packets subtracted at a shared sender, counters read a moment apart): such a
+    stage counts as what passed it later, and the difference is its `extra`, never a loss here and a
+    negative loss there."""
+    downstream = -math.inf
+    passed: dict[int, float] = {}
+    for i in reversed(range(len(stages))):
+        count = stages[i].count
+        if count is not None and i > 0:  # the application's own count is the reference
+            downstream = max(downstream, count)
+            passed[i] = downstream
+            stages[i].extra = downstream - count
     last: float | None = None
-    for stage in stages:
-        if stage.count is not None:
-            if last is not None:
-                stage.lost, stage.extra = max(0.0, last - stage.count), max(0.0, stage.count - last)
-            last = stage.count
+    for i, stage in enumerate(stages):
+        if stage.count is None:
+            continue
+        here = passed.get(i, stage.count)
+        if last is not None:
+            stage.lost = max(0.0, last - here)
+        last = here
     if stages[-2].lost and stages[-2].lost > 0:
         stages[-2].explainers.append(
             Explainer(
