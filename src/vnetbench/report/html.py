@@ -190,7 +190,11 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
         return None
     name = kind.upper()
     intro = _throughput_intro(prep, kind)
-    section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
+    section = Section(
+        f"{name} throughput",
+        kind,
+        intro=" ".join(filter(None, [intro, prep.intro(kind), _only_together(prep, kind, table)])),
+    )
     extra = [
         ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
         ("model max (Mbit/s)", "model_max", fmt.value),
@@ -207,6 +211,21 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     section.figures += _throughput_figures(prep, kind, table, fig_dir)
     return section
+
+
+def _only_together(prep: Prepared, kind: str, table: pd.DataFrame) -> str:
+    """Which treatments this per-connection table (flows measured alone) leaves out, and where they are."""
+    if not prep.factorial or "treatment" not in table:
+        return ""
+    flows = prep.frame[prep.frame["kind"] == kind]
+    missing = [t for t in prep.treatments if t in set(flows[TREATMENT]) and t not in set(table["treatment"])]
+    if not missing:
+        return ""
+    return (
+        f"The table and the per-repetition figures show the flows measured alone; under {', '.join(missing)} "
+        "every flow ran together with others: those are in 'Effects of the factors' (the design's result) "
+        "and 'Simultaneous flows'."
+    )
 
 
 def _throughput_intro(prep: Prepared, kind: str) -> str:
