@@ -35,7 +35,7 @@ def build(ctx: ReportContext) -> list[Section]:
         items += headline_findings(prep.frame)
     if analysis is not None:
         items += rebuild_findings(analysis) + placement_findings(analysis)
-    items += sweep_findings(ctx.frame) + loss_findings(ctx.losses)
+    items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses)
     if not items:
         return []
     return [
@@ -193,6 +193,34 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
             passed = f"whole up to {fmt.metric('pps', k, True)}" if k is not None else "none passed"
             knees.append(f"{series}: {passed}, at most {fmt.metric('pps', top, True)} received")
         out.append(f"<b>Packet rate, {int(size)}-byte payloads</b>: " + "; ".join(knees) + ".")
+    return out
+
+
+def probe_findings(ctx: ReportContext) -> list[str]:
+    """vnb-probe's CPU share per node and its UDP RTT per connection (median and p99 of every probe)."""
+    ok = ctx.frame[ctx.frame["status"] == "ok"] if "kind" in ctx.frame else ctx.frame.iloc[0:0]
+    out = []
+    share = ok[ok["kind"] == "cpushare"]
+    if not share.empty and "cpu_share_ratio" in share:
+        nodes = [
+            f"{node} {fmt.metric('cpu_share_ratio', float(g['cpu_share_ratio'].median()), True)}"
+            for node, g in share.groupby("src", sort=False)
+        ]
+        out.append("<b>CPU share</b> (median of the runs): " + "; ".join(nodes) + ".")
+    probes = ok[ok["kind"] == "probe-rtt"]
+    if not probes.empty:
+        rtts = ctx.samples[
+            (ctx.samples["metric"] == "rtt_ns") & ctx.samples["measurement_id"].isin(probes["id"])
+        ]
+        ids = probes.set_index("id")
+        lines = []
+        for (src, dst), g in rtts.groupby(
+            [rtts["measurement_id"].map(ids["src"]), rtts["measurement_id"].map(ids["dst"])]
+        ):
+            median, p99 = (fmt.metric("rtt_ns", g["value"].quantile(q), True) for q in (0.5, 0.99))
+            lines.append(f"{src}→{dst} median {median}, p99 {p99}")
+        if lines:
+            out.append("<b>UDP RTT</b> (vnb-probe, every probe): " + "; ".join(lines) + ".")
     return out
 
 
