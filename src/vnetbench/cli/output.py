@@ -19,6 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from vnetbench.report.rich_view import rich_table
 from vnetbench.report.view import TableView
 
 UNBOUNDED = 10_000  # columns: wider than any table
@@ -27,7 +28,7 @@ UNBOUNDED = 10_000  # columns: wider than any table
 def print_table(console: Console, table: Table | TableView) -> None:
     """The table as it is when it fits the console's width, else one block per record."""
     if isinstance(table, TableView):
-        table = as_rich(table)
+        table = rich_table(table)
     if natural_width(console, table) <= console.width:
         console.print(table)
     elif not table.show_header and len(table.columns) <= 2:
@@ -50,21 +51,6 @@ def print_tables(console: Console, tables: Iterable[Table | TableView]) -> None:
 def print_json(data: Any) -> None:
     """One JSON document on stdout, SI base units as stored (never through rich: no wrapping)."""
     sys.stdout.write(json.dumps(data, allow_nan=False, default=str) + "\n")
-
-
-def as_rich(t: TableView) -> Table:
-    """A table of display strings as a rich table (first column left, the others right-aligned); its
-    strings are text, not rich markup ('[1, 2]' stays as it is)."""
-    table = Table(
-        title=Text(t.title) if t.title else None,
-        caption=Text(t.note) if t.note else None,
-        show_header=any(t.columns),
-    )
-    for i, col in enumerate(t.columns):
-        table.add_column(Text(col), justify="left" if i == 0 else "right")
-    for row in t.rows:
-        table.add_row(*(Text(cell) for cell in row))
-    return table
 
 
 def vertical(table: Table, width: int) -> list[Text]:
