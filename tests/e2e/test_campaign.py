@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.integration.cli import clean_up, leftovers, only_campaign, vnb
+from tests.helpers.integration.cli import only_campaign, ran_campaign, vnb
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
@@ -86,21 +86,12 @@ class Ran:
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     tmp = tmp_path_factory.mktemp("e2e")
-    spec, db, report = tmp / "e2e.yaml", tmp / "e2e.db", tmp / "report"
-    spec.write_text(SPEC)
-    try:
-        proc = vnb("run", str(spec), "--db", str(db), "--report", str(report), cwd=tmp)
-        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    with ran_campaign(SPEC, tmp) as (db, report, proc):
         campaign = only_campaign(db)
         store = Store(db)
         frame = store.measurements_frame(campaign["id"])
         store.close()
         yield Ran(tmp, db, report, campaign, frame, proc.stdout, proc.stderr)
-    finally:
-        left = leftovers(db) if db.exists() else []
-        if left:
-            clean_up(db, tmp)
-    assert left == [], f"the campaign left these behind: {left}"
 
 
 def _section(report: Path, anchor_title: str) -> dict:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.browser import chromium_page, missing_browser
-from tests.helpers.integration.cli import clean_up, cli_argv, leftovers, only_campaign, vnb
+from tests.helpers.integration.cli import cli_argv, only_campaign, ran_campaign
 from vnetbench.analysis.campaign_analysis import analyze_campaign
 from vnetbench.analysis.campaign_data import load_campaign_frames
 from vnetbench.report.analysis_tables import analysis_parts
@@ -63,18 +63,8 @@ class Ran:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
-    tmp = tmp_path_factory.mktemp("whole")
-    spec, db, report = tmp / "c.yaml", tmp / "c.db", tmp / "report"
-    spec.write_text(SPEC)
-    try:
-        proc = vnb("run", str(spec), "--db", str(db), "--report", str(report), cwd=tmp, timeout=600)
-        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    with ran_campaign(SPEC, tmp_path_factory.mktemp("whole"), timeout=600) as (db, report, _):
         yield Ran(db, report, only_campaign(db)["id"])
-    finally:
-        left = leftovers(db) if db.exists() else []
-        if left:
-            clean_up(db, tmp)
-    assert left == [], f"the campaign left these behind: {left}"
 
 
 @pytest.mark.skipif(missing_browser() is not None, reason=str(missing_browser()))
@@ -89,7 +79,9 @@ def test_the_report_in_chromium_has_nothing_a_reader_cannot_trust(ran: Ran, tmp_
     titles = [s["title"] for s in sections]
     assert titles.index("Effects of the factors") < titles.index("UDP throughput")
     fairness = next(s for s in sections if s["title"] == "Fairness of simultaneous flows")
-    offered = [row[fairness["tables"][0]["headers"].index("offered")] for row in fairness["tables"][0]["rows"]]
+    offered = [
+        row[fairness["tables"][0]["headers"].index("offered")] for row in fairness["tables"][0]["rows"]
+    ]
     assert offered == ["2000000", "5000000", "10000000"]  # by number, not as text
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vnetbench.providers.local import cgroups, runtime
@@ -82,6 +84,25 @@ def leftovers(db: Path) -> list[str]:
             if prefix in cmdline or runtime.rundir(cid) in cmdline:
                 found.append(f"process {pid} {cmdline}")
     return found
+
+
+@contextmanager
+def ran_campaign(
+    spec_text: str, tmp: Path, timeout: float = 240
+) -> Iterator[tuple[Path, Path, subprocess.CompletedProcess[str]]]:
+    """`vnetbench run` of a campaign file in tmp: (store, report directory, the finished process).
+    Afterwards nothing of it may be left on the machine (what is, is cleaned through its records)."""
+    spec, db, report = tmp / "campaign.yaml", tmp / "campaign.db", tmp / "report"
+    spec.write_text(spec_text)
+    try:
+        proc = vnb("run", str(spec), "--db", str(db), "--report", str(report), cwd=tmp, timeout=timeout)
+        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+        yield db, report, proc
+    finally:
+        left = leftovers(db) if db.exists() else []
+        if left:
+            clean_up(db, tmp)
+    assert left == [], f"the campaign left these behind: {left}"
 
 
 def clean_up(db: Path, cwd: Path) -> None:
