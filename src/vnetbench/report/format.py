@@ -182,8 +182,12 @@ def loss_pct(v: Any) -> str:
 
 
 def share(n: float, d: float) -> str:
-    """n of d as a percentage with two decimals ('-' when d is 0)."""
-    return f"{n / d:.2%}" if d else "-"
+    """n of d as a percentage with two decimals, or two significant digits below 0.01 % (1 of 60,000
+    is '0.0017%', not '0.00%'); '-' when d is 0."""
+    if not d:
+        return "-"
+    ratio = n / d
+    return f"{100 * ratio:.2g}%" if 0 < abs(ratio) < 1e-4 else f"{ratio:.2%}"
 
 
 def count(v: float | None) -> str:
