@@ -42,8 +42,12 @@ def num(x: float | None, digits: int = 6) -> str:
         return "∞"
     if x != 0 and abs(x) < 1e-4:
         return f"{x:.{digits}g}"
-    text = plain_number(float(x), digits)
-    return text.rstrip("0").rstrip(".") if "." in text else text  # as 'g' writes it: 45.2, not 45.200
+    return _as_g(plain_number(float(x), digits))
+
+
+def _as_g(text: str) -> str:
+    """Without trailing zeros, as 'g' writes a number: 45.2, not 45.200."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def f_cell(f: float, note: str | None, digits: int = 5) -> str:
@@ -168,7 +172,7 @@ def sig(v: Any, digits: int = 3) -> str:
     """`digits` significant digits, never in exponent form (100000, not 1e+05); '–' when missing."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "–"
-    return plain_number(float(v), digits)
+    return _as_g(plain_number(float(v), digits))
 
 
 def ratio_pct(v: Any) -> str:
