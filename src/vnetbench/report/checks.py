@@ -86,7 +86,8 @@ def _text_sorted(where: str, table: dict[str, Any]) -> list[str]:
             continue
         runs = _runs(cells)  # only contiguous blocks of distinct values matter (repeated keys group rows)
         numbers = [_number(c) for c in runs]
-        if runs == sorted(runs) and numbers != sorted(numbers):  # type: ignore[type-var]
+        # three or more values in text order and not in number order (two could be either by chance)
+        if len(runs) >= 3 and runs == sorted(runs) and numbers != sorted(numbers):  # type: ignore[type-var]
             out.append(f"{where}: column '{header}' is sorted as text: {', '.join(runs[:8])}")
     return out
 
