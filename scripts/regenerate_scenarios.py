@@ -210,12 +210,12 @@ def _block(name: str, campaign: dict[str, Any], frame: Any, summary: dict[str, A
     env = campaign.get("environment") or {}
     lines = [BEGIN, "", "## The latest run, as its report shows it", ""]
     run = campaign.get("run")
-    took = (
-        f", in {run['seconds'] / 60:.1f} min (1-minute load average {run['load_before']:.1f} before, "
-        f"{run['load_after']:.1f} after: other work shared the 2 cores)"
+    load = (
+        f"; 1-minute load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
         if run
         else ""
     )
+    took = f", in {_minutes(frame, campaign):.1f} min (the 2 cores shared with other work{load})"
     machine = f"{env.get('cpu_count', '?')} × {env.get('cpu_model', '?')}, kernel {env.get('kernel', '?')}"
     lines.append(
         f"Campaign `{campaign['id']}`, run {when} with seed {campaign['seed']} on {machine}{took}: "
@@ -235,6 +235,14 @@ def _block(name: str, campaign: dict[str, Any], frame: Any, summary: dict[str, A
         END,
     ]
     return "\n".join(lines)
+
+
+def _minutes(frame: Any, campaign: dict[str, Any]) -> float:
+    """From the campaign's creation to the end of its last measurement, as stored."""
+    if frame.empty:
+        return 0.0
+    end = (frame["started_utc_ns"] + frame["duration_ns"].fillna(0)).max()
+    return float(end - campaign["created_utc_ns"]) / 60e9
 
 
 def _markdown(html: str) -> str:
