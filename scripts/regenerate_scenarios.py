@@ -56,6 +56,7 @@ MAIN_TABLES = (
     "Round-trip time",
     "TCP throughput",
     "UDP throughput",
+    "Simultaneous flows",
     "Packet rate: received vs offered",
     "CPU share",
     "UDP round-trip time (vnb-probe)",
