@@ -28,7 +28,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.integration.cli import clean_up, leftovers, only_campaign, vnb
+from tests.helpers.integration.cli import only_campaign, ran_campaign, vnb
 from tests.helpers.postgres import BACKENDS
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
@@ -87,26 +87,13 @@ class Ran:
 @pytest.fixture(scope="module", params=BACKENDS)
 def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     tmp = tmp_path_factory.mktemp("e2e")
-    spec, report = tmp / "e2e.yaml", tmp / "report"
-    db = (
-        str(tmp / "e2e.db")
-        if request.param == "sqlite"
-        else request.getfixturevalue("postgres").create_database()
-    )
-    spec.write_text(SPEC)
-    try:
-        proc = vnb("run", str(spec), "--db", str(db), "--report", str(report), cwd=tmp)
-        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    db = None if request.param == "sqlite" else request.getfixturevalue("postgres").create_database()
+    with ran_campaign(SPEC, tmp, db=db) as (db, report, proc):
         campaign = only_campaign(db)
         store = Store(db)
         frame = store.measurements_frame(campaign["id"])
         store.close()
         yield Ran(tmp, db, report, campaign, frame, proc.stdout, proc.stderr)
-    finally:
-        left = leftovers(db)
-        if left:
-            clean_up(db, tmp)
-    assert left == [], f"the campaign left these behind: {left}"
 
 
 def _section(report: Path, anchor_title: str) -> dict:

@@ -6,13 +6,12 @@ it costs nothing at start-up.
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from vnetbench.cli.common import fail, find_campaign, open_store, out
+from vnetbench.cli.output import print_json, print_tables
 from vnetbench.spec.loader import spec_of
 
 
@@ -89,7 +88,7 @@ def analyze_command(
     except DataError as exc:
         raise fail(f"campaign {row['id']}: {exc}") from None
     if json_output:
-        sys.stdout.write(json.dumps(result.json, allow_nan=False) + "\n")
+        print_json(result.json)
         return
     print_parts(result)
 
@@ -98,13 +97,11 @@ def print_parts(result: Any) -> None:
     """The analysis' sections as rich tables, with their introductions and notes."""
     # the statistics stack, as in analyze_command
     from vnetbench.report.analysis_tables import analysis_parts
-    from vnetbench.report.terminal import rich_table
 
     for part in analysis_parts(result):
         out.rule(f"[bold]{part.title}")
         if part.intro:
             out.print(part.intro, style="dim", highlight=False)
-        for table in part.tables:
-            out.print(rich_table(table))
+        print_tables(out, part.tables)
         for item in part.items:
             out.print("• " + item.replace("<b>", "").replace("</b>", ""), highlight=False)

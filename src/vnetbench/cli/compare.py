@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out
+from vnetbench.cli.output import print_table
 
 
 def compare_command(
@@ -93,7 +94,7 @@ def print_tables(result: Any) -> None:
     for row in display_rows(result):
         verdict = row[-1]
         table.add_row(*row[:-1], f"[{style[verdict]}]{verdict}[/]" if style[verdict] else verdict)
-    out.print(table)
+    print_table(out, table)
     for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
         for k in keys:
             out.print(f"only in {side}: {k['pair']} · {k['measurement']} · {k['metric']} · {k['treatment']}")

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from vnetbench.cli.common import fail, out
+from vnetbench.cli.output import print_tables
 
 
 def stats_command(
@@ -63,8 +64,7 @@ def stats_command(
     if json_output:
         sys.stdout.write(json.dumps(jsonable(result.json), allow_nan=False) + "\n")
         return
-    for table in table_analysis_tables(result):
-        out.print(table)
+    print_tables(out, table_analysis_tables(result))
 
 
 def read_csv(file: Path) -> Any:

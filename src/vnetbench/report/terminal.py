@@ -14,17 +14,7 @@ from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.two_k_r import TwoKRResult
 from vnetbench.report.analysis_tables import factorial_anova_rows
 from vnetbench.report.format import ci, f_cell, num, p_cell, pct, yes
-from vnetbench.report.view import TableView
-
-
-def rich_table(t: TableView) -> Table:
-    """A table of display strings as a rich table (first column left, the others right-aligned)."""
-    table = Table(title=t.title or None, caption=t.note or None, show_header=any(t.columns))
-    for i, col in enumerate(t.columns):
-        table.add_column(col, justify="left" if i == 0 else "right")
-    for row in t.rows:
-        table.add_row(*row)
-    return table
+from vnetbench.report.rich_view import rich_table  # noqa: F401  (report/stats_tables.py imports it from here)
 
 
 def anova_columns(t: Table, conf: str) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vnetbench.providers.local import cgroups, runtime
@@ -82,6 +84,27 @@ def leftovers(db: Path | str) -> list[str]:
             if prefix in cmdline or runtime.rundir(cid) in cmdline:
                 found.append(f"process {pid} {cmdline}")
     return found
+
+
+@contextmanager
+def ran_campaign(
+    spec_text: str, tmp: Path, timeout: float = 240, db: str | None = None
+) -> Iterator[tuple[Path | str, Path, subprocess.CompletedProcess[str]]]:
+    """`vnetbench run` of a campaign file in tmp: (store, report directory, the finished process).
+    The store is tmp/campaign.db unless `db` (a path or URL) is given. Afterwards nothing of it may be
+    left on the machine (what is, is cleaned through its records)."""
+    spec, report = tmp / "campaign.yaml", tmp / "report"
+    store: Path | str = db if db is not None else tmp / "campaign.db"
+    spec.write_text(spec_text)
+    try:
+        proc = vnb("run", str(spec), "--db", str(store), "--report", str(report), cwd=tmp, timeout=timeout)
+        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+        yield store, report, proc
+    finally:
+        left = leftovers(store) if "://" in str(store) or Path(store).exists() else []
+        if left:
+            clean_up(store, tmp)
+    assert left == [], f"the campaign left these behind: {left}"
 
 
 def clean_up(db: Path | str, cwd: Path) -> None:

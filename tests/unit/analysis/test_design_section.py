@@ -55,7 +55,7 @@ def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path
     ]  # fmt: skip
     effects = sections["analysis-effects"]
     titles = [t.title for t in effects.tables]
-    assert titles[0] == "rx · udp · loss_ratio: one-factor ANOVA by receivers (a = 10, N = 50)"
+    assert titles[0] == "rx · udp · loss (%): one-factor ANOVA by receivers (a = 10, N = 50)"
     anova = effects.tables[0]
     row = {r[0]: r for r in anova.rows}["receivers"]
     assert row[2] == "99.68%" and row[3] == "9" and float(row[5]) == pytest_approx(1367.9, 0.1)
@@ -63,11 +63,11 @@ def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path
     assert any("Recommended maximum: receivers = 5" in item for item in effects.items)
     figures = [f.title for f in effects.figures]
     assert figures == [
-        "rx · udp · loss_ratio: residuals vs predicted",
-        "rx · udp · loss_ratio: normal QQ plot of residuals",
-        "rx · udp · loss_ratio: mean per level",
-        "rx · udp · loss_ratio: successive differences",
-        "rx · udp · loss_ratio (truncated model, levels [6, 7, 8, 9, 10]): normal QQ plot",
+        "rx · udp · loss (%): residuals vs predicted",
+        "rx · udp · loss (%): normal QQ plot of residuals",
+        "rx · udp · loss (%): mean per level",
+        "rx · udp · loss (%): successive differences",
+        "rx · udp · loss (%) (truncated model, levels [6, 7, 8, 9, 10]): normal QQ plot",
     ]
     for f in effects.figures:
         assert f.png.exists() and f.png.with_suffix(".svg").exists() and f.png.stat().st_size > 5000

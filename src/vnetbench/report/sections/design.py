@@ -8,25 +8,26 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vnetbench.analysis.campaign_analysis import FittedModel, analyze_campaign
-from vnetbench.analysis.campaign_data import load_campaign_frames
-from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.campaign_analysis import FittedModel
+from vnetbench.report import format as fmt
 from vnetbench.report import stats_figures as sf
-from vnetbench.report.analysis_tables import UNITS, analysis_parts
+from vnetbench.report.analysis_tables import analysis_parts
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section
 
 ORDER = 70
-MAX_REPRODUCIBILITY_FIGURES = 6
+MAIN_RESULT = 15  # the design's effects, the rebuilds' verdicts, the placements: before per-connection views
+MAIN_PARTS = ("design", "outliers", "effects", "reproducibility", "placement")
 
 
 def build(ctx: ReportContext) -> list[Section]:
     if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
         return []
-    try:
-        result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
-    except DataError as exc:  # the data cannot be analysed as the spec asks: say why, keep the report
-        return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
+    result = ctx.analysis
+    if result is None:  # the data cannot be analysed as the spec asks: say why, keep the report
+        return [
+            Section("Designed experiment", "analysis-design", items=[f"Not analysed: {ctx.analysis_error}"])
+        ]
     designed = bool(result.json["design"]["kind"])
     sections = []
     for part in analysis_parts(result):
@@ -38,6 +39,7 @@ def build(ctx: ReportContext) -> list[Section]:
             intro=part.intro,
             tables=list(part.tables),
             items=list(part.items),
+            order=MAIN_RESULT if part.anchor in MAIN_PARTS else None,
         )
         if part.anchor == "effects":
             section.figures = _model_figures(result.models, ctx)
@@ -58,9 +60,10 @@ def _slug(text: str) -> str:
 
 def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure]:
     figures = []
-    for i, m in enumerate(models):
+    for i, fitted in enumerate(models):
+        m = fmt.shown_model(fitted)  # 'rx · udp · loss (%)', as the tables say
         base = ctx.fig_dir / f"design_{i}_{_slug(m.label)}"
-        scale, unit = UNITS.get(m.result.response, (1.0, ""))  # the tables' unit (Mbit/s for bit/s)
+        scale, unit = fmt.unit_of(m.result.response)  # the tables' unit (Mbit/s for bit/s)
         figures.append(
             Figure(
                 f"{m.label}: residuals vs predicted",
@@ -120,18 +123,19 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
 
 def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Figure]:
     figures = []
-    for i, r in enumerate(results[:MAX_REPRODUCIBILITY_FIGURES]):
+    for i, r in enumerate(results):  # every metric with data gets its figure
         if r.n_rebuilds < 1:
             continue
         path = ctx.fig_dir / f"design_repro_{i}_{_slug(r.metric)}"
-        figures.append(Figure(f"{r.metric}: {r.verdict}", sf.reproducibility_chart(r, path)[0]))
+        title = f"{fmt.shown_metric(r.metric)}: {r.verdict}"
+        figures.append(Figure(title, sf.reproducibility_chart(r, path)[0]))
     return figures
 
 
 def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
     figures = []
     for i, c in enumerate(comparisons):
-        scale, unit = UNITS.get(c["response"], (1.0, ""))
+        scale, unit = fmt.unit_of(c["response"])
         label = f"{c['measurement']}: {c['response']} per placement"
         path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
         figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
@@ -144,7 +148,7 @@ def _change_point_figures(series: list[dict[str, Any]], ctx: ReportContext) -> l
     for s in series:
         if not s["change_points"]:
             continue
-        scale, unit = UNITS.get(s["response"], (1.0, ""))
+        scale, unit = fmt.unit_of(s["response"])
         label = f"{s['series']} {s['pair']} ({s['treatment']})"
         path = ctx.fig_dir / f"changes_{_slug(label)}_{s['response']}"
         figures.append(
