@@ -130,6 +130,12 @@ def sender_summary(send: dict[str, Any]) -> dict[str, float | None]:
         "mean_batch_packets": _num(send, "mean_batch_packets"),
     }
     _distribution(s, "send_lateness", send.get("send_lateness"))
+    # the burst the pacing produced: packets sent back to back per wake-up, and how late the wake-ups were
+    for q in ("mean", "p50", "p99", "max"):
+        s[f"burst_{q}_packets"] = _num(send, "burst_packets", f"{q}_packets")
+    _distribution(s, "wake_lateness", send.get("wake_lateness"))
+    s["pacing_quantum_ns"] = _num(send, "pacing_quantum_ns")
+    s["sendmmsg_batch_messages"] = _num(send, "sendmmsg_batch_messages")
     s["sender_cpu_ratio"] = _cpu_ratio(send, _num(send, "duration_ns"))
     return s
 

@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers.capture import DATA, probe_capture
 from vnetbench.drivers.base import FlowParams, Output
-from vnetbench.drivers.probe import probe_path, version
+from vnetbench.drivers.probe import probe_path, sender_summary, version
 from vnetbench.kinds import driver_for
 from vnetbench.spec.models import Campaign
 
@@ -169,3 +169,16 @@ def test_failures_are_one_line_errors_never_exceptions() -> None:
 def test_version() -> None:
     assert version("vnb-probe 0.1.0\n") == "0.1.0"
     assert driver_for("pps").version_command()[1:] == ["--version"]
+
+
+def test_sender_summary_keeps_the_burst_the_pacing_produced() -> None:
+    """A real `vnb-probe send --rate 1M --size 1000` report (125 pps): each wake-up sends one packet."""
+    send = json.loads((DATA / "vnb-probe" / "send_bursts.json").read_text())
+    s = sender_summary(send)
+    assert s["burst_max_packets"] == send["burst_packets"]["max_packets"] == 1
+    assert s["burst_p99_packets"] == send["burst_packets"]["p99_packets"]
+    assert s["wake_lateness_p99_ns"] == send["wake_lateness"]["p99_ns"]
+    assert s["pacing_quantum_ns"] == send["pacing_quantum_ns"]
+    # a report from before the burst fields parses, with them missing
+    old = {k: v for k, v in send.items() if k not in ("burst_packets", "wake_lateness")}
+    assert sender_summary(old)["burst_max_packets"] is None
