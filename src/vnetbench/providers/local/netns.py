@@ -36,16 +36,22 @@ NS_SYSCTLS = {
 class Namespace:
     name: str
     path: str
-    fd: int  # O_RDONLY on the namespace: for setns and IFLA_NET_NS_FD
-    nl: socket.socket  # rtnetlink socket bound inside the namespace
+    fd: int  # O_RDONLY on the namespace: for setns (spawn, telemetry) and IFLA_NET_NS_FD
+    nl: socket.socket | None  # rtnetlink socket bound inside the namespace, while the build needs it
     closed: bool = field(default=False)
+
+    def close_netlink(self) -> None:
+        """The build is done with this namespace's netlink socket: one descriptor less per namespace."""
+        if self.nl is not None:
+            with contextlib.suppress(OSError):
+                self.nl.close()
+            self.nl = None
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
-        with contextlib.suppress(OSError):
-            self.nl.close()
+        self.close_netlink()
         with contextlib.suppress(OSError):
             os.close(self.fd)
 

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from vnetbench.layout import Layout
-from vnetbench.providers.local import cgroups, delaynode, features, netns, ovs
+from vnetbench.providers.local import cgroups, delaynode, features, limits, netns, ovs
 from vnetbench.providers.local.procs import package_of
 from vnetbench.providers.local.shaping import TBF_MAX_RATE_BPS
 
@@ -90,6 +90,8 @@ def problems(
             )
 
     out += missing_tools(tools)
+    if (too_few := limits.descriptor_problem(len(layout.namespaces))) is not None:
+        out.append(too_few)
     if layout.delay_nodes and delaynode.binary() is None:
         out.append("delay nodes need vnb-probe, which is not installed: `pip install .` builds it")
     if any(br.kind == "ovs" for br in layout.bridges):

@@ -35,6 +35,7 @@ from vnetbench.providers.local import (
     cgroups,
     delaynode,
     features,
+    limits,
     links,
     netns,
     offload,
@@ -137,6 +138,14 @@ class LocalProvider(Provider, NamespaceAccess):
             self._active = True  # set first: an interrupt must not leave the file unknown
             runtime.mark_active(self.campaign_id, self.store_location)
         names = list(layout.namespaces)
+        before, after = limits.raise_descriptor_limit(len(names))
+        if after != before:
+            log.info(
+                "open descriptors: soft limit raised from %d to %d for %d namespaces",
+                before,
+                after,
+                len(names),
+            )
         # Recorded and remembered in one piece: an interrupt between the two would leave rows that
         # teardown() can never report as removed.
         with signals.deferred():
@@ -157,9 +166,13 @@ class LocalProvider(Provider, NamespaceAccess):
         plans = links.plan_requests(layout, {n: ns.fd for n, ns in self.namespaces.items()})
         for round_name in ("round1", "round2"):
             for name, plan in plans.items():
-                batch = Batch(name, self.namespaces[name].nl)
+                nl = self.namespaces[name].nl
+                assert nl is not None  # open from creation until the build is done with it
+                batch = Batch(name, nl)
                 batch.extend(getattr(plan, round_name))
                 batch.commit()
+        for ns in self.namespaces.values():
+            ns.close_netlink()
 
         by_ns: dict[str, list[str]] = defaultdict(list)
         for iface in layout.interfaces():
