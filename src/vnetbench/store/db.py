@@ -105,8 +105,11 @@ class Store:
         ]
         if not rows:
             return []
+        # One multi-row INSERT … RETURNING in the rows' order: a 1,000-node build records its
+        # namespaces in one statement instead of 1,000.
+        query = insert(t.objects).returning(t.objects.c.id, sort_by_parameter_order=True)
         with self.engine.begin() as conn:
-            return [conn.execute(insert(t.objects).values(**row)).inserted_primary_key[0] for row in rows]
+            return [int(r[0]) for r in conn.execute(query, rows)]
 
     def mark_removed(self, object_ids: Sequence[int]) -> None:
         if not object_ids:

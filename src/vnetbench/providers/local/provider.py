@@ -137,6 +137,33 @@ class LocalProvider(Provider, NamespaceAccess):
         if self.store_location:
             self._active = True  # set first: an interrupt must not leave the file unknown
             runtime.mark_active(self.campaign_id, self.store_location)
+        self._build_namespaces(layout, record)
+        self._build_links(layout)
+
+        by_ns: dict[str, list[str]] = defaultdict(list)
+        for iface in layout.interfaces():
+            if iface.tx_offload_off:
+                by_ns[iface.ns].append(iface.name)
+        for name, ifnames in by_ns.items():
+            offload.tx_checksum_off(self.namespaces[name].fd, name, ifnames)
+
+        if layout.cpu_quota:
+            self._build_cgroups(layout, record)
+
+        ovs_bridges = [br for br in layout.bridges if br.kind == "ovs"]
+        if ovs_bridges:
+            self._build_ovs(layout, record, ovs_bridges)
+
+        for node in layout.delay_nodes:
+            binary = delaynode.binary()
+            if binary is None:
+                raise ProviderError("vnb-probe is not installed: `pip install .` builds and ships it")
+            argv = emulation.command(node, binary)
+            proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
+            self._delay_procs[node.link] = proc
+            delaynode.wait_ready(proc, node.link)
+
+    def _build_namespaces(self, layout: Layout, record: Recorder) -> None:
         names = list(layout.namespaces)
         before, after = limits.raise_descriptor_limit(len(names))
         if after != before:
@@ -163,6 +190,8 @@ class LocalProvider(Provider, NamespaceAccess):
         except OSError as err:
             raise ProviderError(f"could not create network namespaces: {err}") from err
 
+    def _build_links(self, layout: Layout) -> None:
+        """Two rounds of netlink batches per namespace (links, then what needs both ends)."""
         plans = links.plan_requests(layout, {n: ns.fd for n, ns in self.namespaces.items()})
         for round_name in ("round1", "round2"):
             for name, plan in plans.items():
@@ -173,29 +202,6 @@ class LocalProvider(Provider, NamespaceAccess):
                 batch.commit()
         for ns in self.namespaces.values():
             ns.close_netlink()
-
-        by_ns: dict[str, list[str]] = defaultdict(list)
-        for iface in layout.interfaces():
-            if iface.tx_offload_off:
-                by_ns[iface.ns].append(iface.name)
-        for name, ifnames in by_ns.items():
-            offload.tx_checksum_off(self.namespaces[name].fd, name, ifnames)
-
-        if layout.cpu_quota:
-            self._build_cgroups(layout, record)
-
-        ovs_bridges = [br for br in layout.bridges if br.kind == "ovs"]
-        if ovs_bridges:
-            self._build_ovs(layout, record, ovs_bridges)
-
-        for node in layout.delay_nodes:
-            binary = delaynode.binary()
-            if binary is None:
-                raise ProviderError("vnb-probe is not installed: `pip install .` builds and ships it")
-            argv = emulation.command(node, binary)
-            proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
-            self._delay_procs[node.link] = proc
-            delaynode.wait_ready(proc, node.link)
 
     def _build_cgroups(self, layout: Layout, record: Recorder) -> None:
         controller = cgroups.detect()
