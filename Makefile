@@ -6,7 +6,7 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 VNB := $(VENV)/bin/vnetbench
-APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 procps openssh-server openssh-client
+APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 procps openssh-server openssh-client postgresql
 INSTALL_STAMP := $(VENV)/.installed
 DEMO_DB ?= out/demo.db
 

@@ -12,7 +12,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
-from vnetbench.analysis.campaign_data import SAMPLE_METRICS
+from vnetbench.analysis.campaign_data import StoredSamples
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import figures
 from vnetbench.report import format as fmt
@@ -63,7 +63,7 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     row = store.campaign(campaign_id)
     assert row is not None
     frame = store.measurements_frame(campaign_id)
-    samples = store.samples_frame(campaign_id, list(SAMPLE_METRICS))
+    samples = StoredSamples(store, campaign_id)  # aggregated in SQL, only what is shown is loaded
     prep = prepare(row, frame, samples, store.builds_frame(campaign_id))  # treatments, omit, outliers
     ordered: list[tuple[int, Section | None]] = [
         (10, _overview(store, row, frame, fig_dir)),

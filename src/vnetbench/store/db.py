@@ -15,6 +15,7 @@ import pandas as pd
 from sqlalchemy import Engine, create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from vnetbench.store import samples as bounded
 from vnetbench.store import schema as t
 from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, TelemetryRun, now_utc_ns
 
@@ -303,11 +304,36 @@ class Store:
             m = m.merge(wide, left_on="id", right_index=True, how="left")
         return m.reset_index(drop=True)
 
-    def samples_frame(self, campaign_id: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    def samples_frame(
+        self,
+        campaign_id: str,
+        metrics: Sequence[str] | None = None,
+        measurement_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Every sample (all columns) of a campaign, or of some of its measurements: for small ones;
+        large campaigns go through sample_stats / sample_values."""
         query = select(t.samples).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
         if metrics:
             query = query.where(t.samples.c.metric.in_(list(metrics)))
+        if measurement_ids is not None:
+            query = query.where(t.samples.c.measurement_id.in_([int(i) for i in measurement_ids]))
         return self._frame(query)
+
+    def sample_stats(
+        self,
+        campaign_id: str,
+        metrics: Sequence[str],
+        omit_ns: int = 0,
+        measurement_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Per measurement and metric: count, sum, mean at t ≥ omit_ns and the samples before it (SQL)."""
+        return bounded.sample_stats(self, campaign_id, metrics, omit_ns, measurement_ids)
+
+    def sample_values(
+        self, campaign_id: str, metric: str, measurement_ids: Sequence[int] | None = None, since_ns: int = 0
+    ) -> pd.DataFrame:
+        """One metric's sum-row samples at t ≥ since_ns, fetched in chunks into lean columns."""
+        return bounded.sample_values(self, campaign_id, metric, measurement_ids, since_ns)
 
     def events_frame(self, campaign_id: str) -> pd.DataFrame:
         return self._frame(select(t.events).where(t.events.c.campaign_id == campaign_id))
