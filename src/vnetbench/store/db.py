@@ -199,19 +199,8 @@ class Store:
                 ],
             )
         if rec.samples:
-            conn.execute(
-                insert(t.samples),
-                [
-                    {
-                        "measurement_id": mid,
-                        "t_ns": s.t_ns,
-                        "metric": s.metric,
-                        "value": s.value,
-                        "seq": s.seq,
-                        "stream": s.stream,
-                    }
-                    for s in rec.samples
-                ],
+            bounded.insert_samples(
+                conn, [(mid, s.t_ns, s.metric, s.value, s.seq, s.stream) for s in rec.samples]
             )
         if rec.events:
             conn.execute(
