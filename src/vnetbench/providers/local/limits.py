@@ -10,6 +10,7 @@ preflight problem with its fix (docs/local-provider.md, "Large topologies").
 
 from __future__ import annotations
 
+import os
 import resource
 
 DESCRIPTORS_PER_NAMESPACE = 2  # during the build: the namespace's fd and its netlink socket
@@ -20,6 +21,14 @@ RESERVE_DESCRIPTORS = 512
 def descriptors_needed(namespaces: int) -> int:
     """Descriptors a build of this many namespaces may hold at once, with room for a step's tools."""
     return namespaces * DESCRIPTORS_PER_NAMESPACE + RESERVE_DESCRIPTORS
+
+
+def open_descriptors() -> int:
+    """Descriptors this process holds now (the store's, a caller's, the interpreter's)."""
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
 
 
 def descriptor_problem(namespaces: int) -> str | None:
@@ -37,9 +46,10 @@ def descriptor_problem(namespaces: int) -> str | None:
 
 
 def raise_descriptor_limit(namespaces: int) -> tuple[int, int]:
-    """Raise the soft limit to the hard one when the build needs more; returns (old soft, new soft)."""
+    """Raise the soft limit to the hard one when the build needs more than is left below it;
+    returns (old soft, new soft)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= descriptors_needed(namespaces):
+    if soft == resource.RLIM_INFINITY or soft >= open_descriptors() + descriptors_needed(namespaces):
         return soft, soft
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return soft, hard
