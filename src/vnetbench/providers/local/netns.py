@@ -26,9 +26,10 @@ NETLINK_CAP_ACK = 10
 NETLINK_EXT_ACK = 11
 # Nodes speak IPv4 only (the layout's 198.18.0.0/15). With IPv6 off, bringing links up sends no
 # router solicitations, MLD reports or DAD probes onto measured links, and is cheaper too.
+# One write: the kernel's addrconf_disable_ipv6() copies `all` into `default` too, so interfaces
+# created later in the namespace start with IPv6 off (a second write cost ~0.3 ms per namespace).
 NS_SYSCTLS = {
     "net/ipv6/conf/all/disable_ipv6": "1",
-    "net/ipv6/conf/default/disable_ipv6": "1",
 }
 
 
