@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from vnetbench.layout import build_layout
+from vnetbench.layout import Layout, build_layout
 from vnetbench.layout.summary import layout_summary
 from vnetbench.plan import make_plan
 from vnetbench.plan.steps import Step
@@ -64,12 +64,10 @@ def write_campaign(
     )
     build_id = store.start_build(campaign_id, "synthetic", layout_summary(layout))
     store.finish_build(build_id, build_ns=100_000_000, teardown_ns=10_000_000)
-    hosts = {n.name: n.host for n in spec.campaign.topology.nodes}
-    sites = {h.name: h.site for h in spec.campaign.topology.hosts}
     flows = [(step, flow) for step in plan.steps for flow in step.flows]
     rng = np.random.default_rng(seed)
     per_flow, extra = divmod(samples, len(flows))
-    for step, records in _steps(campaign_id, flows, hosts, sites):
+    for step, records in _steps(campaign_id, flows, layout):
         for rec in records:
             index = flows.index((step, _flow_of(step, rec)))
             _fill(rec, per_flow + (1 if index < extra else 0), rng)
@@ -83,10 +81,7 @@ def _flow_of(step: Step, rec: MeasurementRecord) -> Any:
 
 
 def _steps(
-    campaign_id: str,
-    flows: list[tuple[Step, Any]],
-    hosts: dict[str, str | None],
-    sites: dict[str, str | None],
+    campaign_id: str, flows: list[tuple[Step, Any]], layout: Layout
 ) -> Iterator[tuple[Step, list[MeasurementRecord]]]:
     """Each step's flows as records without samples (one transaction per step, as the runner)."""
     done: set[str] = set()
@@ -94,44 +89,22 @@ def _steps(
         if step.key in done:
             continue
         done.add(step.key)
-        records = []
-        for offset, flow in enumerate(step.flows):
-            src_host, dst_host = hosts.get(flow.src), hosts.get(flow.dst)
-            if src_host == dst_host:
-                placement = "same-host"
-            elif sites.get(src_host or "") == sites.get(dst_host or ""):
-                placement = "same-site"
-            else:
-                placement = "cross-site"
-            records.append(
-                MeasurementRecord(
-                    campaign_id=campaign_id,
-                    key=flow.key,
-                    step_key=step.key,
-                    seq=step.seq,
-                    repetition=step.repetition,
-                    pattern=step.pattern,
-                    pattern_kind=step.pattern_kind,
-                    group_kind=step.group_kind,
-                    group_size=len(step.flows),
-                    measurement=step.measurement,
-                    kind=step.kind,
-                    src=flow.src,
-                    dst=flow.dst,
-                    placement=placement,
-                    factors=dict(step.factors),
-                    src_host=src_host,
-                    dst_host=dst_host,
-                    link_rate_bps=100_000_000,
-                    path_mtu=1500,
-                    expected_max_bps=95_700_000.0 if step.kind in ("tcp", "udp") else None,
-                    offered_bps=100_000_000.0 if step.kind == "udp" else None,
-                    tool="ping" if step.kind == "rtt" else "iperf3",
-                    started_utc_ns=STARTED_UTC_NS + step.seq * 60 * SECOND_NS,
-                    start_skew_ns=1000 if len(step.flows) > 1 else 0,
-                    start_offset_ns=offset * 500,
-                )
+        records = [
+            MeasurementRecord(
+                campaign_id=campaign_id,
+                **step.record_fields(flow, layout),
+                kind=step.kind,
+                link_rate_bps=100_000_000,
+                path_mtu=1500,
+                expected_max_bps=95_700_000.0 if step.kind in ("tcp", "udp") else None,
+                offered_bps=100_000_000.0 if step.kind == "udp" else None,
+                tool="ping" if step.kind == "rtt" else "iperf3",
+                started_utc_ns=STARTED_UTC_NS + step.seq * 60 * SECOND_NS,
+                start_skew_ns=1000 if len(step.flows) > 1 else 0,
+                start_offset_ns=offset * 500,
             )
+            for offset, flow in enumerate(step.flows)
+        ]
         yield step, records
 
 

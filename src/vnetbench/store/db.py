@@ -316,13 +316,13 @@ class Store:
         measurement_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """Per measurement and metric: count, sum, mean at t ≥ omit_ns and the samples before it (SQL)."""
-        return bounded.sample_stats(self, campaign_id, metrics, omit_ns, measurement_ids)
+        return bounded.sample_stats(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
 
     def sample_values(
         self, campaign_id: str, metric: str, measurement_ids: Sequence[int] | None = None, since_ns: int = 0
     ) -> pd.DataFrame:
         """One metric's sum-row samples at t ≥ since_ns, fetched in chunks into lean columns."""
-        return bounded.sample_values(self, campaign_id, metric, measurement_ids, since_ns)
+        return bounded.sample_values(self.engine, campaign_id, metric, measurement_ids, since_ns)
 
     def events_frame(self, campaign_id: str) -> pd.DataFrame:
         return self._frame(select(t.events).where(t.events.c.campaign_id == campaign_id))

@@ -33,7 +33,7 @@ def export_campaign(store: Store, campaign_id: str, out_dir: Path, fmt: str = "c
     ]
     for name, table in [*((n, n) for n in TABLES), ("campaign", "campaigns")]:
         query, columns = campaign_table_query(table, campaign_id)
-        chunks = table_chunks(store, query, columns)
+        chunks = table_chunks(store.engine, query, columns)
         parts.append((name, table_schema(columns), chunks))
     paths = []
     for name, schema, batches in parts:

@@ -19,19 +19,16 @@ the per-stream rows repeat them in parts.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 from sqlalchemy import JSON, BigInteger, Boolean, Float, Integer, Text, case, cast, func, insert, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.sql import Select
 
 from vnetbench.store import schema as t
-
-if TYPE_CHECKING:
-    from vnetbench.store.db import Store
 
 CHUNK_ROWS = 200_000  # rows per Arrow batch: a few MB
 STATS_COLUMNS = ["measurement_id", "metric", "count", "sum", "mean", "before_omit"]
@@ -83,7 +80,7 @@ def insert_samples(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
 
 
 def sample_stats(
-    store: Store,
+    engine: Engine,
     campaign_id: str,
     metrics: Sequence[str],
     omit_ns: int = 0,
@@ -106,7 +103,7 @@ def sample_stats(
         .where(_campaign_samples(campaign_id, None), s.metric.in_(list(metrics)))
         .group_by(s.measurement_id, s.metric)
     )
-    with store.engine.connect() as conn:
+    with engine.connect() as conn:
         rows = conn.execute(query).all()
     frame = pd.DataFrame(rows, columns=STATS_COLUMNS)
     if measurement_ids is not None:  # a small frame: filtered here, not in an IN list of any length
@@ -120,7 +117,7 @@ def sample_stats(
 
 
 def sample_values(
-    store: Store,
+    engine: Engine,
     campaign_id: str,
     metric: str,
     measurement_ids: Sequence[int] | None = None,
@@ -137,7 +134,7 @@ def sample_values(
             .where(_campaign_samples(campaign_id, group), s.metric == metric, s.t_ns >= int(since_ns))
             .order_by(s.measurement_id, s.t_ns)
         )
-        batches += list(arrow_batches(store, query, schema))
+        batches += list(arrow_batches(engine, query, schema))
     table = pa.Table.from_batches(batches, schema=schema)
     n = table.num_rows
     return pd.DataFrame(
@@ -169,19 +166,19 @@ def table_schema(columns: Sequence[Any]) -> pa.Schema:
 
 
 def arrow_batches(
-    store: Store, query: Select, schema: pa.Schema, adbc: bool = True
+    engine: Engine, query: Select, schema: pa.Schema, adbc: bool = True
 ) -> Iterator[pa.RecordBatch]:
     """The rows of `query` as Arrow record batches of `schema` (its columns in order, cast to its
     types), about CHUNK_ROWS rows each. Read by the database's ADBC driver where there is one (it
     builds the batches in C, ~1 µs a row against ~10 µs through Python rows), else (or with
     adbc=False) through SQLAlchemy in chunks."""
-    sql = str(query.compile(dialect=store.engine.dialect, compile_kwargs={"literal_binds": True}))
-    connection = _adbc_connect(store) if adbc else None
+    sql = str(query.compile(dialect=engine.dialect, compile_kwargs={"literal_binds": True}))
+    connection = _adbc_connect(engine) if adbc else None
     if connection is None:
-        yield from _sqlalchemy_batches(store, query, schema)
+        yield from _sqlalchemy_batches(engine, query, schema)
         return
     with connection, connection.cursor() as cur:
-        if store.engine.dialect.name == "sqlite":
+        if engine.dialect.name == "sqlite":
             cur.adbc_statement.set_options(**{"adbc.sqlite.query.batch_rows": str(CHUNK_ROWS)})
         cur.execute(sql)
         for batch in cur.fetch_record_batch():
@@ -189,9 +186,9 @@ def arrow_batches(
             yield pa.record_batch(arrays, schema=schema)
 
 
-def _adbc_connect(store: Store) -> Any | None:
+def _adbc_connect(engine: Engine) -> Any | None:
     """An ADBC connection to the store's database (SQLite file or PostgreSQL), or None."""
-    url = store.engine.url
+    url = engine.url
     try:
         if url.get_backend_name() == "sqlite" and url.database:
             import adbc_driver_sqlite.dbapi as sqlite_adbc  # a C library: loaded only to export
@@ -206,8 +203,8 @@ def _adbc_connect(store: Store) -> Any | None:
     return None
 
 
-def _sqlalchemy_batches(store: Store, query: Select, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
-    with store.engine.connect() as conn:
+def _sqlalchemy_batches(engine: Engine, query: Select, schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    with engine.connect() as conn:
         result = conn.execution_options(yield_per=CHUNK_ROWS).execute(query)
         for chunk in result.partitions():
             cols = zip(*chunk, strict=True)
@@ -215,7 +212,7 @@ def _sqlalchemy_batches(store: Store, query: Select, schema: pa.Schema) -> Itera
             yield pa.record_batch(arrays, schema=schema)
 
 
-def table_chunks(store: Store, query: Select, columns: Sequence[Any]) -> Iterator[pa.RecordBatch]:
+def table_chunks(engine: Engine, query: Select, columns: Sequence[Any]) -> Iterator[pa.RecordBatch]:
     """The rows of `query` (selecting `columns`) as Arrow record batches of up to CHUNK_ROWS rows;
     JSON columns as the JSON text the database holds. Tables with JSON columns are small (a row
     per measurement, build or object) and go through SQLAlchemy: SQLite's ADBC driver infers an
@@ -223,7 +220,7 @@ def table_chunks(store: Store, query: Select, columns: Sequence[Any]) -> Iterato
     json = [c for c in columns if isinstance(c.type, JSON)]
     as_text = [cast(c, Text).label(c.name) if c in json else c for c in columns]
     query = query.with_only_columns(*as_text)
-    yield from arrow_batches(store, query, table_schema(columns), adbc=not json)
+    yield from arrow_batches(engine, query, table_schema(columns), adbc=not json)
 
 
 def campaign_table_query(name: str, campaign_id: str) -> tuple[Select, list[Any]]:
