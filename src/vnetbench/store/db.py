@@ -52,6 +52,7 @@ class Store:
     def __init__(self, db: str | Path = DEFAULT_DB) -> None:
         self.location = str(db)
         self.engine = engine_for(db)
+        self._sample_stats = bounded.StatsCache()
         t.metadata.create_all(self.engine)
         with self.engine.begin() as conn:
             if conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).first() is None:
@@ -316,7 +317,7 @@ class Store:
         measurement_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """Per measurement and metric: count, sum, mean at t ≥ omit_ns and the samples before it (SQL)."""
-        return bounded.sample_stats(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
+        return self._sample_stats.stats(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
 
     def sample_values(
         self, campaign_id: str, metric: str, measurement_ids: Sequence[int] | None = None, since_ns: int = 0

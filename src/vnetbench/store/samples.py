@@ -106,14 +106,50 @@ def sample_stats(
     with engine.connect() as conn:
         rows = conn.execute(query).all()
     frame = pd.DataFrame(rows, columns=STATS_COLUMNS)
-    if measurement_ids is not None:  # a small frame: filtered here, not in an IN list of any length
-        frame = frame[frame["measurement_id"].isin([int(i) for i in measurement_ids])]
-        frame = frame.reset_index(drop=True)
     for col in ("count", "before_omit"):
         frame[col] = frame[col].fillna(0).astype("int64")
     for col in ("sum", "mean"):
         frame[col] = frame[col].astype("float64")
-    return frame
+    if measurement_ids is not None:  # a small frame: filtered here, not in an IN list of any length
+        frame = frame[frame["measurement_id"].isin([int(i) for i in measurement_ids])]
+    return frame.reset_index(drop=True)
+
+
+class StatsCache:
+    """sample_stats of whole campaigns, reused while a campaign's measurements stay the same ones
+    (samples are written with their measurement, in one transaction, and never changed afterwards).
+    A report asks twice (its sections and the designed-experiment analysis): one GROUP BY over ten
+    million rows instead of two."""
+
+    ENTRIES = 8
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, tuple[str, ...], int], tuple[Any, pd.DataFrame]] = {}
+
+    def stats(
+        self,
+        engine: Engine,
+        campaign_id: str,
+        metrics: Sequence[str],
+        omit_ns: int = 0,
+        measurement_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        key = (campaign_id, tuple(sorted(metrics)), int(omit_ns))
+        m = t.measurements.c
+        with engine.connect() as conn:
+            generation = tuple(
+                conn.execute(select(func.count(), func.max(m.id)).where(m.campaign_id == campaign_id)).one()
+            )
+        cached = self._entries.get(key)
+        if cached is None or cached[0] != generation:
+            if len(self._entries) >= self.ENTRIES:
+                self._entries.pop(next(iter(self._entries)))
+            cached = (generation, sample_stats(engine, campaign_id, key[1], omit_ns))
+            self._entries[key] = cached
+        frame = cached[1]
+        if measurement_ids is not None:
+            frame = frame[frame["measurement_id"].isin([int(i) for i in measurement_ids])]
+        return frame.reset_index(drop=True)
 
 
 def sample_values(

@@ -28,6 +28,7 @@ from vnetbench.report.prepared import prepare
 from vnetbench.store import samples as bounded
 from vnetbench.store.db import Store
 from vnetbench.store.export import export_campaign
+from vnetbench.store.records import MeasurementRecord, Sample
 
 SAMPLES = 4000
 # omit 1 s drops each throughput flow's first interval and each RTT flow's first 20 replies;
@@ -159,3 +160,19 @@ def test_export_in_chunks_holds_every_row_and_value(store: Store, tmp_path: Path
     assert len(read["measurements"]) == 26 and len(read["campaign"]) == 1
     assert json.loads(read["measurements"]["factors"][0]) == {}
     assert len(read["builds"]) == 1 and "namespaces" in json.loads(read["builds"]["layout"][0])
+
+
+def test_cached_stats_follow_a_new_measurement(store: Store) -> None:
+    before = store.sample_stats("syn", ["rtt_ns"], 0)
+    assert store.sample_stats("syn", ["rtt_ns"], 0).equals(before)  # the cache's answer
+    rec = MeasurementRecord(
+        campaign_id="syn", key="extra", step_key="extra", seq=99, repetition=9, pattern="connections",
+        pattern_kind="pairs", group_kind="single", group_size=1, measurement="rtt", kind="rtt",
+        src="vm1", dst="vm2", placement="same-host",
+        samples=[Sample(i * 10**9, "rtt_ns", 1e5 + i) for i in range(5)],
+    )  # fmt: skip
+    (mid,) = store.save_measurements([rec])
+    after = store.sample_stats("syn", ["rtt_ns"], 0)
+    assert len(after) == len(before) + 1
+    row = after[after["measurement_id"] == mid].iloc[0]
+    assert row["count"] == 5 and row["sum"] == 5 * 1e5 + 10
