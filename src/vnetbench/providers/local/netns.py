@@ -1,11 +1,11 @@
 """Named network namespaces, created without forking.
 
-`ip netns add` and pyroute2's `netns.create` fork a child per namespace (~10 ms each). Instead, a
-worker thread (two, on two cores) unshares CLONE_NEWNET (allowed per thread), bind-mounts
-/proc/thread-self/ns/net onto /run/netns/NAME, opens the namespace's fd and a netlink socket
-inside it, and moves on to the next; the rest of the process never changes namespace. Removing a
-namespace is an unmount + unlink: the kernel then destroys it, and every link in it,
-asynchronously once nothing holds it (no process, open fd or socket).
+`ip netns add` and pyroute2's `netns.create` fork a child per namespace (~10 ms each). Instead, one
+worker thread unshares CLONE_NEWNET (allowed per thread), bind-mounts /proc/thread-self/ns/net onto
+/run/netns/NAME, opens the namespace's fd and a netlink socket inside it, and moves on to the next;
+the rest of the process never changes namespace. Removing a namespace is an unmount + unlink: the
+kernel then destroys it, and every link in it, asynchronously once nothing holds it (no process,
+open fd or socket).
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from vnetbench.providers.local import kernel, signals
 
 NETNS_DIR = "/run/netns"
-# Threads creating namespaces at once (at most one per CPU): the kernel's setup of a namespace partly
-# runs in parallel, 1.3-1.4x faster on 2 cores than one thread.
-WORKERS = 2
 THREAD_NS = "/proc/thread-self/ns/net"
 SOL_NETLINK = 270
 NETLINK_CAP_ACK = 10
@@ -82,20 +79,18 @@ def _write_sysctls() -> None:
 
 
 def create(names: Iterable[str], on_created: Callable[[Namespace], None]) -> None:
-    """Create the namespaces, WORKERS threads at a time; on_created(ns) is called as soon as one
-    exists (for teardown; from the worker threads).
+    """Create each namespace in turn; on_created(ns) is called as soon as one exists (for teardown).
 
-    Raises the first error (FileExistsError when the name is taken); every namespace created has
-    been handed to on_created.
+    Raises the first error (FileExistsError when the name is taken); the namespaces created
+    before it have been handed to on_created.
     """
     names = list(names)
     os.makedirs(NETNS_DIR, exist_ok=True)
-    errors: list[BaseException] = []
-    workers = max(1, min(WORKERS, os.cpu_count() or 1, len(names)))
+    box: dict[str, BaseException] = {}
 
-    def work(part: list[str]) -> None:
+    def work() -> None:
         try:
-            for name in part:
+            for name in names:
                 path = path_of(name)
                 os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0o444))
                 try:
@@ -117,13 +112,12 @@ def create(names: Iterable[str], on_created: Callable[[Namespace], None]) -> Non
                 on_created(Namespace(name, path, fd, nl))
                 _write_sysctls()
         except BaseException as err:
-            errors.append(err)
+            box["error"] = err
 
-    # Each thread ends in the last namespace it made; the thread's namespace goes with the thread.
-    parts = [names[i::workers] for i in range(workers)]
-    signals.run_threads([lambda part=part: work(part) for part in parts], "vnb-netns-create")
-    if errors:
-        raise errors[0]
+    # The thread ends in the last namespace it made; the thread's namespace goes with the thread.
+    signals.run_thread(work, "vnb-netns-create")
+    if "error" in box:
+        raise box["error"]
 
 
 def remove(path: str) -> bool:

@@ -52,14 +52,7 @@ def deferred() -> Iterator[None]:
 
 def run_thread(target: Callable[[], None], name: str) -> None:
     """Start target in a thread and wait for it, without a signal splitting the two."""
-    run_threads([target], name)
-
-
-def run_threads(targets: list[Callable[[], None]], name: str) -> None:
-    """Start every target in a thread of its own and wait for all, without a signal splitting them."""
     with deferred():
-        threads = [threading.Thread(target=t, name=f"{name}-{i}") for i, t in enumerate(targets)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        thread = threading.Thread(target=target, name=name)
+        thread.start()
+        thread.join()
