@@ -18,6 +18,7 @@ the per-stream rows repeat them in parts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from sqlalchemy.sql import Select
 
 from vnetbench.store import schema as t
 
+log = logging.getLogger("vnetbench.store")
 CHUNK_ROWS = 200_000  # rows per Arrow batch: a few MB
 STATS_COLUMNS = ["measurement_id", "metric", "count", "sum", "mean", "before_omit"]
 VALUE_COLUMNS = ["measurement_id", "t_ns", "metric", "value", "stream"]
@@ -223,19 +225,22 @@ def arrow_batches(
 
 
 def _adbc_connect(engine: Engine) -> Any | None:
-    """An ADBC connection to the store's database (SQLite file or PostgreSQL), or None."""
+    """An ADBC connection to the store's database (SQLite file or PostgreSQL), or None when there
+    is no driver for it or it cannot connect (then SQLAlchemy reads, slower)."""
     url = engine.url
     try:
+        # Imported here, not at the top: the drivers load pyarrow.dataset (~1 s), which every
+        # command that opens a store would pay; only export and the report's samples need them.
         if url.get_backend_name() == "sqlite" and url.database:
-            import adbc_driver_sqlite.dbapi as sqlite_adbc  # a C library: loaded only to export
+            import adbc_driver_sqlite.dbapi as sqlite_adbc
 
             return sqlite_adbc.connect(url.database)
         if url.get_backend_name() == "postgresql":
             import adbc_driver_postgresql.dbapi as pg_adbc
 
             return pg_adbc.connect(url.set(drivername="postgresql").render_as_string(hide_password=False))
-    except ImportError:
-        return None
+    except Exception as err:  # ImportError, or the driver's own error (an option libpq lacks ...)
+        log.info("reading through SQLAlchemy: no ADBC connection to %s (%s)", url.get_backend_name(), err)
     return None
 
 
