@@ -6,14 +6,15 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 VNB := $(VENV)/bin/vnetbench
-APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 procps openssh-server openssh-client postgresql
+APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 procps openssh-server openssh-client chromium postgresql
 INSTALL_STAMP := $(VENV)/.installed
 DEMO_DB ?= out/demo.db
 
-.PHONY: demo test test-stress setup apt-deps lint clippy bench clean-leftovers help
+.PHONY: demo dashboard test test-stress setup apt-deps lint clippy bench clean-leftovers help
 
 help:
 	@echo "make demo   - install everything, run the quickstart campaign here, write its report"
+	@echo "make dashboard - serve the live dashboard of the demo's store on http://127.0.0.1:8765/"
 	@echo "make test   - install everything, run the test suite (integration tests need root)"
 	@echo "make lint   - ruff, the import layers (lint-imports), cargo clippy"
 	@echo "make test-stress [RUNS=5 STRESSED_RUNS=3] - the suite N times, then M times beside stress-ng; tallies failures"
@@ -21,7 +22,10 @@ help:
 
 demo: setup
 	$(VNB) scenarios run quickstart --db $(DEMO_DB) --report reports/quickstart
-	@echo "open reports/quickstart/index.html"
+	@echo "open reports/quickstart/index.html, or the live dashboard: make dashboard"
+
+dashboard: setup
+	$(VNB) dashboard --db $(DEMO_DB) --report reports
 
 # cargo test without --quiet: the pretty format prints every ignored test with its reason
 # (probe/tests/kernel_features.rs), so a CI log shows what was not tested here and why.

@@ -50,6 +50,37 @@ pub struct NsSummary {
     pub stddev_ns: Option<f64>,
 }
 
+/// A distribution of packet counts (reorder extents, packets per burst), from an [`NsHist`] of
+/// counts: the same percentiles, named in packets.
+#[derive(Serialize, Debug, Default)]
+pub struct PacketsSummary {
+    /// Number of values.
+    pub count: u64,
+    /// Smallest value, packets.
+    pub min_packets: Option<u64>,
+    /// Mean, packets.
+    pub mean_packets: Option<f64>,
+    /// Median, packets.
+    pub p50_packets: Option<u64>,
+    /// 99th percentile, packets.
+    pub p99_packets: Option<u64>,
+    /// Largest value, packets.
+    pub max_packets: Option<u64>,
+}
+
+impl From<NsSummary> for PacketsSummary {
+    fn from(s: NsSummary) -> Self {
+        PacketsSummary {
+            count: s.count,
+            min_packets: s.min_ns,
+            mean_packets: s.mean_ns,
+            p50_packets: s.p50_ns,
+            p99_packets: s.p99_ns,
+            max_packets: s.max_ns,
+        }
+    }
+}
+
 impl NsHist {
     /// Empty.
     pub fn new() -> Self {

@@ -8,7 +8,7 @@ mod common;
 use std::net::UdpSocket;
 use std::process::Command;
 
-use common::{finish, json_of, run, send_recv, start_server};
+use common::{finish, json_of, run, send_recv, send_recv_rate, start_recv, start_server};
 use serde_json::Value;
 
 #[test]
@@ -54,21 +54,23 @@ fn send_recv_at_several_rates_exact_count() {
 }
 
 #[test]
-fn default_pacing_per_slot_up_to_20k_pps_batched_above() {
-    // 5K pps: each packet at its own slot time (one sendmmsg per packet, mostly)
+fn default_pacing_is_chosen_from_the_rate() {
+    // --pps 5000: each packet at its own slot time (one sendmmsg per packet, mostly)
     let (s, _) = send_recv("5000", "18", "0.5", &[]);
     assert_eq!(s["pacing_quantum_ns"], 0);
     assert_eq!(s["pacing_quantum_auto"], true);
+    assert_eq!(s["rate_given"], "pps");
     assert_eq!(s["max_spin_ns"], 10_000); // 200 µs / 20
     let sent = s["sent_packets"].as_u64().unwrap();
     let calls = s["syscalls"].as_u64().unwrap();
     // mostly one call per packet (stalls on a loaded machine merge a few)
     assert!(calls * 10 >= sent * 3, "{calls} calls for {sent} packets");
-    // 100K pps: one wake-up per 50 µs, ~5 packets per sendmmsg, no spinning, rate still exact
+    // --pps 100000: one wake-up per 64 packets (640 µs), no spinning, rate still exact
     let (s, r) = send_recv("100000", "18", "0.5", &[]);
-    assert_eq!(s["pacing_quantum_ns"], 50_000);
+    assert_eq!(s["pacing_quantum_ns"], 640_000);
     assert_eq!(s["pacing_quantum_auto"], true);
     assert_eq!(s["max_spin_ns"], 0);
+    assert_eq!(s["sendmmsg_batch_messages"], 128);
     let sent = s["sent_packets"].as_u64().unwrap();
     let missed = s["missed_slots_packets"].as_u64().unwrap();
     assert_eq!(sent + missed, 50_000);
@@ -76,10 +78,70 @@ fn default_pacing_per_slot_up_to_20k_pps_batched_above() {
     assert_eq!(r["streams"][0]["sent_packets"].as_u64(), Some(sent));
     // no packet goes before its slot: lateness is never negative and the first is on time-ish
     assert!(s["send_lateness"]["min_ns"].as_u64().unwrap() < 50_000);
-    // an explicit quantum wins; 0 = per slot
-    let (s, _) = send_recv("30000", "18", "0.3", &["--pacing-quantum-us", "0"]);
+    // --rate (a bit rate, like iperf3 -b): iperf3's 1 ms pacing, no spin
+    let (s, _) = send_recv_rate("20M", "1472", "0.3", &[]);
+    assert_eq!(s["rate_given"], "bps");
+    assert_eq!(s["pacing_quantum_ns"], 1_000_000);
+    assert_eq!(s["max_spin_ns"], 0);
+    assert_eq!(s["sendmmsg_batch_messages"], 64);
+    // an explicit quantum and batch win; 0 = per slot
+    let (s, _) = send_recv(
+        "30000",
+        "18",
+        "0.3",
+        &["--pacing-quantum-us", "0", "--batch", "8"],
+    );
     assert_eq!(s["pacing_quantum_ns"], 0);
     assert_eq!(s["pacing_quantum_auto"], false);
+    assert_eq!(s["sendmmsg_batch_messages"], 8);
+    assert_eq!(s["batch_auto"], false);
+}
+
+/// The burst fields describe the packets that were sent, whatever the load: every packet is in
+/// exactly one burst, no burst is empty, and a burst ends when the pacing loop waits.
+fn assert_bursts_add_up(s: &Value) {
+    let sent = s["sent_packets"].as_u64().unwrap();
+    let b = &s["burst_packets"];
+    let bursts = b["count"].as_u64().unwrap();
+    assert!(
+        bursts >= 1 && bursts <= sent,
+        "{bursts} bursts for {sent} packets"
+    );
+    let mean = b["mean_packets"].as_f64().unwrap();
+    assert!(
+        (mean * bursts as f64 - sent as f64).abs() < 1e-6 * sent as f64,
+        "mean {mean} x {bursts} bursts != {sent} packets"
+    );
+    assert!(b["min_packets"].as_u64().unwrap() >= 1);
+    assert!(b["max_packets"].as_u64().unwrap() <= sent);
+    assert!(b["p50_packets"].as_u64().unwrap() <= b["max_packets"].as_u64().unwrap());
+    // each burst but the last was closed by a wait; a wait with nothing sent since closes none
+    let waits = s["wake_lateness"]["count"].as_u64().unwrap();
+    assert!(bursts <= waits + 1, "{bursts} bursts, {waits} waits");
+}
+
+#[test]
+fn burst_fields_are_present_and_consistent() {
+    // per slot: bursts of one packet (stalls may merge a few)
+    let (s, _) = send_recv("2000", "18", "0.5", &[]);
+    assert_bursts_add_up(&s);
+    assert_eq!(s["burst_packets"]["min_packets"], 1);
+    // 1 ms quantum at 20 Mbit/s of 1472 B (1 698.4 packets/s): ~1.7 packets per wake-up
+    let (s, r) = send_recv_rate("20M", "1472", "0.5", &[]);
+    assert_bursts_add_up(&s);
+    assert_eq!(
+        r["streams"][0]["unique_packets"].as_u64().unwrap()
+            + r["streams"][0]["lost_packets"].as_u64().unwrap(),
+        s["sent_packets"].as_u64().unwrap()
+    );
+    // a 5 ms quantum at 10K pps: ~50 packets a wake-up; the largest burst is at least the
+    // mean, and the median burst is more than one packet
+    let (s, _) = send_recv("10000", "18", "0.5", &["--pacing-quantum-us", "5000"]);
+    assert_bursts_add_up(&s);
+    assert!(
+        s["burst_packets"]["p50_packets"].as_u64().unwrap() > 1,
+        "{s}"
+    );
 }
 
 #[test]
@@ -169,17 +231,7 @@ fn gso_usage_errors_name_the_flag() {
 
 #[test]
 fn busy_poll_receiver() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--busy-poll",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&["--busy-poll"]);
     let s = json_of(&run(&[
         "send",
         "--dst",
@@ -198,6 +250,35 @@ fn busy_poll_receiver() {
             + r["streams"][0]["lost_packets"].as_u64().unwrap(),
         s["sent_packets"].as_u64().unwrap()
     );
+}
+
+#[test]
+fn timed_polling_receiver_counts_exactly() {
+    // 100K pps for 0.5 s: the receiver sees >= 20K/s and drains on its own timer; the counts
+    // stay exact. With --poll-max-us 0 it always waits on the socket.
+    for (extra, polls) in [(vec![], true), (vec!["--poll-max-us", "0"], false)] {
+        let (rx, addr) = start_recv(&extra);
+        let s = json_of(&run(&[
+            "send",
+            "--dst",
+            &addr,
+            "--pps",
+            "100000",
+            "--duration",
+            "0.5",
+            "--json",
+        ]));
+        let r = finish(rx);
+        let st = &r["streams"][0];
+        let sent = s["sent_packets"].as_u64().unwrap();
+        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
+        assert_eq!(
+            st["unique_packets"].as_u64().unwrap() + st["lost_packets"].as_u64().unwrap(),
+            sent
+        );
+        assert_eq!(r["timed_polls"].as_u64().unwrap() > 0, polls, "{r}");
+        assert_eq!(r["poll_max_ns"], if polls { 1_000_000 } else { 0 });
+    }
 }
 
 #[test]
@@ -226,16 +307,7 @@ fn sequence_crossing_2_pow_32() {
 
 #[test]
 fn garbage_is_counted_never_fatal() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let g = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut junk: Vec<Vec<u8>> = vec![
         vec![],
@@ -401,16 +473,7 @@ fn cpushare_runs() {
 
 #[test]
 fn start_at_is_honoured() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -560,16 +623,7 @@ fn exit_codes() {
 
 #[test]
 fn frame_size_and_rate() {
-    let (rx, addr) = start_server(&[
-        "recv",
-        "--bind",
-        "127.0.0.1:0",
-        "--expect-streams",
-        "1",
-        "--duration",
-        "30",
-        "--json",
-    ]);
+    let (rx, addr) = start_recv(&[]);
     let s = json_of(&run(&[
         "send",
         "--dst",

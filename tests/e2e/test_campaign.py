@@ -1,5 +1,6 @@
 """One real campaign through the CLI: shaping accuracy, UDP loss at 1× and 2× the link, three flows sharing
-one 100 mbit bottleneck, the written report, and export (issue 2's 'Done when' values).
+one 100 mbit bottleneck, the written report, and export (issue 2's 'Done when' values) — with the store on
+SQLite and on PostgreSQL (a real server, tests/helpers/postgres.py).
 
 Topology: node `a` hangs off a Linux bridge by a 100 mbit link; b1, b2, b3 by 1 gbit links, so a's link
 is the bottleneck of every flow to `a`, met where the bridge sends into it (as a flow meets a rate limit
@@ -19,7 +20,6 @@ of seconds — longer than a test should take.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +28,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.integration.cli import clean_up, leftovers, only_campaign, vnb
+from tests.helpers.integration.cli import only_campaign, ran_campaign, vnb
+from tests.helpers.postgres import BACKENDS
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
@@ -64,7 +65,7 @@ UDP_MAX = udp_efficiency(1470, 1500).goodput_bps(RATE)
 @dataclass
 class Ran:
     tmp: Path
-    db: Path
+    db: str  # a SQLite file or a PostgreSQL URL
     report: Path
     campaign: dict
     frame: pd.DataFrame  # measurements with summaries, latest attempt per key
@@ -83,24 +84,16 @@ class Ran:
         return row
 
 
-@pytest.fixture(scope="module")
-def ran(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
+@pytest.fixture(scope="module", params=BACKENDS)
+def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
     tmp = tmp_path_factory.mktemp("e2e")
-    spec, db, report = tmp / "e2e.yaml", tmp / "e2e.db", tmp / "report"
-    spec.write_text(SPEC)
-    try:
-        proc = vnb("run", str(spec), "--db", str(db), "--report", str(report), cwd=tmp)
-        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+    db = None if request.param == "sqlite" else request.getfixturevalue("postgres").create_database()
+    with ran_campaign(SPEC, tmp, db=db) as (db, report, proc):
         campaign = only_campaign(db)
         store = Store(db)
         frame = store.measurements_frame(campaign["id"])
         store.close()
         yield Ran(tmp, db, report, campaign, frame, proc.stdout, proc.stderr)
-    finally:
-        left = leftovers(db) if db.exists() else []
-        if left:
-            clean_up(db, tmp)
-    assert left == [], f"the campaign left these behind: {left}"
 
 
 def _section(report: Path, anchor_title: str) -> dict:
@@ -215,16 +208,12 @@ def test_export_writes_tables_with_the_stores_row_counts(ran: Ran, fmt: str) -> 
     proc = vnb("export", "--db", str(ran.db), "--format", fmt, "--out", str(out), cwd=ran.tmp, timeout=120)
     assert proc.returncode == 0, proc.stderr
     cid = ran.campaign["id"]
-    with sqlite3.connect(ran.db) as conn:
-        counts = {
-            "measurements": conn.execute("select count(*) from measurements").fetchone()[0],
-            "samples": conn.execute("select count(*) from samples").fetchone()[0],
-            "events": conn.execute("select count(*) from events").fetchone()[0],
-            "builds": conn.execute("select count(*) from builds").fetchone()[0],
-            "objects": conn.execute("select count(*) from objects").fetchone()[0],
-            "raw_outputs": conn.execute("select count(*) from raw_outputs").fetchone()[0],
-            "campaign": 1,
-        }
+    store = Store(ran.db)
+    try:
+        tables = ("measurements", "samples", "events", "builds", "objects", "raw_outputs")
+        counts = {name: len(store.table_frame(name, cid)) for name in tables} | {"campaign": 1}
+    finally:
+        store.close()
     assert counts["samples"] > 100 and counts["raw_outputs"] > 10
     for table, expected in counts.items():
         path = out / f"{cid}-{table}.{fmt}"

@@ -1,11 +1,11 @@
 """kill -9 of `vnetbench run` mid-campaign, then `vnetbench clean --db`, then `vnetbench resume --db`:
-every planned measurement ends up in the store exactly once and nothing of ours is left behind."""
+every planned measurement ends up in the store exactly once and nothing of ours is left behind —
+on SQLite and on PostgreSQL (the `store_url` fixture)."""
 
 from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import time
 from collections import Counter
@@ -39,27 +39,27 @@ schedule:
 """
 
 
-def _ok_rows(db: Path) -> list[tuple[int, str]]:
-    with sqlite3.connect(db, timeout=10) as conn:
-        return conn.execute("select id, key from measurements where status = 'ok'").fetchall()
+def _ok_rows(db: str) -> list[tuple[int, str]]:
+    store = Store(db)
+    try:
+        rows = [store.table_frame("measurements", c["id"]) for c in store.campaigns()]
+    finally:
+        store.close()
+    return [(int(r.id), r.key) for frame in rows for r in frame.itertuples() if r.status == "ok"]
 
 
-def _wait_for_commits(db: Path, proc: subprocess.Popen, at_least: int, timeout_s: float) -> None:
+def _wait_for_commits(db: str, proc: subprocess.Popen, at_least: int, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"vnetbench run ended early ({proc.returncode})"
-        if db.exists():
-            try:
-                if len(_ok_rows(db)) >= at_least:
-                    return
-            except sqlite3.OperationalError:  # tables not created yet, or a write in progress
-                pass
+        if len(_ok_rows(db)) >= at_least:
+            return
         time.sleep(0.2)
     raise AssertionError(f"fewer than {at_least} measurements committed after {timeout_s} s")
 
 
-def test_kill_9_clean_resume_stores_every_planned_measurement_once(tmp_path: Path) -> None:
-    spec, db = tmp_path / "kill.yaml", tmp_path / "kill.db"
+def test_kill_9_clean_resume_stores_every_planned_measurement_once(tmp_path: Path, store_url: str) -> None:
+    spec, db = tmp_path / "kill.yaml", store_url
     spec.write_text(SPEC)
     log = (tmp_path / "run.log").open("w")
     proc = subprocess.Popen(
@@ -93,7 +93,7 @@ def test_kill_9_clean_resume_stores_every_planned_measurement_once(tmp_path: Pat
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait(10)
         log.close()
-        left = leftovers(db) if db.exists() else []
+        left = leftovers(db)
         if left:
             clean_up(db, tmp_path)
     assert left == [], f"left behind after resume: {left}"

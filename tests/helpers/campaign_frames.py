@@ -1,7 +1,8 @@
 """A stored campaign as the analysis reads it (CampaignFrames), built from rows written in the test.
 
-ONL_SPEC is the ONL study's one-factor design (receivers per group); `_row` one measurement row
-with defaults a test overrides; `_frames` the frames of a spec and its rows.
+ONL_SPEC is the ONL study's one-factor design (receivers per group) and `onl_rows` its Table 3 as
+measurement rows; PAIRS_SPEC two TCP pairs with rebuilds; `_row` one measurement row with defaults
+a test overrides; `_frames` the frames of a spec and its rows.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tests.helpers.stats_app import ONL
 from vnetbench.analysis import campaign_data as cd
 
 ONL_SPEC = """
@@ -24,6 +26,17 @@ patterns: [{name: rx, kind: star, source: c, destinations: [v1], alone: false, m
 factors: [{name: receivers, path: patterns.rx.count, levels: [1]}]
 design: {kind: one-factor, replications: 5}
 analysis: {loss_threshold: 0.01, response: loss_ratio}
+"""
+
+PAIRS_SPEC = """
+name: rebuilt
+topology:
+  hosts: [{name: h1}, {name: h2}]
+  nodes: [{name: a, host: h1}, {name: b, host: h1}, {name: c, host: h2}]
+  links: [{endpoints: [a, b]}, {endpoints: [a, c]}]
+measurements: [{name: tcp, kind: tcp, duration: 1s}]
+patterns: [{name: p, kind: pairs, pairs: [[a, b], [a, c]], measurements: [tcp]}]
+schedule: {repetitions: 2, rebuild: true}
 """
 
 
@@ -49,3 +62,16 @@ def _frames(
         events=pd.DataFrame(columns=["kind", "detail"]),
         builds=pd.DataFrame({"id": range(1, builds + 1), "ordinal": range(1, builds + 1)}),
     )
+
+
+def onl_rows() -> list[dict[str, Any]]:
+    """ONL Table 3 as a campaign: a group of N receivers per replication, every flow with the loss of
+    the table (in percent there, as a ratio here)."""
+    rows, i = [], 0
+    for rec in pd.read_csv(ONL).to_dict("records"):
+        n, rep, loss = int(rec["receivers"]), int(rec["replication"]), rec["loss"] / 100
+        for j in range(n):
+            i += 1
+            rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
+                             group_kind="together" if n > 1 else "single", dst=f"v{j + 1}", loss_ratio=loss))  # fmt: skip
+    return rows

@@ -1,4 +1,5 @@
-"""A real SQLite store holding one campaign row, for tests that write measurements or objects into it."""
+"""A real store (a SQLite file, or a PostgreSQL URL from the `store_url` fixture) holding one campaign row,
+for tests that write measurements or objects into it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from vnetbench.store.db import Store
 
 
 def campaign_store(
-    path: Path, campaign_id: str = "c1", status: str = "running", spec_text: str = ""
+    path: Path | str, campaign_id: str = "c1", status: str = "running", spec_text: str = ""
 ) -> Store:
     store = Store(path)
     store.create_campaign(

@@ -16,6 +16,9 @@ RECV FIELDS
   waiting_time_ns               RFC 7680 waiting time, ns
   rcvbuf_bytes                  socket receive buffer granted, bytes
   busy_poll                     --busy-poll given: the receiver polled without sleeping
+  poll_max_ns                   --poll-max-us in ns: longest sleep between draining reads in
+                                timed polling (0: off)
+  timed_polls                   sleeps on the receiver's own timer between draining reads
   datagrams_received_packets    all datagrams read
   foreign_packets               datagrams that are not vnb-probe data/FIN (garbage, other tools)
   truncated_packets             datagrams larger than 64 KiB
@@ -106,6 +109,14 @@ pub struct RecvArgs {
     /// pays for waking the receiver up (matters at several 100K pps on veth/loopback).
     #[arg(long)]
     pub busy_poll: bool,
+    /// Timed polling, longest sleep in µs (0: off). While >= 2K datagrams/s arrive, the
+    /// receiver drains the socket, sleeps on its own timer and drains again instead of waiting
+    /// on the socket, so the sender's CPU (which runs the receive softirq on veth and loopback)
+    /// no longer wakes it for every few datagrams. The sleep is the shorter of this and the time
+    /// a quarter of the receive buffer takes to fill at the measured rate. Kernel receive stamps
+    /// are used either way: no measured value depends on when the receiver reads.
+    #[arg(long, default_value_t = 1000)]
+    pub poll_max_us: u64,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -125,6 +136,7 @@ impl RecvArgs {
             rcvbuf_bytes: self.rcvbuf,
             batch: self.batch as usize,
             busy_poll: self.busy_poll,
+            poll_max_ns: self.poll_max_us.saturating_mul(1000),
         }
     }
 }

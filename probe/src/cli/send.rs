@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use crate::pacing::{auto_quantum_ns, auto_send_spin_ns};
+use crate::pacing::{default_batch, default_quantum_ns, default_spin_ns, RateGiven};
 use crate::send::{RawOut, SendOpts};
 use crate::units::{parse_pps, parse_rate, parse_secs};
 
@@ -25,8 +25,19 @@ SEND FIELDS
   catch_up_max_packets          the --catch-up bound (overdue slots still sent after a stall)
   stall_threshold_ns            a slot later than this is overdue, ns (at least 2 quanta)
   pacing_quantum_ns             pacing quantum used, ns (0: each packet at its slot time)
-  pacing_quantum_auto           true: the quantum was chosen from the rate (0 up to 20K pps, else
-                                50 µs), not given with --pacing-quantum-us
+  pacing_quantum_auto           true: the quantum was chosen from the rate (see --pacing-quantum-us),
+                                not given with --pacing-quantum-us
+  rate_given                    \"pps\" (--pps: a packet schedule) or \"bps\" (--rate: a bit rate, as
+                                iperf3 -b); the default pacing depends on it
+  sendmmsg_batch_messages       messages per sendmmsg call at most (--batch or its default)
+  batch_auto                    true: the batch was chosen from the rate, not given with --batch
+  burst_packets{count, min_packets, mean_packets, p50_packets, p99_packets, max_packets}
+                                packets sent back to back per wake-up of the pacing loop (a
+                                burst; count = wake-ups that sent): 1 when each packet has its
+                                own slot time, the packets of a quantum with one
+  wake_lateness{...}            wake-up time - planned wake-up time (slot or quantum boundary),
+                                ns, of the wake-ups that had to wait: the pacing timer's own
+                                error, apart from the quantum
   send_errors                   failed sendmmsg calls (e.g. ECONNREFUSED from ICMP unreachable)
   syscalls, mean_batch_packets  sendmmsg calls and mean packets per call
   gso                           true: --gso, UDP GSO (UDP_SEGMENT) carried several packets per
@@ -125,9 +136,9 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5000)]
     pub stall_threshold_us: u64,
     /// Packets per sendmmsg call at most (with --gso: messages per call, each of up to
-    /// --gso-segments packets).
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1024))]
-    pub batch: u32,
+    /// --gso-segments packets). Default: twice the packets due per wake-up, within 64..=1024.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub batch: Option<u32>,
     /// UDP GSO (UDP_SEGMENT, Linux >= 4.18; off by default): each sendmmsg message carries up to
     /// --gso-segments packets of --size back to back, each with its own seq and timestamp, and
     /// the kernel cuts it into datagrams as late as it can. Far less sender CPU per packet (100
@@ -136,9 +147,11 @@ pub struct SendArgs {
     /// receiver, or by tbf), so it loads a virtual network less per packet than the studies'
     /// traffic does, and AF_PACKET readers in the path (userspace OVS, vnetbench delay nodes)
     /// see super-frames. For cheap senders and background flows on veth/bridge/routed paths,
-    /// not for packet-rate sweeps. Needs a pacing quantum to batch (e.g. --pacing-quantum-us
-    /// 5000; per-slot pacing sends one packet per message) and --size + 28 (IPv4; 48 IPv6) within
-    /// the path MTU; older kernels also need TX checksum offload on the outgoing device.
+    /// not for packet-rate sweeps. A message carries the packets due at one wake-up: with --rate
+    /// the default 1 ms quantum batches (~8.5 per message at 100 Mbit/s of 1472 B); with --pps up
+    /// to 20K pps every packet is its own message unless --pacing-quantum-us is given. Needs
+    /// --size + 28 (IPv4; 48 IPv6) within the path MTU; older kernels also need TX checksum
+    /// offload on the outgoing device.
     #[arg(long, conflicts_with = "raw_iface")]
     pub gso: bool,
     /// With --gso: packets per message at most, 2..=64 and N x size <= 65507 bytes (default:
@@ -154,14 +167,16 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
-    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: 0 with a pacing quantum;
-    /// per slot, period/20 clamped to 10..=50 µs (50 when the period is <= 50 µs).
+    /// clock_nanosleep); lower = less CPU, higher = less lateness. Default: with --pps paced per
+    /// slot, period/20 clamped to 10..=50 µs; else 0.
     #[arg(long)]
     pub max_spin_us: Option<u64>,
     /// Wake at most once per Q µs and send all due slots in one sendmmsg (like iperf3's 1 ms
-    /// pacing timer): far less CPU, bursts of up to Q µs of packets, lateness up to Q µs (it is
-    /// measured and reported); 0: every packet at its own slot time. Default (auto): 0 up to
-    /// 20K pps, 50 above (one wake-up per 50 µs instead of a spinning core).
+    /// pacing timer): far less CPU, bursts of up to Q µs of packets, lateness up to Q µs (both
+    /// measured and reported); 0: every packet at its own slot time. Default, from the rate
+    /// (a timer wake-up costs more CPU than a packet): --pps (a packet schedule) up to 20K pps:
+    /// 0; above: 64 packets' time, at most 1000. --rate (a bit rate, like iperf3 -b): 1000, as
+    /// iperf3's own pacing timer (0 below 1000 pps). Never more than 1000 by default.
     #[arg(long)]
     pub pacing_quantum_us: Option<u64>,
     /// Socket send buffer to ask for, bytes.
@@ -189,9 +204,9 @@ impl SendArgs {
     /// The sender's options, or a usage error naming the flag.
     pub fn opts(&self) -> Result<SendOpts, String> {
         let size = self.payload_bytes()?;
-        let pps = match (self.pps, self.rate) {
-            (Some(p), _) => p,
-            (None, Some(r)) => r / (size as f64 * 8.0),
+        let (pps, given) = match (self.pps, self.rate) {
+            (Some(p), _) => (p, RateGiven::Pps),
+            (None, Some(r)) => (r / (size as f64 * 8.0), RateGiven::Bps),
             (None, None) => return Err("give --pps or --rate".into()),
         };
         let gso_segments = if self.gso {
@@ -199,9 +214,10 @@ impl SendArgs {
         } else {
             1
         };
-        let quantum_ns = self
-            .pacing_quantum_us
-            .map_or_else(|| auto_quantum_ns(1e9 / pps), |u| u.saturating_mul(1000));
+        let quantum_ns = self.pacing_quantum_us.map_or_else(
+            || default_quantum_ns(pps, given),
+            |u| u.saturating_mul(1000),
+        );
         Ok(SendOpts {
             dst: self.dst,
             bind: self.bind,
@@ -212,11 +228,15 @@ impl SendArgs {
             first_seq: self.first_seq,
             catch_up: self.catch_up,
             stall_ns: self.stall_threshold_us.saturating_mul(1000),
-            batch: self.batch as usize,
+            batch: self
+                .batch
+                .map_or_else(|| default_batch(pps, quantum_ns), |b| b as usize),
+            batch_auto: self.batch.is_none(),
+            rate_given: given,
             start_at_ns: self.start_at_ns,
             fin_count: self.fin_count,
             max_spin_ns: self.max_spin_us.map_or_else(
-                || auto_send_spin_ns(1e9 / pps, quantum_ns),
+                || default_spin_ns(pps, quantum_ns, given),
                 |u| u.saturating_mul(1000),
             ),
             quantum_ns,

@@ -9,6 +9,7 @@ use std::os::fd::OwnedFd;
 
 use super::sched::{Held, Impairment, ReleaseQueue, Scheduler, Verdict};
 use super::{loss_name, DirReport, NodeOpts, Side};
+use crate::pacing::SpinMargin;
 use crate::stats::NsHist;
 use crate::sys::{self, RecvBatch, RxRing, SliceSend};
 
@@ -43,25 +44,6 @@ fn clock_pair() -> (u64, u64) {
         }
     }
     (best.1, best.2)
-}
-
-/// Adapts the spin margin to how late ppoll wakes up (a high quantile: up at once, down slowly).
-struct Margin {
-    ns: u64,
-    min: u64,
-    max: u64,
-}
-
-impl Margin {
-    fn observe(&mut self, late_ns: u64) {
-        let want = late_ns + late_ns / 4 + 1_000;
-        if want > self.ns {
-            self.ns = want.min(self.max);
-        } else {
-            self.ns -= (self.ns - want) / 64;
-        }
-        self.ns = self.ns.max(self.min);
-    }
 }
 
 /// Admission of received frames into one direction's release queue, shared by both receive
@@ -139,7 +121,8 @@ struct Forwarder<'a> {
     /// Frames due now, taken from the queue, sent in one batch.
     due: Vec<Held>,
     errors: NsHist,
-    margin: Margin,
+    /// How long before a release to stop ppoll and spin (tracks ppoll's lateness).
+    margin: SpinMargin,
     /// Arrivals counted over a RATE_WINDOW_NS window decide batch mode (`busy`).
     win_start: u64,
     win_frames: u64,
@@ -215,11 +198,7 @@ impl<'a> Forwarder<'a> {
             tx: SliceSend::new(o.batch),
             due: Vec::with_capacity(o.batch),
             errors: NsHist::new(),
-            margin: Margin {
-                ns: 10_000.min(o.max_spin_ns),
-                min: 2_000.min(o.max_spin_ns),
-                max: o.max_spin_ns,
-            },
+            margin: SpinMargin::new(o.max_spin_ns),
             win_start: sys::mono_ns(),
             win_frames: 0,
             busy: false,
@@ -324,12 +303,12 @@ impl<'a> Forwarder<'a> {
             return Ok(());
         }
         let mut wake = match self.intake.queue.next_release() {
-            Some(t) if t <= now + self.margin.ns => {
+            Some(t) if t <= now + self.margin.ns() => {
                 // spin, but yield: on a shared core the other direction and the endpoints run
                 std::thread::yield_now();
                 return Ok(());
             }
-            Some(t) => t - self.margin.ns,
+            Some(t) => t - self.margin.ns(),
             None => now + 100_000_000, // re-check the stop flag 10 times a second
         };
         if let Some(d) = deadline {
@@ -350,7 +329,7 @@ impl<'a> Forwarder<'a> {
         }
         rep.held_at_exit_frames = self.intake.queue.len() as u64;
         rep.release_error = self.errors.summary();
-        rep.spin_margin_ns = self.margin.ns;
+        rep.spin_margin_ns = self.margin.ns();
         rep.quantum_ns = self.o.quantum_ns;
         rep
     }

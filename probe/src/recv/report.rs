@@ -9,39 +9,9 @@ use super::streams::{Stream, Streams};
 use super::{Counters, RecvOpts};
 use crate::accounting::Counts;
 use crate::output::l2_frame_bytes;
-use crate::stats::{NsSummary, SignedSummary};
+use crate::stats::{PacketsSummary, SignedSummary};
 use crate::sys;
 use crate::trace::{Trace, TraceReport};
-
-/// Reorder extent distribution, in packets.
-#[derive(Serialize, Debug, Default)]
-pub struct ExtentSummary {
-    /// Reordered packets with a known extent.
-    pub count: u64,
-    /// Smallest extent, packets.
-    pub min_packets: Option<u64>,
-    /// Mean extent, packets.
-    pub mean_packets: Option<f64>,
-    /// Median extent, packets.
-    pub p50_packets: Option<u64>,
-    /// 99th percentile extent, packets.
-    pub p99_packets: Option<u64>,
-    /// Largest extent, packets.
-    pub max_packets: Option<u64>,
-}
-
-impl From<NsSummary> for ExtentSummary {
-    fn from(s: NsSummary) -> Self {
-        ExtentSummary {
-            count: s.count,
-            min_packets: s.min_ns,
-            mean_packets: s.mean_ns,
-            p50_packets: s.p50_ns,
-            p99_packets: s.p99_ns,
-            max_packets: s.max_ns,
-        }
-    }
-}
 
 /// One stream in the JSON `streams` list.
 #[derive(Serialize, Debug)]
@@ -74,7 +44,7 @@ pub struct StreamReport {
     /// Received rate counted as Ethernet frames (header + FCS, 64-byte minimum), bits/s.
     pub received_l2_bps: f64,
     /// RFC 4737 reordering extent distribution, packets.
-    pub reorder_extent: ExtentSummary,
+    pub reorder_extent: PacketsSummary,
     /// RFC 3550 interarrival jitter at the end of the stream (the smoothed estimator), ns.
     pub jitter_rfc3550_ns: f64,
     /// Mean of the RFC 3550 estimator over the stream, ns.
@@ -103,6 +73,10 @@ pub struct RecvReport {
     pub rcvbuf_bytes: usize,
     /// True with --busy-poll (the receiver never slept; its CPU is 100 % by design).
     pub busy_poll: bool,
+    /// Longest sleep between draining reads in timed polling, ns (0: off).
+    pub poll_max_ns: u64,
+    /// Sleeps on the receiver's own timer between draining reads (timed polling).
+    pub timed_polls: u64,
     /// Datagrams received, all streams, ours or not.
     pub datagrams_received_packets: u64,
     /// Datagrams that were not vnb-probe data/FIN packets (garbage, other tools, RTT probes).
@@ -251,6 +225,8 @@ pub(super) fn build(
         waiting_time_ns: o.waiting_time_ns,
         rcvbuf_bytes: run.rcvbuf,
         busy_poll: o.busy_poll,
+        poll_max_ns: if o.busy_poll { 0 } else { o.poll_max_ns },
+        timed_polls: c.timed_polls,
         datagrams_received_packets: c.datagrams,
         foreign_packets: c.foreign,
         truncated_packets: c.truncated,

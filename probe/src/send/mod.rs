@@ -9,7 +9,7 @@ mod report;
 
 use std::net::SocketAddr;
 
-use crate::pacing::{plan, wait_realtime, wake_time, Schedule, Sleeper};
+use crate::pacing::{plan, wait_realtime, wake_time, RateGiven, Schedule, Sleeper};
 use crate::packet;
 use crate::stats::NsHist;
 use crate::sys::{self, Clock};
@@ -38,8 +38,12 @@ pub struct SendOpts {
     pub catch_up: u64,
     /// A slot later than this is overdue.
     pub stall_ns: u64,
-    /// sendmmsg batch size.
+    /// sendmmsg batch size (messages).
     pub batch: usize,
+    /// The batch was chosen from the rate (no --batch given).
+    pub batch_auto: bool,
+    /// How the rate was given (--pps or --rate).
+    pub rate_given: RateGiven,
     /// CLOCK_REALTIME start instant.
     pub start_at_ns: Option<u64>,
     /// FIN datagrams to send.
@@ -83,6 +87,12 @@ struct Counters {
     first_rt: Option<u64>,
     last_rt: Option<u64>,
     lateness: NsHist,
+    /// Packets sent since the pacing loop last had to wait: the burst still open.
+    burst: u64,
+    /// Closed bursts, packets each.
+    bursts: NsHist,
+    /// Wake-up time - planned wake-up time of the wake-ups that waited.
+    wake_lateness: NsHist,
 }
 
 impl Counters {
@@ -98,6 +108,23 @@ impl Counters {
             first_rt: None,
             last_rt: None,
             lateness: NsHist::new(),
+            burst: 0,
+            bursts: NsHist::new(),
+            wake_lateness: NsHist::new(),
+        }
+    }
+
+    /// The pacing loop waited until `planned` and woke at `woke`: the packets sent since the
+    /// last wait were one burst.
+    fn woke(&mut self, planned: u64, woke: u64) {
+        self.close_burst();
+        self.wake_lateness.record(woke.saturating_sub(planned));
+    }
+
+    fn close_burst(&mut self) {
+        if self.burst > 0 {
+            self.bursts.record(self.burst);
+            self.burst = 0;
         }
     }
 
@@ -116,6 +143,7 @@ impl Counters {
         }
         self.sent += k;
         self.next += k;
+        self.burst += k;
     }
 
     /// A failed sendmmsg: counted, fatal after 10 000 in a row.
@@ -223,9 +251,13 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
     let stall_ns = o.stall_ns.max(2 * o.quantum_ns);
     let mut c = Counters::new();
     while c.next < sched.total && !sys::stop_requested() {
-        sleeper.until(wake_time(&sched, c.next, o.quantum_ns));
+        let planned = wake_time(&sched, c.next, o.quantum_ns);
+        if sleeper.until(planned) {
+            c.woke(planned, sys::mono_ns());
+        }
         send_due(o, &sched, stall_ns, &out, &mut packets, &mut c)?;
     }
+    c.close_burst();
     let fins = send_fins(o, &out, c.sent)?;
     let setup = Setup {
         src,

@@ -4,8 +4,9 @@ use serde::Serialize;
 
 use super::{Counters, SendOpts, Setup};
 use crate::output::{l2_frame_bytes, L1_OVERHEAD_BYTES};
+use crate::pacing::RateGiven;
 use crate::rawframe;
-use crate::stats::NsSummary;
+use crate::stats::{NsSummary, PacketsSummary};
 use crate::sys;
 
 /// The `send` report.
@@ -41,8 +42,18 @@ pub struct SendReport {
     pub stall_threshold_ns: u64,
     /// Pacing quantum used, ns (0: every packet at its own slot time).
     pub pacing_quantum_ns: u64,
-    /// The quantum was chosen from the rate (0 up to 20K pps, else 50 µs), not given.
+    /// The quantum was chosen from the rate, not given.
     pub pacing_quantum_auto: bool,
+    /// How the rate was given: "pps" (a packet schedule) or "bps" (a bit rate, as iperf3 -b).
+    pub rate_given: RateGiven,
+    /// Messages per sendmmsg call at most.
+    pub sendmmsg_batch_messages: usize,
+    /// The batch was chosen from the rate, not given.
+    pub batch_auto: bool,
+    /// Packets sent back to back per wake-up of the pacing loop.
+    pub burst_packets: PacketsSummary,
+    /// Wake-up time − planned wake-up time of the wake-ups that waited, ns.
+    pub wake_lateness: NsSummary,
     /// sendmmsg calls that failed (e.g. ICMP port unreachable reported as ECONNREFUSED).
     pub send_errors: u64,
     /// sendmmsg calls.
@@ -137,6 +148,11 @@ pub(super) fn build(o: &SendOpts, setup: &Setup, c: &Counters, fins: u32) -> Sen
         stall_threshold_ns: setup.stall_ns,
         pacing_quantum_ns: o.quantum_ns,
         pacing_quantum_auto: o.quantum_auto,
+        rate_given: o.rate_given,
+        sendmmsg_batch_messages: o.batch.max(1),
+        batch_auto: o.batch_auto,
+        burst_packets: c.bursts.summary().into(),
+        wake_lateness: c.wake_lateness.summary(),
         send_errors: c.errors,
         syscalls: c.calls,
         mean_batch_packets: ratio(c.sent as f64, c.calls as f64),

@@ -59,7 +59,21 @@ pub fn send_recv_at(
     dur: &str,
     extra: &[&str],
 ) -> (Value, Value) {
-    let (rx, addr) = start_server(&[
+    send_recv_with(bind, &["--pps", pps], size, dur, extra)
+}
+
+/// One run with the rate given as a bit rate (`--rate`).
+pub fn send_recv_rate(rate: &str, size: &str, dur: &str, extra: &[&str]) -> (Value, Value) {
+    send_recv_with("127.0.0.1:0", &["--rate", rate], size, dur, extra)
+}
+
+/// Start `recv` on 127.0.0.1 waiting for one stream's FIN (30 s at most), with `extra` flags.
+pub fn start_recv(extra: &[&str]) -> (Child, String) {
+    start_recv_at("127.0.0.1:0", extra)
+}
+
+fn start_recv_at(bind: &str, extra: &[&str]) -> (Child, String) {
+    let mut args = vec![
         "recv",
         "--bind",
         bind,
@@ -68,19 +82,23 @@ pub fn send_recv_at(
         "--duration",
         "30",
         "--json",
-    ]);
-    let mut args = vec![
-        "send",
-        "--dst",
-        &addr,
-        "--pps",
-        pps,
-        "--size",
-        size,
-        "--duration",
-        dur,
-        "--json",
     ];
+    args.extend_from_slice(extra);
+    start_server(&args)
+}
+
+/// Start `recv` (waits for 1 stream's FIN), run `send` with `rate` flags, return both reports.
+fn send_recv_with(
+    bind: &str,
+    rate: &[&str],
+    size: &str,
+    dur: &str,
+    extra: &[&str],
+) -> (Value, Value) {
+    let (rx, addr) = start_recv_at(bind, &[]);
+    let mut args = vec!["send", "--dst", &addr];
+    args.extend_from_slice(rate);
+    args.extend_from_slice(&["--size", size, "--duration", dur, "--json"]);
     args.extend_from_slice(extra);
     let s = run(&args);
     assert!(s.status.success(), "{s:?}");

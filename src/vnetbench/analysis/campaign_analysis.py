@@ -9,7 +9,8 @@ What runs depends on what the campaign holds:
 - UDP → effective throughput (1 − loss) × offered rate;
 - rebuilt topologies → reproducibility of every connection's metrics against the first build;
 - two or more placement categories → categories compared with intervals of their differences;
-- a campaign spanning hours → hour-of-day (and, over days, day-of-week) profiles.
+- a campaign spanning hours → hour-of-day (and, over days, day-of-week) profiles;
+- series of ≥ 20 runs (a periodic schedule) → change points (E-divisive means).
 
 Before any statistic: transient removal (`analysis.omit`) and the outlier policy (`analysis.outliers`,
 `none` by default: nothing is excluded unless asked; events such as unreachable replies are counted).
@@ -28,6 +29,9 @@ import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis import campaign_parts as cp
+from vnetbench.analysis.campaign_changes import ChangePoints, campaign_change_points
+from vnetbench.analysis.campaign_designs import fit_fraction, fit_two_factor
+from vnetbench.analysis.campaign_plan import RepetitionPlan, repetition_plan
 from vnetbench.analysis.capacity import recommend_capacity
 from vnetbench.analysis.contrasts import factor_successive_differences, successive_differences
 from vnetbench.analysis.diagnostics import diagnostics, residual_spread_by_level, truncated_model
@@ -48,7 +52,7 @@ class FittedModel:
     """One model with what was derived from it (tables and figures are made from these)."""
 
     label: str  # series · response
-    kind: str  # one-factor | 2k-r | full-factorial
+    kind: str  # one-factor | two-factor | 2k-r | 2k-p | full-factorial
     result: Any
     contrasts: list[Any] = field(default_factory=list)  # one-factor: successive differences
     capacity: Any = None  # one-factor of a loss response: the capacity recommendation
@@ -56,6 +60,7 @@ class FittedModel:
     diagnostics: Any = None
     truncated_diagnostics: Any = None
     factor_contrasts: dict[str, list[Any]] = field(default_factory=dict)  # full factorial, per factor
+    fraction: Any = None  # 2k-p: the FractionalResult (design, aliases) whose effects are `result`
 
 
 @dataclass
@@ -67,6 +72,8 @@ class Settings:
     response: str | None = None
     reproducibility_tolerance: float = 0.05
     reproducibility_cv_max: float = 0.05
+    target_precision: float | None = None  # plan repetitions for ± this share (analyze --target-precision)
+    generators: tuple[str, ...] = ()  # the design's (2k-p), from the spec
 
 
 @dataclass
@@ -86,6 +93,8 @@ class CampaignAnalysis:
     rebuilds: cp.Rebuilds | None = None
     placement: cp.Placements | None = None
     periodic: cp.Periodic | None = None
+    change_points: ChangePoints | None = None
+    plan: RepetitionPlan | None = None  # with Settings.target_precision
 
     @property
     def reproducibility(self) -> list[Any]:
@@ -115,6 +124,7 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
     listed = {col: list(f.levels) for f, col in zip(spec.factors, factors, strict=True)}
     design = spec.design
     design_kind = design.kind if design else ("full-factorial" if factors else None)
+    s.generators = tuple(design.generators) if design else ()
     flows, transient = cd.flow_table(frames.measurements, frames.samples, frames.builds, factors, s.omit_ns)
     groups = cd.group_table(flows, factors)
     row = frames.campaign
@@ -145,6 +155,9 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
     out["outliers"] = {"policy": policy.describe(), "method": policy.method, "excluded": excluded}
     result = CampaignAnalysis({}, models, s, policy, len(frames.measurements), notes, excluded=excluded)
     _parts(result, out, flows, factors)
+    if s.target_precision is not None:
+        result.plan = repetition_plan(groups, factors, s.target_precision, s.confidence)
+        out["plan"] = result.plan.to_json() if result.plan else []
     out["notes"] = notes
     result.json = jsonable(out)
     result.data = out
@@ -155,7 +168,7 @@ def _parts(result: CampaignAnalysis, out: dict[str, Any], flows: pd.DataFrame, f
     """The analyses without a model (campaign_parts.py), into `result` and `out`."""
     s = result.settings
     out |= {"fairness": {"groups": [], "spread": []}, "udp_effective_throughput": [], "reproducibility": []}
-    out |= {"placement": [], "periodic": []}
+    out |= {"placement": [], "periodic": [], "change_points": []}
     if flows.empty:
         result.notes.append("no measurement of this campaign is stored as ok: nothing to analyse")
         return
@@ -169,6 +182,7 @@ def _parts(result: CampaignAnalysis, out: dict[str, Any], flows: pd.DataFrame, f
     result.rebuilds = cp.rebuilds(flows, factors, out["design"], thresholds)
     result.placement = cp.placements(flows, s.confidence)
     result.periodic = cp.periodic(flows, s.confidence)
+    result.change_points = campaign_change_points(flows)
     if result.fairness:
         out["fairness"] = result.fairness.to_json()
     if result.udp:
@@ -178,6 +192,8 @@ def _parts(result: CampaignAnalysis, out: dict[str, Any], flows: pd.DataFrame, f
         out["placement"] = result.placement.to_json()
     if result.periodic:
         out["periodic"] = result.periodic.to_json()
+    if result.change_points:
+        out["change_points"] = result.change_points.to_json()
 
 
 # ------------------------------------------------------------------------------------ outliers
@@ -280,6 +296,15 @@ def _fit(
 ) -> dict[str, Any]:
     if len(factors) == 1:
         return _fit_one_factor(data, response, factors[0], s, label, models)
+    if design_kind == "two-factor" and len(factors) == 2:
+        two, diag, entry = fit_two_factor(data, response, factors, s.confidence)
+        models.append(FittedModel(label, "two-factor", two, diagnostics=diag))
+        return entry
+    if design_kind == "2k-p" and s.generators:  # a series where a factor does not vary gets a note
+        fraction, diag, entry = fit_fraction(data, response, factors, s.generators, s.confidence)
+        # the basic design's effects are the model (its figures are the 2^k ones); the fraction names them
+        models.append(FittedModel(label, "2k-p", fraction.effects, diagnostics=diag, fraction=fraction))
+        return entry
     if design_kind == "2k-r" and all(data[f].nunique() == 2 for f in factors):
         r = two_k_r(data, response, factors, s.confidence)
         diag = diagnostics(r)

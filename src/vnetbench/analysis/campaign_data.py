@@ -155,7 +155,7 @@ class StoredSamples:
         self.campaign_id = campaign_id
 
     def stats(self, measurement_ids: Sequence[int], metrics: Sequence[str], omit_ns: int) -> pd.DataFrame:
-        return self.store.sample_stats(self.campaign_id, list(metrics), omit_ns, list(measurement_ids))
+        return self.store.sample_aggregates(self.campaign_id, list(metrics), omit_ns, list(measurement_ids))
 
     def values(self, measurement_ids: Sequence[int], metric: str, since_ns: int) -> pd.DataFrame:
         return self.store.sample_values(self.campaign_id, metric, measurement_ids, since_ns)

@@ -13,6 +13,7 @@ step is also checked with Welch's test (each level's own variance) and a disagre
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from vnetbench.analysis.contrasts import ContrastCI, successive_differences
 from vnetbench.analysis.inputs import Level
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
+from vnetbench.spec.units import format_metric, metric_name
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ def recommend_capacity(
     """`anova` is a one-factor model of loss against an ordered load factor (receivers, tenants…)."""
     confidence = anova.confidence if confidence is None else confidence
     levels, means = anova.levels, [e.mean for e in anova.effects]
-    unit = f"{anova.response} ≤ {threshold:g}"
+    r = anova.response
+    show = partial(format_metric, r)  # in the unit a person reads (loss in %)
+    unit = f"{metric_name(r)} ≤ {show(threshold)}"
     why: list[str] = []
 
     under, crossed = None, None
@@ -85,12 +89,13 @@ def recommend_capacity(
             break
         under = lv
     if under is None:
-        why.append(f"Threshold: no level keeps {unit}; at the lowest level the mean is {means[0]:.4g}.")
+        why.append(f"Threshold: no level keeps {unit}; at the lowest level the mean is {show(means[0])}.")
     else:
         why.append(f"Threshold: {anova.factor} ≤ {under} keeps the mean {unit}.")
     if crossed is not None:
         why.append(
-            f"At {anova.factor} = {crossed[0]} the mean {anova.response} is {crossed[1]:.4g} > {threshold:g}."
+            f"At {anova.factor} = {crossed[0]} the mean {metric_name(r)} is {show(crossed[1])} "
+            f"> {show(threshold)}."
         )
         after = levels[levels.index(crossed[0]) + 1 :]
         dips = [lv for lv in after if means[levels.index(lv)] <= threshold]
@@ -111,9 +116,9 @@ def recommend_capacity(
     else:
         c = steps[levels.index(first) - 1].contrast
         why.append(
-            f"Significance: from {before} to {first} the mean rises by {c.estimate:.4g}, "
-            f"{pct} interval ({c.ci_low:.4g}, {c.ci_high:.4g}) excludes 0 "
-            f"(s_e = {anova.s_e:.4g}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {c.sd:.4g})."
+            f"Significance: from {before} to {first} the mean rises by {show(c.estimate, delta=True)}, "
+            f"{pct} interval ({show(c.ci_low, False)}, {show(c.ci_high)}) excludes 0 "
+            f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {show(c.sd)})."
         )
     for i, s in enumerate(steps):
         pooled = s.contrast.ci_low > 0
@@ -122,8 +127,8 @@ def recommend_capacity(
             why.append(
                 f"Caution: Welch's test (each level's own variance) "
                 f"{'finds' if s.welch_significant else 'does not find'} "
-                f"a significant change from {levels[i]} to {levels[i + 1]}: ({lo:.4g}, {hi:.4g}); the pooled "
-                "s_e assumes equal variances — check the residual spread per level."
+                f"a significant change from {levels[i]} to {levels[i + 1]}: ({show(lo, False)}, {show(hi)}); "
+                "the pooled s_e assumes equal variances — check the residual spread per level."
             )
 
     candidates = [lv for lv in (under, before) if lv is not None]

@@ -10,27 +10,38 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from vnetbench.analysis.fairness import jain_index
 
-STATS = ("n", "mean", "sd", "min", "median", "p95", "max")
+STATS = ("n", "mean", "sd", "min", "median", "p95", "max", "ci_low", "ci_high")
+CONFIDENCE = 0.95  # of the interval of the mean that describe() gives
 CONNECTION = ["measurement", "kind", "src", "dst", "placement"]
 ALONE = ("single", "alone")  # a flow measured on its own
 
 
 def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
-    """n, mean, SD, min, median, p95, max of the values (NaN left out)."""
+    """n, mean, SD, min, median, p95, max of the values (NaN left out), and the 95 % t interval of
+    the mean (NaN with fewer than two values)."""
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
         return {"n": 0, **{k: float("nan") for k in STATS[1:]}}
+    sd = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    half = (
+        float(stats.t.ppf((1 + CONFIDENCE) / 2, arr.size - 1)) * sd / np.sqrt(arr.size)
+        if arr.size > 1
+        else np.nan
+    )
     return {
         "n": int(arr.size),
         "mean": float(arr.mean()),
-        "sd": float(arr.std(ddof=1)) if arr.size > 1 else 0.0,
+        "sd": sd,
         "min": float(arr.min()),
         "median": float(np.median(arr)),
         "p95": float(np.percentile(arr, 95)),
         "max": float(arr.max()),
+        "ci_low": float(arr.mean() - half),
+        "ci_high": float(arr.mean() + half),
     }
 
 
@@ -49,8 +60,8 @@ def connection_table(frame: pd.DataFrame, kind: str, metric: str, scale: float =
     rows = rows[rows["kind"] == kind]
     out = []
     for keys, group in rows.groupby(CONNECTION, sort=False):
-        stats = describe(group[metric] / scale)
-        entry = dict(zip(CONNECTION, keys, strict=True)) | stats
+        summary = describe(group[metric] / scale)
+        entry = dict(zip(CONNECTION, keys, strict=True)) | summary
         if (
             "expected_max_bps" in group
             and group["expected_max_bps"].notna().any()

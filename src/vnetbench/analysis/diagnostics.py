@@ -15,6 +15,7 @@ from scipy import stats
 from vnetbench.analysis.inputs import DataError, Level, ordered_levels, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova, one_factor_anova
+from vnetbench.analysis.stable import round_off_only
 
 SHAPIRO_MAX_N = 5000  # scipy's Shapiro–Wilk p-value is not accurate beyond this
 
@@ -34,8 +35,9 @@ class Diagnostics:
     qq_slope: float
     qq_intercept: float
     qq_r: float  # correlation of the QQ points: near 1 means normal-looking residuals
-    shapiro_p: float | None  # Shapiro–Wilk test of normality (None below 3 or above 5000 residuals)
+    shapiro_p: float | None  # Shapiro–Wilk test of normality (None when skipped: see shapiro_note)
     residual_ratio: float  # range of residuals / range of predicted responses
+    shapiro_note: str | None = None  # why Shapiro–Wilk was not run
 
     @property
     def errors_small(self) -> bool:
@@ -49,6 +51,7 @@ class Diagnostics:
             "qq_intercept": self.qq_intercept,
             "qq_r": self.qq_r,
             "shapiro_p": self.shapiro_p,
+            "shapiro_note": self.shapiro_note,
             "residual_ratio": self.residual_ratio,
             "errors_small": self.errors_small,
         }
@@ -67,8 +70,8 @@ def diagnostics(result: Fitted) -> Diagnostics:
     e = np.asarray(result.residuals, dtype=float)
     yhat = np.asarray(result.predicted, dtype=float)
     (osm, osr), (slope, intercept, r) = stats.probplot(e, dist="norm")
-    shapiro = None
-    if 3 <= e.size <= SHAPIRO_MAX_N and np.ptp(e) > 0:
+    shapiro, note = None, shapiro_skipped(e, np.asarray(result.observed, dtype=float))
+    if note is None:
         shapiro = float(stats.shapiro(e).pvalue)
     spread = float(np.ptp(yhat))
     return Diagnostics(
@@ -81,7 +84,24 @@ def diagnostics(result: Fitted) -> Diagnostics:
         qq_r=float(r),
         shapiro_p=shapiro,
         residual_ratio=float(np.ptp(e)) / spread if spread > 0 else float("inf"),
+        shapiro_note=note,
     )
+
+
+def shapiro_skipped(residuals: np.ndarray, observed: np.ndarray) -> str | None:
+    """Why a Shapiro–Wilk test of these residuals would say nothing, or None to run it."""
+    if residuals.size < 3:
+        return f"skipped: {residuals.size} residuals, the test needs at least 3"
+    if residuals.size > SHAPIRO_MAX_N:
+        return f"skipped: {residuals.size} residuals, scipy's p-value is not accurate above {SHAPIRO_MAX_N}"
+    if not np.any(residuals):
+        return "skipped: every residual is exactly 0 (each replicate equals its cell mean)"
+    if round_off_only(residuals, observed):
+        return (
+            "skipped: the residuals are floating-point round-off (within 64 ulp of the response), "
+            "not measured variation"
+        )
+    return None
 
 
 def residual_spread_by_level(result: OneFactorAnova) -> pd.DataFrame:

@@ -8,6 +8,7 @@ usual marginal tests and no longer add up exactly (the table says so).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,12 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import statsmodels.formula.api as smf
-from scipy import stats
 from statsmodels.stats.anova import anova_lm
 
 from vnetbench.analysis.inputs import DataError, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.one_factor import ROUND_OFF
+from vnetbench.analysis.stable import cell_fit, centred, f_test, sum_sq
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,25 @@ class AnovaTerm:
     f: float
     f_table: float
     p_value: float
+    f_note: str | None = None  # why F and p are undefined, else None
 
     @property
-    def significant(self) -> bool:
-        return self.f > self.f_table
+    def significant(self) -> bool | None:
+        return None if self.f_note else bool(self.f > self.f_table)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "ss": self.ss,
+            "df": self.df,
+            "pct_variation": self.pct_variation,
+            "ms": self.ms,
+            "f": self.f,
+            "f_table": self.f_table,
+            "p_value": self.p_value,
+            "significant": self.significant,
+            "f_note": self.f_note,
+        }
 
 
 @dataclass(frozen=True)
@@ -89,20 +104,7 @@ class FactorialAnova:
                 "levels": {f: list(v) for f, v in self.levels.items()},
                 "balanced": self.balanced,
                 "n": self.n,
-                "terms": [
-                    {
-                        "name": t.name,
-                        "ss": t.ss,
-                        "df": t.df,
-                        "pct_variation": t.pct_variation,
-                        "ms": t.ms,
-                        "f": t.f,
-                        "f_table": t.f_table,
-                        "p_value": t.p_value,
-                        "significant": t.significant,
-                    }
-                    for t in self.terms
-                ],
+                "terms": [t.to_dict() for t in self.terms],
                 "ssy": self.ssy,
                 "ss0": self.ss0,
                 "sst": self.sst,
@@ -142,20 +144,24 @@ def full_factorial_anova(
             "replicate every combination (r ≥ 2), or analyse fewer factors",
         )
 
+    # centred on one of its values (analysis/stable.py): no scale or offset of the response changes
+    # F or p, and identical replicates leave residuals of exactly 0 (SSE from the cells, not a fit)
+    anchor, d = centred(model["y"].to_numpy())
+    model["y"] = d
+    fitted, residuals = cell_fit(d, model.groupby(list(names)).ngroup().to_numpy())
+    sse = sum_sq(residuals)
+    sst = sum_sq(d - d.mean())
     formula = "y ~ " + " * ".join(f"C({c}, Sum)" for c in names)
     fit = smf.ols(formula, data=model).fit()
-    table = anova_lm(fit, typ=2)
-    sst = float(fit.centered_tss)
-    sse = float(table.loc["Residual", "sum_sq"])
-    if sse <= ROUND_OFF * float(fit.uncentered_tss):
-        sse = 0.0  # identical replicates: round-off, so F is ∞
-    mse = sse / df_e
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # anova_lm's own F (and rank warnings) of an exact fit: unused
+        table = anova_lm(fit, typ=2)
     terms = []
     for row_name, row in table.drop(index="Residual").iterrows():
         name = ":".join(names[p.split(",")[0].removeprefix("C(")] for p in str(row_name).split(":"))
         df = int(row["df"])
         ss = float(row["sum_sq"])
-        f = ss / df / mse if mse > 0 else float("inf")
+        test = f_test(ss, df, sse, df_e, confidence, sst)
         terms.append(
             AnovaTerm(
                 name=name,
@@ -163,12 +169,13 @@ def full_factorial_anova(
                 df=df,
                 pct_variation=100 * ss / sst if sst > 0 else float("nan"),
                 ms=ss / df,
-                f=f,
-                f_table=float(stats.f.ppf(confidence, df, df_e)),
-                p_value=float(stats.f.sf(f, df, df_e)) if np.isfinite(f) else 0.0,
+                f=test.f,
+                f_table=test.f_table,
+                p_value=test.p_value,
+                f_note=test.note,
             )
         )
-    ssy = float(fit.uncentered_tss)
+    grand = anchor + float(d.mean())
     grouped = data.groupby(list(factors), observed=True)[response]
     cell_means = grouped.agg(cell_n="count", cell_mean="mean", cell_sd="std").reset_index()
     return FactorialAnova(
@@ -178,13 +185,13 @@ def full_factorial_anova(
         levels={f: tuple(data[f].cat.categories) for f in factors},
         balanced=cells.nunique() == 1,
         terms=tuple(terms),
-        ssy=ssy,
-        ss0=ssy - sst,
+        ssy=len(d) * grand**2 + sst,
+        ss0=len(d) * grand**2,
         sst=sst,
         sse=sse,
         df_e=df_e,
         cell_means=cell_means,
-        observed=model["y"].to_numpy(),
-        predicted=fit.fittedvalues.to_numpy(),
-        residuals=fit.resid.to_numpy(),
+        observed=anchor + d,
+        predicted=anchor + fitted,
+        residuals=residuals,
     )

@@ -24,6 +24,7 @@ The hop where the count drops most is the verdict, with the counter that explain
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,9 +36,17 @@ from vnetbench.store.db import Store, Totals
 
 # measurement kind -> (sent metric, received metric) in the summaries table
 APP_COUNTS: dict[str, tuple[str, str]] = {
-    "udp": ("packets_sent", "packets_received"),
-    "pps": ("packets_sent", "packets_received"),
+    "udp": ("packets_sent", "packets_received"),  # iperf3
+    "pps": ("sent_packets", "received_packets"),  # vnb-probe send/recv
+    "trace": ("sent_packets", "received_packets"),
+    "background": ("sent_packets", "received_packets"),
 }
+# kinds that lose packets but whose loss no one-way chain of counters can follow
+ROUND_TRIP = (
+    "a round trip: requests and replies cross the path in both directions, and its loss is "
+    "the tool's own count of unanswered probes"
+)
+NOT_ACCOUNTED_KINDS = {"rtt": ROUND_TRIP, "probe-rtt": ROUND_TRIP}
 # A drop of a few packets between two counting points is within what the counters cannot separate
 # (the tool's control connection, a neighbour solicitation): no verdict below it.
 NOISE_PACKETS = 3.0
@@ -59,7 +68,8 @@ class Stage:
     label: str
     where: str
     count: float | None  # datagrams at this point (None: counter missing)
-    lost: float | None = None  # since the previous stage with a count
+    lost: float | None = None  # since the previous stage with a count; never negative
+    extra: float = 0.0  # counted below what passed it downstream (other traffic subtracted, read apart)
     explainers: list[Explainer] = field(default_factory=list)
     after_ovs: str | None = None  # the userspace OVS bridge the packet crossed just before this hop
 
@@ -78,7 +88,7 @@ class Localization:
     app_lost: float
     fragments_per_datagram: int
     stages: list[Stage]
-    hop: str | None  # the stage where most packets were lost (None: no loss)
+    hop: str | None  # the stage where most packets were lost (None: no loss, or not located)
     hop_key: str | None  # its key: sender-udp, tx:host:h1/p1x0, socket ...
     hop_where: str | None
     hop_lost: float
@@ -89,6 +99,7 @@ class Localization:
     counter_metric: str | None
     explained_packets: float  # lost packets that a kernel counter accounts for, over all stages
     note: str = ""
+    verdict: str = ""  # the hop's label, "no loss", or why the loss is not located
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -376,12 +387,28 @@ def _receiver_stages(
 
 def _count_losses(stages: list[Stage]) -> None:
     """Each stage's loss since the previous stage with a count; what stayed in the socket when the
-    receiver stopped has no counter of its own."""
+    receiver stopped has no counter of its own.
+
+    No packet is created on the way, so a count below one further downstream was too low (the other
+    flows' TCP control packets subtracted at a shared sender, counters read a moment apart): such a
+    stage counts as what passed it later, and the difference is its `extra`, never a loss here and a
+    negative loss there."""
+    downstream = -math.inf
+    passed: dict[int, float] = {}
+    for i in reversed(range(len(stages))):
+        count = stages[i].count
+        if count is not None and i > 0:  # the application's own count is the reference
+            downstream = max(downstream, count)
+            passed[i] = downstream
+            stages[i].extra = downstream - count
     last: float | None = None
-    for stage in stages:
-        if stage.count is not None:
-            stage.lost = None if last is None else last - stage.count
-            last = stage.count
+    for i, stage in enumerate(stages):
+        if stage.count is None:
+            continue
+        here = passed.get(i, stage.count)
+        if last is not None:
+            stage.lost = max(0.0, last - here)
+        last = here
     if stages[-2].lost and stages[-2].lost > 0:
         stages[-2].explainers.append(
             Explainer(
@@ -393,12 +420,18 @@ def _count_losses(stages: list[Stage]) -> None:
 def _verdict(
     path: FlowPath, stages: list[Stage], sent: float, received: float, k: int, measurement_id: int | None
 ) -> Localization:
-    """The stage that lost the most (above the noise), and the counter that explains most of it."""
+    """The stage that lost the most, and the counter that explains most of it. A loss of a few
+    datagrams is located only where a counter saw it: below NOISE_PACKETS a drop between two counts
+    may be another packet counted (the tool's control connection, a neighbour solicitation)."""
     app_lost = sent - received
-    lossy = [s for s in stages if s.lost is not None and s.lost > 0]
-    worst = max(lossy, key=lambda s: s.lost or 0.0) if app_lost > NOISE_PACKETS and lossy else None
+    lossy = [s for s in stages if s.lost]
+    if app_lost > NOISE_PACKETS:
+        worst = max(lossy, key=lambda s: s.lost or 0.0) if lossy else None
+    else:  # a few datagrams: where a counter saw them, or not located
+        seen = [s for s in lossy if s.explained > 0]
+        worst = max(seen, key=lambda s: min(s.lost or 0.0, s.explained)) if app_lost > 0 and seen else None
     top = max(worst.explainers, key=lambda e: e.packets) if worst and worst.explainers else None
-    explained = sum(min(max(s.lost or 0.0, 0.0), s.explained) for s in stages)
+    explained = sum(min(s.lost or 0.0, s.explained) for s in stages)
     return Localization(
         measurement_id,
         path.src,
@@ -419,6 +452,19 @@ def _verdict(
         top.metric if top else None,
         explained,
         note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
+        verdict=worst.label if worst else _not_located(app_lost, lossy),
+    )
+
+
+def _not_located(app_lost: float, lossy: list[Stage]) -> str:
+    if app_lost <= 0:
+        return (
+            "no loss" if app_lost == 0 else f"no loss ({-app_lost:,.0f} more received than sent: duplicates)"
+        )
+    if not lossy:
+        return "not located: no counter on the path dropped"
+    return (
+        f"not located: {app_lost:,.0f} lost, too few to tell from other packets counted (≤ {NOISE_PACKETS:g})"
     )
 
 
@@ -431,24 +477,44 @@ def _unexplained(stage: Stage) -> str:
 # ---------------------------------------------------------------------- a stored campaign
 
 
+@dataclass
+class NotAccounted:
+    """A measurement that lost (or may have lost) packets which the counters cannot account for."""
+
+    measurement_id: int
+    kind: str
+    src: str
+    dst: str
+    lost: float | None  # the tool's own count, where it has one
+    reason: str
+
+
 def campaign_losses(store: Store, campaign_id: str, frame: pd.DataFrame | None = None) -> list[Localization]:
     """Loss localization of every measurement of a campaign that has app counts and telemetry."""
+    return campaign_accounting(store, campaign_id, frame)[0]
+
+
+def campaign_accounting(
+    store: Store, campaign_id: str, frame: pd.DataFrame | None = None
+) -> tuple[list[Localization], list[NotAccounted]]:
+    """Every packet flow of a campaign: localized hop by hop, or listed with the reason it cannot be."""
     frame = store.measurements_frame(campaign_id) if frame is None else frame
     if frame.empty:
-        return []
+        return [], []
     runs = store.telemetry_runs_frame(campaign_id)
-    if runs.empty:
-        return []
-    runs = runs.set_index("measurement_id")
-    rows = []
+    runs = runs.set_index("measurement_id") if not runs.empty else runs
+    rows, skipped = [], []
     for _, m in frame.iterrows():
-        counts = APP_COUNTS.get(str(m["kind"]))
-        if counts is None or m["status"] != "ok" or int(m["id"]) not in runs.index:
-            continue
-        sent, received = m.get(counts[0]), m.get(counts[1])
-        if sent is None or received is None or pd.isna(sent) or pd.isna(received):
-            continue
-        rows.append((int(m["id"]), float(sent), float(received)))
+        kind = str(m["kind"])
+        if kind not in APP_COUNTS and kind not in NOT_ACCOUNTED_KINDS:
+            continue  # TCP retransmits what it loses; CPU share sends nothing
+        sent, received = _app_counts(m)
+        reason = _why_not(m, kind, sent, received, runs)
+        if reason:
+            lost = None if sent is None or received is None else sent - received
+            skipped.append(NotAccounted(int(m["id"]), kind, str(m["src"]), str(m["dst"]), lost, reason))
+        else:
+            rows.append((int(m["id"]), float(sent), float(received)))  # type: ignore[arg-type]
     totals = store.telemetry_totals([r[0] for r in rows])
     out = []
     for mid, sent, received in rows:
@@ -457,7 +523,30 @@ def campaign_losses(store: Store, campaign_id: str, frame: pd.DataFrame | None =
         frags = run["fragments_per_datagram"]
         frags = 1 if frags is None or pd.isna(frags) else int(frags)
         out.append(localize(path, totals.get(mid, {}), sent, received, frags, mid))
-    return out
+    return out, skipped
+
+
+def _app_counts(m: pd.Series) -> tuple[float | None, float | None]:
+    """What the tool says it sent and received (None where it said nothing)."""
+    names = APP_COUNTS.get(str(m["kind"]), ("sent_packets", "received_packets"))
+    values = [m.get(name) for name in names]
+    sent, received = (None if v is None or pd.isna(v) else float(v) for v in values)
+    return sent, received
+
+
+def _why_not(
+    m: pd.Series, kind: str, sent: float | None, received: float | None, runs: pd.DataFrame
+) -> str | None:
+    """Why a packet flow cannot be followed hop by hop (None: it can)."""
+    if kind in NOT_ACCOUNTED_KINDS:
+        return NOT_ACCOUNTED_KINDS[kind]
+    if m["status"] != "ok":
+        return f"the measurement did not complete ({m['status']}): no counts to compare"
+    if sent is None or received is None:
+        return "the tool reported no sent and received counts"
+    if runs.empty or int(m["id"]) not in runs.index:
+        return "no counters were read during it (telemetry off, or not started: see the events)"
+    return None
 
 
 def series(store: Store, measurement_id: int, scope: str, metric: str) -> pd.DataFrame:
@@ -485,9 +574,11 @@ def loss_analysis(store: Store, campaign_id: str) -> dict[str, Any]:
     """Loss localization, loss-vs-CPU correlation and the tool-CPU table of a campaign, JSON-able."""
     frame = store.measurements_frame(campaign_id)
     cpu = cpu_frame(store, campaign_id, frame)
+    located, skipped = campaign_accounting(store, campaign_id, frame)
     return {
         "campaign": campaign_id,
-        "loss_localization": [loc.to_json() for loc in campaign_losses(store, campaign_id, frame)],
+        "loss_localization": [loc.to_json() for loc in located],
+        "not_accounted": [asdict(n) for n in skipped],
         "loss_vs_cpu": {
             "host_busy": correlation(cpu, "host_busy_ratio"),
             "host_softirq": correlation(cpu, "host_softirq_ratio"),

@@ -1,9 +1,10 @@
 """One-factor ANOVA in the textbook form (Jain, ch. 20), for equal or unequal replications.
 
 Model: y_ij = μ + α_j + e_ij, with Σ r_j α_j = 0, so μ = ȳ.. (mean of all N observations) and
-α_j = ȳ.j − ȳ.. . The sums of squares come from statsmodels (ols + anova_lm); F = MSA/MSE with
-its p-value from scipy's F distribution (so an exact fit gives F = ∞, not a division warning);
-the effects' intervals use Var(α_j) = s_e² (1/r_j − 1/N), which is Jain's s_e²(a−1)/(ar) when every
+α_j = ȳ.j − ȳ.. . The sums of squares are Jain's closed forms on the centred response
+(analysis/stable.py; the tests check them against statsmodels' ols + anova_lm); F = MSA/MSE with
+its p-value from scipy's F distribution, undefined (with a note) when the error variance is 0; the
+effects' intervals use Var(α_j) = s_e² (1/r_j − 1/N), which is Jain's s_e²(a−1)/(ar) when every
 level has r replications.
 """
 
@@ -15,14 +16,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
 from scipy import stats
-from statsmodels.stats.anova import anova_lm
 
 from vnetbench.analysis.inputs import DataError, Level, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-
-ROUND_OFF = 1e-12  # relative to SSY: sums of squares below it are zero
+from vnetbench.analysis.stable import cell_fit, centred, excludes_zero, f_test, sum_sq
 
 
 @dataclass(frozen=True)
@@ -36,8 +34,9 @@ class LevelEffect:
     ci_high: float
 
     @property
-    def significant(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+    def significant(self) -> bool | None:
+        """The interval excludes 0; None when it has no width (zero error variance)."""
+        return excludes_zero(self.ci_low, self.ci_high, self.sd)
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,7 @@ class OneFactorAnova:
     grand_mean: float
     grand_mean_ci: tuple[float, float]
     effects: tuple[LevelEffect, ...]
+    f_note: str | None  # why F and p are undefined (zero error variance, constant response), else None
     level_of: np.ndarray = field(repr=False)  # level of each observation
     observed: np.ndarray = field(repr=False)
     predicted: np.ndarray = field(repr=False)
@@ -85,6 +85,11 @@ class OneFactorAnova:
     @property
     def s_e(self) -> float:
         return float(np.sqrt(self.mse))
+
+    @property
+    def significant(self) -> bool | None:
+        """F beyond the table F; None when the F test is undefined (see `f_note`)."""
+        return None if self.f_note else bool(self.f > self.f_table)
 
     @property
     def pct_a(self) -> float:
@@ -118,6 +123,7 @@ class OneFactorAnova:
                 "f": self.f,
                 "f_table": self.f_table,
                 "p_value": self.p_value,
+                "f_note": self.f_note,
             },
             {"component": "errors", "sum_of_squares": self.sse, "dof": self.df_e}
             | blank
@@ -149,7 +155,8 @@ class OneFactorAnova:
             "f": self.f,
             "f_table": self.f_table,
             "p_value": self.p_value,
-            "significant": self.f > self.f_table,
+            "significant": self.significant,
+            "f_note": self.f_note,
             "s_e": self.s_e,
             "t_quantile": self.t_quantile,
             "grand_mean": self.grand_mean,
@@ -200,30 +207,27 @@ def one_factor_anova(
             "replicate: measure at least one level twice (Jain recommends r ≥ 3 for every level)",
         )
 
-    model = pd.DataFrame({"y": y, "g": groups.cat.codes.to_numpy()})
-    fit = smf.ols("y ~ C(g)", data=model).fit()
-    anova = anova_lm(fit, typ=1)
-    ssa = float(anova.loc["C(g)", "sum_sq"])
-    sse = float(anova.loc["Residual", "sum_sq"])
-    ssy = float(fit.uncentered_tss)
-    if sse <= ROUND_OFF * ssy:
-        sse = 0.0  # identical replicates: the fit's 1e-31 is round-off, and F must be ∞, not 1e30
-    sst = float(fit.centered_tss)
+    # Jain's sums of squares on the response centred on one of its values (analysis/stable.py): no
+    # scale or offset of y changes them, and identical replicates leave residuals of exactly 0.
+    codes = groups.cat.codes.to_numpy()
+    anchor, d = centred(y)
+    fitted, residuals = cell_fit(d, codes)
+    grand_d = float(d.mean())
+    sst = sum_sq(d - grand_d)
+    sse = sum_sq(residuals)
+    ssa = float(sum(rj * (fitted[codes == j][0] - grand_d) ** 2 for j, rj in enumerate(r)))
     df_a, df_e = a - 1, n - a
+    test = f_test(ssa, df_a, sse, df_e, confidence, sst)
     mse = sse / df_e
-    # a design whose replicates agree exactly (MSE = 0) is perfectly significant
-    f = ssa / df_a / mse if mse > 0 else (float("inf") if ssa > 0 else float("nan"))
-    p = float(stats.f.sf(f, df_a, df_e)) if mse > 0 else (0.0 if ssa > 0 else float("nan"))
-
     t = float(stats.t.ppf((1 + confidence) / 2, df_e))
-    grand = float(y.mean())
+    grand = anchor + grand_d
     s_e = float(np.sqrt(mse))
     effects = []
-    for lv, rj in zip(order, r, strict=True):
-        mean = float(y[(groups == lv).to_numpy()].mean())
+    for j, (lv, rj) in enumerate(zip(order, r, strict=True)):
+        mean_d = float(fitted[codes == j][0])
         sd = s_e * float(np.sqrt(1 / rj - 1 / n))
-        alpha = mean - grand
-        effects.append(LevelEffect(lv, int(rj), mean, alpha, sd, alpha - t * sd, alpha + t * sd))
+        alpha = mean_d - grand_d
+        effects.append(LevelEffect(lv, int(rj), anchor + mean_d, alpha, sd, alpha - t * sd, alpha + t * sd))
     half = t * s_e / np.sqrt(n)
     return OneFactorAnova(
         response=response,
@@ -231,22 +235,38 @@ def one_factor_anova(
         confidence=confidence,
         levels=tuple(order),
         replications=tuple(int(x) for x in r),
-        ssy=ssy,
-        ss0=ssy - sst,
+        ssy=n * grand**2 + sst,
+        ss0=n * grand**2,
         sst=sst,
         ssa=ssa,
         sse=sse,
         df_a=df_a,
         df_e=df_e,
-        f=f,
-        f_table=float(stats.f.ppf(confidence, df_a, df_e)),
-        p_value=p,
+        f=test.f,
+        f_table=test.f_table,
+        p_value=test.p_value,
+        f_note=test.note,
         t_quantile=t,
         grand_mean=grand,
         grand_mean_ci=(grand - half, grand + half),
         effects=tuple(effects),
         level_of=np.asarray(groups.astype(object)),
         observed=y,
-        predicted=fit.fittedvalues.to_numpy(),
-        residuals=fit.resid.to_numpy(),
+        predicted=anchor + fitted,
+        residuals=residuals,
     )
+
+
+def level_mean_intervals(anova: OneFactorAnova, future: int = 1) -> list[dict[str, Any]]:
+    """Per level: μ + α_j = ȳ.j with s_e/√r_j (Jain ch. 20), and the interval of the mean of `future`
+    new observations at that level, ȳ.j ∓ t·s_e·√(1/r_j + 1/future) (ch. 18.6's prediction form)."""
+    t, s_e = anova.t_quantile, anova.s_e
+    out = []
+    for e in anova.effects:
+        sd = s_e / float(np.sqrt(e.n))
+        half = t * s_e * float(np.sqrt(1 / e.n + 1 / future))
+        out.append(
+            {"level": e.level, "n": e.n, "mean": e.mean, "sd": sd, "ci": [e.mean - t * sd, e.mean + t * sd]}
+            | {"prediction_interval": [e.mean - half, e.mean + half], "future_observations": future}
+        )
+    return jsonable(out)

@@ -27,7 +27,9 @@ distributions may differ in shape while the means agree).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
@@ -36,6 +38,7 @@ from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
+from vnetbench.spec.units import format_metric
 
 Verdict = Literal["reproducible", "not reproducible", "inconclusive"]
 
@@ -159,13 +162,14 @@ def _one(
     band = max(th.tolerance_ratio * abs(m1), th.tolerance_abs)
 
     enough = ref.size >= 2 and rebuilds.size >= th.min_builds
+    show = partial(format_metric, name)  # in the unit a person reads (Mbit/s, ms, %)
     why = [
-        f"{name}: first build {first!r} mean {m1:.6g} (n = {ref.size}); "
-        f"{rebuilds.size} rebuilds, mean of their means {mr:.6g}, CV across rebuilds {_pct(cv)}."
+        f"{name}: first build {first!r} mean {show(m1)} (n = {ref.size}); "
+        f"{rebuilds.size} rebuilds, mean of their means {show(mr)}, CV across rebuilds {_pct(cv)}."
     ]
     welch_ci, wt, wdf, wp, mu, mp = _tests(ref, rebuilds, th, diff, enough)
     spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp)
-    verdict = _verdict(th, enough, spread, why)
+    verdict = _verdict(th, enough, spread, why, show)
     return MetricReproducibility(
         metric=name,
         first_build=first,
@@ -228,8 +232,15 @@ class _Spread:
     mp: float
 
 
-def _verdict(th: ReproducibilityThresholds, enough: bool, sp: _Spread, why: list[str]) -> Verdict:
-    """Reproducible, not, or inconclusive; the reasons are appended to `why`."""
+def _verdict(
+    th: ReproducibilityThresholds,
+    enough: bool,
+    sp: _Spread,
+    why: list[str],
+    show: Callable[..., str],
+) -> Verdict:
+    """Reproducible, not, or inconclusive; the reasons are appended to `why`, with values shown by
+    `show(value, unit, delta)` in the metric's display unit."""
     cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp = (
         sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp
     )  # fmt: skip
@@ -248,18 +259,21 @@ def _verdict(th: ReproducibilityThresholds, enough: bool, sp: _Spread, why: list
         if np.isfinite(cv) and cv > th.cv_max_ratio:
             why.append(
                 f"The CV {_pct(cv)} exceeds {_pct(th.cv_max_ratio)} only because the mean is near zero: "
-                f"the rebuild means' SD {sdr:.4g} is within the absolute tolerance {th.tolerance_abs:g}."
+                f"the rebuild means' SD {show(sdr, True, True).lstrip('+')} is within the absolute "
+                f"tolerance {show(th.tolerance_abs, True, True).lstrip('+')}."
             )
         lo, hi = welch_ci
-        where = f"the {pct} Welch interval of the difference ({lo:.4g}, {hi:.4g}) " + (
-            f"against the tolerance ±{_pct(th.tolerance_ratio)} of the first build's mean (±{band:.4g})"
+        interval = f"({show(lo, False, True)}, {show(hi, True, True)})"
+        tolerance = show(band, True, True).lstrip("+")  # a difference: of a ratio, in percentage points
+        where = f"the {pct} Welch interval of the difference {interval} " + (
+            f"against the tolerance ±{_pct(th.tolerance_ratio)} of the first build's mean (±{tolerance})"
             if band > th.tolerance_abs
-            else f"against the absolute tolerance ±{band:.4g}"
+            else f"against the absolute tolerance ±{tolerance}"
         )
         if -band <= lo and hi <= band:
             verdict = "reproducible"
             why.append(
-                f"The difference {diff:+.4g} ({_pct(diff_ratio)}) is too small to matter: "
+                f"The difference {show(diff, True, True)} ({_pct(diff_ratio)}) is too small to matter: "
                 f"{where} lies inside."
             )
             if lo > 0 or hi < 0:
@@ -270,7 +284,8 @@ def _verdict(th: ReproducibilityThresholds, enough: bool, sp: _Spread, why: list
         elif lo > band or hi < -band:
             verdict = "not reproducible"
             why.append(
-                f"The rebuilds differ by {diff:+.4g} ({_pct(diff_ratio)}): {where} lies wholly outside."
+                f"The rebuilds differ by {show(diff, True, True)} ({_pct(diff_ratio)}): {where} "
+                "lies wholly outside."
             )
         else:
             verdict = "inconclusive"

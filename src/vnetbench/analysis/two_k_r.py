@@ -1,12 +1,13 @@
-"""2^k r factorial designs (Jain, ch. 18): k two-level factors, r replications of every combination.
+"""2^k r factorial designs (Jain, ch. 18), and 2^k designs without replication (r = 1, ch. 17).
 
 Each factor is coded −1 (its low level) / +1 (high). With the sign table of all 2^k columns
 (I, A, B, AB, …), the effect of a column is q = Σ sign · ȳ_cell / 2^k, its sum of squares is
 2^k r q², SSE = Σ (y − ȳ_cell)², and every effect has the same standard deviation
-s_q = s_e / √(2^k r), with s_e² = SSE / (2^k (r − 1)).
+s_q = s_e / √(2^k r), with s_e² = SSE / (2^k (r − 1)). With r = 1 there is no error estimate:
+the allocation of variation (SS_X / SST) is the whole analysis, and the intervals are undefined.
 
-The fit is statsmodels' OLS on the ±1 columns with all interactions: in a balanced 2^k design its
-coefficients are exactly the q's, and anova_lm's sums of squares are exactly 2^k r q².
+The sums are computed on the centred response (analysis/stable.py); the tests check the q's and
+sums of squares against statsmodels' OLS on the ±1 columns with all interactions.
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import statsmodels.formula.api as smf
 from scipy import stats
-from statsmodels.stats.anova import anova_lm
 
 from vnetbench.analysis.inputs import DataError, Level, brief, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
+from vnetbench.analysis.stable import cell_fit, centred, excludes_zero, sum_sq
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -40,8 +40,9 @@ class FactorialEffect:
     pct_variation: float | None  # share of SST
 
     @property
-    def significant(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+    def significant(self) -> bool | None:
+        """The interval excludes 0; None without replication (r = 1) or without error variance."""
+        return excludes_zero(self.ci_low, self.ci_high, self.sd)
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class TwoKRResult:
 
     @property
     def s_e(self) -> float:
-        return float(np.sqrt(self.sse / self.df_e))
+        return float(np.sqrt(self.sse / self.df_e)) if self.df_e > 0 else float("nan")
 
     @property
     def s_q(self) -> float:
@@ -130,39 +131,19 @@ def columns(k: int) -> list[tuple[int, ...]]:
     return [c for size in range(1, k + 1) for c in itertools.combinations(range(k), size)]
 
 
-def _coding(
-    data: pd.DataFrame, factors: Sequence[str], low: Mapping[str, Level] | None
-) -> dict[str, tuple[Level, Level]]:
-    """(level coded −1, level coded +1) per factor; DataError unless each has exactly two levels."""
-    coding: dict[str, tuple[Level, Level]] = {}
-    for f in factors:
-        cats = list(data[f].cat.categories)
-        if len(cats) != 2:
-            raise DataError(
-                f"column '{f}'",
-                f"has {len(cats)} levels {brief(cats)}; a 2^k design needs exactly two per factor",
-                "use --design factorial for multi-level factors",
-            )
-        lo = (low or {}).get(f, cats[0])
-        if lo not in cats:
-            raise DataError("low", f"'{lo}' is not a level of '{f}'", f"choose one of {cats}")
-        coding[f] = (lo, cats[1] if lo == cats[0] else cats[0])
-    return coding
-
-
 def _replications(counts: pd.Series, k: int, factors: Sequence[str], response: str) -> int:
-    """r: every one of the 2^k combinations measured the same r ≥ 2 times (else DataError)."""
+    """r: every one of the 2^k combinations measured the same r ≥ 1 times (else DataError)."""
     if len(counts) != 2**k:
         raise DataError(
             "factor",
             f"only {len(counts)} of the 2^{k} = {2**k} combinations of {list(factors)} were measured",
             "measure every combination of levels",
         )
-    if counts.nunique() != 1 or counts.iloc[0] < 2:
+    if counts.nunique() != 1:
         raise DataError(
             f"column '{response}'",
             f"replications per combination range from {counts.min()} to {counts.max()}",
-            "a 2^k r design needs the same r ≥ 2 for every combination (else use --design factorial)",
+            "a 2^k r design needs the same r for every combination (else use --design factorial)",
         )
     return int(counts.iloc[0])
 
@@ -180,52 +161,94 @@ def two_k_r(
     check_confidence(confidence)
     data = design_frame(frame, response, factors)
     k = len(factors)
-    coding = _coding(data, factors, low)
+    coding = two_level_coding(data, factors, low)
     x = {f"x{i}": np.where(data[f] == coding[f][0], -1.0, 1.0) for i, f in enumerate(factors)}
     model = pd.DataFrame({"y": data[response].to_numpy(), **x})
     r = _replications(model.groupby(list(x)).size(), k, factors, response)
+    return _effects(model, response, list(factors), coding, confidence, r)
 
-    fit = smf.ols("y ~ " + " * ".join(x), data=model).fit()
-    anova = anova_lm(fit, typ=1)
-    ci = fit.conf_int(alpha=1 - confidence)
-    sst = float(fit.centered_tss)
-    t = float(stats.t.ppf((1 + confidence) / 2, fit.df_resid))
 
-    def make(letters: str, name: str, term: str, ss: float | None) -> FactorialEffect:
+def two_level_coding(
+    data: pd.DataFrame, factors: Sequence[str], low: Mapping[str, Level] | None
+) -> dict[str, tuple[Level, Level]]:
+    """Factor → (level coded −1, level coded +1); `low` names the −1 level, else the first level."""
+    coding: dict[str, tuple[Level, Level]] = {}
+    for f in factors:
+        cats = list(data[f].cat.categories)
+        if len(cats) != 2:
+            raise DataError(
+                f"column '{f}'",
+                f"has {len(cats)} levels {brief(cats)}; a 2^k design needs exactly two per factor",
+                "use --design factorial for multi-level factors",
+            )
+        lo = (low or {}).get(f, cats[0])
+        if lo not in cats:
+            raise DataError("low", f"'{lo}' is not a level of '{f}'", f"choose one of {cats}")
+        coding[f] = (lo, cats[1] if lo == cats[0] else cats[0])
+    return coding
+
+
+def _effects(
+    model: pd.DataFrame,
+    response: str,
+    factors: list[str],
+    coding: dict[str, tuple[Level, Level]],
+    confidence: float,
+    r: int,
+    letters: Sequence[str] = LETTERS,
+    names: Mapping[str, str] | None = None,
+) -> TwoKRResult:
+    """Jain's sign-table computation on the response centred on one of its values (analysis/stable.py):
+    q_X = Σ sign_X·ȳ / 2^k, SS_X = 2^k r q_X², SSE around the cell means. `letters` are the factors'
+    letters and `names` relabels columns (a fractional design's alias chains)."""
+    k = len(factors)
+    anchor, d = centred(model["y"].to_numpy())
+    xs = [f"x{i}" for i in range(k)]
+    fitted, residuals = cell_fit(d, model.groupby(xs).ngroup().to_numpy())
+    cell = pd.DataFrame({"d": fitted}).join(model[xs]).groupby(xs)["d"].first()
+    signs = np.array(cell.index.tolist(), dtype=float).reshape(len(cell), k)
+    means = cell.to_numpy()
+    sse = sum_sq(residuals)
+    sst = sum_sq(d - d.mean())
+    df_e = 2**k * (r - 1)
+    t = float(stats.t.ppf((1 + confidence) / 2, df_e)) if df_e > 0 else float("nan")
+    s_q = float(np.sqrt(sse / df_e / (2**k * r))) if df_e > 0 else float("nan")
+
+    def make(letters: str, name: str, q: float, ss: float | None) -> FactorialEffect:
         pct = 100 * ss / sst if ss is not None and sst > 0 else None
-        return FactorialEffect(
-            letters, name, float(fit.params[term]), float(fit.bse[term]),
-            float(ci.loc[term, 0]), float(ci.loc[term, 1]), ss, pct,
-        )  # fmt: skip
+        return FactorialEffect(letters, name, q, s_q, q - t * s_q, q + t * s_q, ss, pct)
 
-    effects = [make("I", "mean", "Intercept", None)]
+    effects = [make("I", "mean", anchor + float(means.mean()), None)]
     for cols in columns(k):
-        term = ":".join(f"x{i}" for i in cols)
-        name = ":".join(factors[i] for i in cols)
-        effects.append(make("".join(LETTERS[i] for i in cols), name, term, float(anova.loc[term, "sum_sq"])))
-
-    ssy = float(fit.uncentered_tss)
+        q = float(np.dot(np.prod(signs[:, list(cols)], axis=1), means)) / 2**k
+        word = "".join(letters[i] for i in cols)
+        name = (names or {}).get(word, ":".join(factors[i] for i in cols))
+        effects.append(make(word, name, q, 2**k * r * q * q))
+    grand = anchor + float(d.mean())
     return TwoKRResult(
         response=response,
         factors=tuple(factors),
         coding=coding,
         confidence=confidence,
         r=r,
-        sign_table=sign_table(model, factors, coding),
+        sign_table=sign_table(model, factors, coding, letters),
         effects=tuple(effects),
-        ssy=ssy,
-        ss0=ssy - sst,
+        ssy=len(d) * grand**2 + sst,
+        ss0=len(d) * grand**2,
         sst=sst,
-        sse=float(anova.loc["Residual", "sum_sq"]),
+        sse=sse,
         t_quantile=t,
-        observed=model["y"].to_numpy(),
-        predicted=fit.fittedvalues.to_numpy(),
-        residuals=fit.resid.to_numpy(),
+        observed=anchor + d,
+        predicted=anchor + fitted,
+        residuals=residuals,
     )
 
 
 def sign_table(
-    model: pd.DataFrame, factors: Sequence[str], coding: Mapping[str, tuple[Level, Level]]
+    model: pd.DataFrame,
+    factors: Sequence[str],
+    coding: Mapping[str, tuple[Level, Level]],
+    letters: Sequence[str] = LETTERS,
 ) -> pd.DataFrame:
     """Jain's sign table: rows in standard order (A changes fastest), columns I, A, B, AB, …, the
     levels they stand for, the cell's observations, their sum and mean."""
@@ -236,7 +259,7 @@ def sign_table(
         cell = model["y"][np.logical_and.reduce([model[f"x{j}"] == s for j, s in enumerate(signs)])]
         row: dict[str, Any] = {"I": 1}
         for cols in columns(k):
-            row["".join(LETTERS[j] for j in cols)] = int(np.prod([signs[j] for j in cols]))
+            row["".join(letters[j] for j in cols)] = int(np.prod([signs[j] for j in cols]))
         for j, f in enumerate(factors):
             row[f"{f} (level)"] = coding[f][0] if signs[j] < 0 else coding[f][1]  # never clashes with "A"
         row["observations"] = [float(v) for v in cell]
@@ -244,3 +267,21 @@ def sign_table(
         row["mean"] = float(cell.mean())
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def predicted_responses(result: TwoKRResult, future: int = 1) -> list[dict[str, Any]]:
+    """Jain 18.6: the predicted response of every combination (its cell mean, the full model) with
+    s_ŷ = s_e/√n_eff, n_eff = 2^k r/2^k = r, and the interval of the mean of `future` new runs,
+    ŷ ∓ t·s_e·√(1/n_eff + 1/future). Undefined (NaN) without replication."""
+    t, s_e, r = result.t_quantile, result.s_e, result.r
+    out = []
+    for row in result.sign_table.to_dict("records"):
+        y = float(row["mean"])
+        half_mean = t * s_e / float(np.sqrt(r))
+        half_pred = t * s_e * float(np.sqrt(1 / r + 1 / future))
+        levels = {f: row[f"{f} (level)"] for f in result.factors}
+        out.append(
+            {"levels": levels, "predicted": y, "ci": [y - half_mean, y + half_mean]}
+            | {"prediction_interval": [y - half_pred, y + half_pred], "future_observations": future}
+        )
+    return jsonable(out)

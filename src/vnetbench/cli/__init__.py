@@ -4,10 +4,13 @@
 - `results`    report, campaigns, export
 - `analyze`    the designed-experiment analysis of a stored campaign
 - `stats`      the textbook analysis of any CSV table
+- `compare`    two campaigns row by row with a verdict (exit 1 when anything is worse)
 - `loss`       where the packets went
 - `scenarios`  list, show, run the built-in campaigns
 - `clean`      remove what a killed run left behind
 - `doctor`     check SSH hosts before a campaign
+- `dashboard`  serve the live dashboard of a store
+- `monitor`    run campaigns on their schedule for days (alerts, /metrics, /health)
 - `common`     consoles, exit codes, the store and campaign arguments
 
 Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a usage error
@@ -18,7 +21,19 @@ from __future__ import annotations
 
 import typer
 
-from vnetbench.cli import analyze, campaign, clean, doctor, loss, results, scenarios, stats
+from vnetbench.cli import (
+    analyze,
+    campaign,
+    clean,
+    compare,
+    dashboard,
+    doctor,
+    loss,
+    monitor,
+    results,
+    scenarios,
+    stats,
+)
 
 app = typer.Typer(
     name="vnetbench",
@@ -32,6 +47,7 @@ app = typer.Typer(
 app.add_typer(scenarios.app, name="scenarios")
 app.command("stats")(stats.stats_command)
 app.command("analyze")(analyze.analyze_command)
+app.command("compare")(compare.compare_command)
 app.command()(campaign.run)
 app.command()(campaign.resume)
 app.command()(clean.clean)
@@ -42,6 +58,8 @@ app.command()(campaign.validate)
 app.command()(campaign.schema)
 app.command()(doctor.doctor)
 app.command("loss")(loss.loss_command)
+app.command("dashboard")(dashboard.dashboard_command)
+app.command("monitor")(monitor.monitor_command)
 
 
 def main() -> None:

@@ -6,13 +6,12 @@ it costs nothing at start-up.
 
 from __future__ import annotations
 
-import json
-import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from vnetbench.cli.common import fail, find_campaign, open_store, out
+from vnetbench.cli.output import print_json, print_tables
 from vnetbench.spec.loader import spec_of
 
 
@@ -47,6 +46,10 @@ def analyze_command(
             "(default: the spec's analysis.reproducibility_cv_max, 0.05)"
         ),
     ] = None,
+    target_precision: Annotated[
+        str | None,
+        typer.Option(help="also plan: repetitions per treatment for a ± this interval of its mean, e.g. 1%"),
+    ] = None,
 ) -> None:
     """ANOVA / 2^k r / full factorial from the campaign's design, contrasts, diagnostics, fairness, UDP
     effective throughput, capacity, reproducibility across rebuilds, placement and time-of-day views."""
@@ -54,8 +57,7 @@ def analyze_command(
     from vnetbench.analysis.campaign_analysis import analyze_campaign, settings_from_spec
     from vnetbench.analysis.campaign_data import load_campaign_frames
     from vnetbench.analysis.inputs import DataError
-    from vnetbench.report.analysis_tables import analysis_parts
-    from vnetbench.report.terminal import rich_table
+    from vnetbench.analysis.planning import parse_precision
 
     store = open_store(db)
     row = find_campaign(store, campaign)
@@ -76,18 +78,30 @@ def analyze_command(
             if not 0 < value < 1:
                 raise fail(f"{flag} {value}: give a share between 0 and 1, e.g. 0.05 for ±5 %")
             setattr(settings, field, value)
+    if target_precision is not None:
+        try:
+            settings.target_precision = parse_precision(target_precision)
+        except DataError as exc:
+            raise fail(str(exc)) from None
     try:
         result = analyze_campaign(load_campaign_frames(store, row["id"]), settings)
     except DataError as exc:
         raise fail(f"campaign {row['id']}: {exc}") from None
     if json_output:
-        sys.stdout.write(json.dumps(result.json, allow_nan=False) + "\n")
+        print_json(result.json)
         return
+    print_parts(result)
+
+
+def print_parts(result: Any) -> None:
+    """The analysis' sections as rich tables, with their introductions and notes."""
+    # the statistics stack, as in analyze_command
+    from vnetbench.report.analysis_tables import analysis_parts
+
     for part in analysis_parts(result):
         out.rule(f"[bold]{part.title}")
         if part.intro:
             out.print(part.intro, style="dim", highlight=False)
-        for table in part.tables:
-            out.print(rich_table(table))
+        print_tables(out, part.tables)
         for item in part.items:
             out.print("• " + item.replace("<b>", "").replace("</b>", ""), highlight=False)

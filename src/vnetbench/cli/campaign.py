@@ -19,6 +19,7 @@ from vnetbench.cli.common import (
     EXIT_USAGE,
     CampaignArg,
     DbOption,
+    JsonOption,
     err,
     fail,
     find_campaign,
@@ -27,11 +28,13 @@ from vnetbench.cli.common import (
     parse_sets,
     spec_errors,
 )
+from vnetbench.cli.output import print_json, print_table
 from vnetbench.plan import Plan, make_plan
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import LoadedSpec, load_spec, parse_spec, with_inventory
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
 
 
 def run(
@@ -143,6 +146,11 @@ def resume(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
+    if MonitorStore(store).is_monitored(row["id"]):  # its runs follow the monitor's plan, not this one
+        raise fail(
+            f"campaign {row['id']} ({row['name']}) is run by `vnetbench monitor`; continue it with "
+            f"`vnetbench monitor SPEC.yaml --db {store.location}`"
+        )
     if row["status"] == "finished":
         err.print(f"campaign {row['id']} is already finished; nothing to do")
         return
@@ -153,20 +161,38 @@ def resume(
     _execute(store, row["id"], plan, report, no_report)
 
 
-def validate(spec: Annotated[Path, typer.Argument(help="campaign YAML file")]) -> None:
+def validate(
+    spec: Annotated[Path, typer.Argument(help="campaign YAML file")], json_output: JsonOption = False
+) -> None:
     """Check a campaign and show its plan without building anything."""
     try:
         loaded = load_spec(spec)
         plan = make_plan(loaded, "00000000", loaded.campaign.schedule.seed or 0)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
+    if json_output:
+        steps = [
+            {
+                "step": s.seq + 1,
+                "repetition": s.repetition,
+                "pattern": s.pattern,
+                "group": s.group_kind,
+                "measurement": s.measurement,
+                "flows": [[f.src, f.dst] for f in s.flows],
+            }
+            for s in plan.steps
+        ]
+        print_json(
+            {"valid": True, "steps": steps, "measurements": plan.flow_count, "planned_ns": plan.planned_ns}
+        )
+        return
     table = Table("step", "rep", "pattern", "group", "measurement", "flows")
     for step in plan.steps[:40]:
         flows = ", ".join(f"{f.src}→{f.dst}" for f in step.flows)
         table.add_row(
             str(step.seq + 1), str(step.repetition), step.pattern, step.group_kind, step.measurement, flows
         )
-    out.print(table)
+    print_table(out, table)
     more = f" (first 40 of {len(plan.steps)} shown)" if len(plan.steps) > 40 else ""
     out.print(
         f"{spec}: valid — {len(plan.steps)} steps, {plan.flow_count} measurements, "

@@ -27,6 +27,9 @@ DbOption = Annotated[
     str,
     typer.Option("--db", envvar="VNETBENCH_DB", help="store: a SQLite file path or a SQLAlchemy URL"),
 ]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="print one JSON object instead of tables (SI base units)")
+]
 CampaignArg = Annotated[
     str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vnetbench.cli.common import out, spec_errors
+from vnetbench.cli.common import JsonOption, out, spec_errors
+from vnetbench.cli.output import print_json, print_table
 from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, problems_of, ready
 from vnetbench.spec.errors import SpecInvalid
 
@@ -27,6 +29,7 @@ def doctor(
         ),
     ] = False,
     probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
+    json_output: JsonOption = False,
 ) -> None:
     """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU."""
     try:
@@ -35,13 +38,18 @@ def doctor(
         )
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
-    out.print(_table(checks))
+    ok = sum(ready(c) for c in checks)
+    code = 0 if ok == len(checks) and not any(c.reason for c in checks) else 1
+    if json_output:
+        hosts = [asdict(c) | {"ready": ready(c), "problems": problems_of(c)} for c in checks]
+        print_json({"hosts": hosts, "ready": ok, "checked_s": elapsed})
+        raise typer.Exit(code)
+    print_table(out, _table(checks))
     _clock_spread(checks, out)
     for line in (p for c in checks for p in problems_of(c)):
         out.print(f"[yellow]•[/yellow] {line}", highlight=False, soft_wrap=True)
-    ok = sum(ready(c) for c in checks)
     out.print(f"{ok}/{len(checks)} hosts ready; checked in {elapsed:.2f} s", highlight=False)
-    raise typer.Exit(0 if ok == len(checks) and not any(c.reason for c in checks) else 1)
+    raise typer.Exit(code)
 
 
 def _table(checks: list[HostCheck]) -> Table:

@@ -1,16 +1,14 @@
-"""`vnetbench loss CAMPAIGN [--json]`: where the packets of every UDP / packet-rate measurement went
-(analysis/loss.py)."""
+"""`vnetbench loss CAMPAIGN [--json]`: where the packets of every UDP, packet-rate, trace and background
+flow went (analysis/loss.py), and which packet flows it cannot account for, and why."""
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from vnetbench.cli.common import DbOption, find_campaign, open_store
+from vnetbench.cli.common import DbOption, JsonOption, find_campaign, open_store, out
+from vnetbench.cli.output import print_json, print_table
 
 
 def loss_command(
@@ -18,30 +16,28 @@ def loss_command(
         str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
     ] = None,
     db: DbOption = "vnetbench.db",
-    json_output: Annotated[
-        bool, typer.Option("--json", help="print one JSON object instead of a table")
-    ] = False,
+    json_output: JsonOption = False,
 ) -> None:
-    """Where the packets went: the hop where each UDP measurement lost them, and the counter that says why."""
-    from vnetbench.analysis.loss import loss_analysis  # the statistics stack: start-up time
+    """Where the packets went: the hop where each UDP or vnb-probe flow lost them, and the counter that
+    says why; flows it cannot follow hop by hop are listed with the reason."""
+    # the statistics stack: imported when the command runs, for start-up time
+    from vnetbench.analysis.loss import loss_analysis
+    from vnetbench.report.sections.loss import not_accounted_table, summary_table
 
     store = open_store(db)
     row = find_campaign(store, campaign)
     data = loss_analysis(store, row["id"])
     if json_output:
-        print(json.dumps(data, indent=1, ensure_ascii=True, allow_nan=False, default=str))
+        print_json(data)
         return
-    table = Table("id", "flow", "sent", "lost", "where", "why (counter)")
-    for loc in data["loss_localization"]:
-        why = loc["cause"] or ""
-        if loc["counter"]:
-            why += f" ({loc['counter']}: {loc['counter_packets']:.0f})"
-        table.add_row(
-            str(loc["measurement_id"]),
-            f"{loc['src']}→{loc['dst']}",
-            f"{loc['sent']:.0f}",
-            f"{loc['app_lost']:.0f} ({loc['app_lost'] / loc['sent']:.2%})" if loc["sent"] else "-",
-            loc["hop"] or "no loss",
-            why,
+    located, skipped = data["loss_localization"], data["not_accounted"]
+    if located:
+        print_table(out, summary_table(located, store.measurements_frame(row["id"])))
+    if skipped:
+        print_table(out, not_accounted_table(skipped))
+    if not located and not skipped:
+        out.print(
+            f"campaign {row['id']} has no UDP, packet-rate, trace, background or RTT measurements: "
+            "nothing to account for (TCP retransmits what it loses)",
+            highlight=False,
         )
-    Console(emoji=False).print(table)  # node:b is not an emoji

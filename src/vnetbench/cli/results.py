@@ -10,7 +10,8 @@ import typer
 from rich.table import Table
 
 from vnetbench.cli.campaign import write_report
-from vnetbench.cli.common import CampaignArg, DbOption, fail, find_campaign, open_store, out
+from vnetbench.cli.common import CampaignArg, DbOption, JsonOption, fail, find_campaign, open_store, out
+from vnetbench.cli.output import print_json, print_table
 from vnetbench.store.export import export_campaign
 
 
@@ -28,16 +29,22 @@ def report(
     out.print(f"report: {path}", highlight=False)
 
 
-def campaigns(db: DbOption = "vnetbench.db") -> None:
+def campaigns(db: DbOption = "vnetbench.db", json_output: JsonOption = False) -> None:
     """List the campaigns in a store."""
     store = open_store(db)
-    table = Table("id", "name", "status", "created (UTC)", "measurements")
+    rows = []
     for row in store.campaigns():
         frame = store.measurements_frame(row["id"])
         ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
-        when = dt.datetime.fromtimestamp(row["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(row["id"], row["name"], row["status"], when, str(ok))
-    out.print(table)
+        rows.append({k: row[k] for k in ("id", "name", "status", "created_utc_ns")} | {"measurements_ok": ok})
+    if json_output:
+        print_json(rows)
+        return
+    table = Table("id", "name", "status", "created (UTC)", "measurements ok")
+    for r in rows:
+        when = dt.datetime.fromtimestamp(r["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M")
+        table.add_row(r["id"], r["name"], r["status"], when, str(r["measurements_ok"]))
+    print_table(out, table)
 
 
 def export(

@@ -10,7 +10,8 @@ import typer
 from rich.table import Table
 
 from vnetbench.cli.campaign import run_and_report
-from vnetbench.cli.common import DbOption, fail, out, parse_sets, spec_errors
+from vnetbench.cli.common import DbOption, JsonOption, fail, out, parse_sets, spec_errors
+from vnetbench.cli.output import print_json, print_table
 from vnetbench.scenarios import Scenario, all_scenarios, get_scenario
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
@@ -19,12 +20,15 @@ app = typer.Typer(help="Built-in campaigns that repeat the published studies.", 
 
 
 @app.command("list")
-def scenarios_list() -> None:
+def scenarios_list(json_output: JsonOption = False) -> None:
     """The built-in scenarios and the study each repeats."""
+    if json_output:
+        print_json([{"name": sc.name, "study": sc.study, "summary": sc.summary} for sc in all_scenarios()])
+        return
     table = Table("name", "repeats", "what it shows")
     for sc in all_scenarios():
         table.add_row(sc.name, sc.study, sc.summary)
-    out.print(table)
+    print_table(out, table)
 
 
 @app.command("show")

@@ -20,6 +20,7 @@ from vnetbench.layout import Layout, build_layout
 from vnetbench.plan import sweeps
 from vnetbench.plan.patterns import pattern_steps
 from vnetbench.plan.steps import Plan, Step
+from vnetbench.spec.fractions import fraction_runs, parse_generators
 from vnetbench.spec.loader import LoadedSpec, SpecError, SpecInvalid, validate
 from vnetbench.spec.models import Campaign
 from vnetbench.spec.paths import PathError, apply_overrides, get_path
@@ -43,11 +44,18 @@ def path_facts(layout: Layout, src: str, dst: str) -> PathFacts:
 
 
 def treatments(spec: LoadedSpec) -> list[dict[str, Any]]:
-    """Every combination of factor levels (one empty treatment when there are no factors)."""
+    """Every combination of factor levels (one empty treatment when there are no factors); for a 2k-p
+    design only the runs of its fraction."""
     factors = spec.campaign.factors
     if not factors:
         return [{}]
     names = [f.name for f in factors]
+    design = spec.campaign.design
+    if design and design.kind == "2k-p":  # only the runs of the fraction (checked in _check_design)
+        gens = parse_generators(design.generators, len(factors))
+        return [
+            dict(zip(names, combo, strict=True)) for combo in fraction_runs([f.levels for f in factors], gens)
+        ]
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(f.levels for f in factors))]
 
 
@@ -146,15 +154,22 @@ def _check_design(spec: LoadedSpec) -> None:
                     f"one-factor needs exactly one factor, found {len(campaign.factors)}",
                 )
             )
-        if design.kind == "2k-r":
+        if design.kind == "two-factor" and len(campaign.factors) != 2:
+            errors.append(
+                spec.error(
+                    ("design", "kind"), f"two-factor needs exactly two factors, found {len(campaign.factors)}"
+                )
+            )
+        if design.kind in ("2k-r", "2k-p"):
             for i, factor in enumerate(campaign.factors):
                 if len(factor.levels) != 2:
                     errors.append(
                         spec.error(
                             ("factors", i, "levels"),
-                            "a 2k-r design needs exactly two levels per factor",
+                            f"a {design.kind} design needs exactly two levels per factor",
                         )
                     )
+        errors += _check_generators(spec)
         if campaign.schedule.repetitions != 1:
             errors.append(
                 spec.error(
@@ -164,6 +179,24 @@ def _check_design(spec: LoadedSpec) -> None:
             )
     if errors:
         raise SpecInvalid(errors)
+
+
+def _check_generators(spec: LoadedSpec) -> list[SpecError]:
+    """A 2k-p design's generators are valid products of the factors' letters; no other kind has any."""
+    design = spec.campaign.design
+    if design is None:
+        return []
+    if design.kind != "2k-p":
+        if design.generators:
+            return [spec.error(("design", "generators"), f"generators are for kind 2k-p, not {design.kind}")]
+        return []
+    if not design.generators:
+        return [spec.error(("design", "generators"), "a 2k-p design needs generators, e.g. [D=ABC]")]
+    try:
+        parse_generators(design.generators, len(spec.campaign.factors))
+    except ValueError as err:
+        return [spec.error(("design", "generators"), str(err))]
+    return []
 
 
 def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:

@@ -3,7 +3,8 @@ and the report (HTML), in the form of Jain's tables.
 
 `analysis_parts(analysis)` turns the data of `analysis.campaign_analysis.analyze_campaign` into
 `Section`s, in the order the analysis runs: the design, outliers and events, the models' effects,
-fairness, UDP effective throughput, rebuilds, placement, time of day, notes.
+fairness, UDP effective throughput, rebuilds, placement, time of day, change points, the repetition
+plan (`--target-precision`), notes.
 """
 
 from __future__ import annotations
@@ -11,20 +12,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pandas as pd
+
 from vnetbench.analysis import campaign_parts as cp
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, FittedModel
+from vnetbench.analysis.campaign_changes import ChangePoints
+from vnetbench.analysis.campaign_plan import RepetitionPlan
+from vnetbench.analysis.fractional import FractionalResult, roman
 from vnetbench.analysis.full_factorial import FactorialAnova
-from vnetbench.report.format import ci, num, pct, scaled, yes
+from vnetbench.analysis.two_factor import TwoFactorResult
+from vnetbench.report import format as fmt
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, scaled, unit_of, yes
 from vnetbench.report.view import Section, TableView
 
-UNITS = {  # display scale and unit per response
-    "throughput_bps": (1e6, "Mbit/s"),
-    "total_throughput_bps": (1e6, "Mbit/s"),
-    "effective_throughput_bps": (1e6, "Mbit/s"),
-    "rtt_mean_ns": (1e6, "ms"),
-    "loss_ratio": (1.0, "ratio"),
-    "jain_index": (1.0, ""),
-}
+
+def _per(x: float | None, scale: float) -> float | None:
+    return None if x is None else x / scale
+
+
+def squared(response: str) -> str:
+    """What SS and MS are in: the display unit squared ('(Mbit/s)²'), or the response's own unit."""
+    unit = unit_of(response)[1]
+    return f"({unit})²" if unit else "the response's unit squared"
 
 
 def one_factor_tabulars(
@@ -37,21 +46,25 @@ def one_factor_tabulars(
         rows.append(
             [
                 r["component"],
-                num(r["sum_of_squares"], 8),
+                num(_per(r["sum_of_squares"], scale**2), 8),
                 pct(r["pct_variation"]),
                 str(r["dof"]),
-                num(r["mean_square"], 5),
-                num(r["f"], 5),
+                num(_per(r["mean_square"], scale**2), 5),
+                f_cell(r["f"], r.get("f_note")),
                 num(r["f_table"], 4),
-                num(r["p_value"], 2),
+                p_cell(r["p_value"], r.get("f_note")),
             ]
         )
     anova = TableView(
         f"{label}: one-factor ANOVA by {a.factor} (a = {a.a}, N = {a.n})",
         ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
         rows,
-        f"response {a.response} in its stored unit; s_e = {num(a.s_e, 5)}; "
-        f"{'significant' if a.f > a.f_table else 'not significant'} at {conf}",
+        f"SS and MS in {squared(a.response)}; s_e = {fmt.metric(a.response, a.s_e, True)}; "
+        + (
+            f"F {a.f_note}"
+            if a.f_note
+            else f"{'significant' if a.significant else 'not significant'} at {conf}"
+        ),
     )
     effects = TableView(
         f"{label}: mean and effect per level ({conf} intervals)",
@@ -98,18 +111,19 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
             scaled(e.q, scale),
             ci(e.ci_low / scale, e.ci_high / scale),
             yes(e.significant),
-            num(e.ss),
+            num(None if e.ss is None else e.ss / scale**2),
             pct(e.pct_variation),
         ]
         for e in r.effects
     ]
-    rows.append(["e", "errors", "", "", "", num(r.sse), pct(r.pct_e)])
+    rows.append(["e", "errors", "", "", "", num(r.sse / scale**2), pct(r.pct_e)])
     return [
         TableView(
             f"{label}: 2^{r.k}·{r.r} effects and allocation of variation ({conf}, t on {r.df_e} DF)",
             ["effect", "factors", f"q {shown}", "interval", "significant", "SS", "% of variation"],
             rows,
-            f"{coding}; s_e = {num(r.s_e / scale, 5)}, s_q = {num(r.s_q / scale, 5)} {shown}",
+            f"{coding}; SS in {squared(r.response)}; s_e = {num(r.s_e / scale, 5)}, "
+            f"s_q = {num(r.s_q / scale, 5)} {unit_of(r.response)[1]}",
         )
     ]
 
@@ -117,7 +131,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
 def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[TableView]:
     """ANOVA and cell means of a full-factorial design."""
     conf = f"{100 * f.confidence:g} %"
-    rows = factorial_anova_rows(f)
+    rows = factorial_anova_rows(f, scale)
     cells = TableView(
         f"{label}: cell means",
         [*f.factors, "n", f"mean {shown}", "SD"],
@@ -137,7 +151,7 @@ def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[Tab
             f"{label}: full-factorial ANOVA ({kind})",
             ["component", "SS", "% of var.", "DF", "MS", "F", f"F[{conf}]", "p"],
             rows,
-            f"response {f.response} in its stored unit; s_e = {num(f.s_e, 5)}",
+            f"SS and MS in {squared(f.response)}; s_e = {fmt.metric(f.response, f.s_e, True)}",
         ),
         cells,
     ]
@@ -149,31 +163,71 @@ def diag_tabular(label: str, d: Any) -> TableView:
     return TableView(
         f"{label}: diagnostics",
         ["QQ correlation r", "Shapiro–Wilk p", "residual range / predicted range", "verdict"],
-        [[num(d.qq_r, 4), num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+        [[num(d.qq_r, 4), "—" if d.shapiro_note else num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+        f"Shapiro–Wilk {d.shapiro_note}" if d.shapiro_note else "",
     )
 
 
-def factorial_anova_rows(f: FactorialAnova) -> list[list[str]]:
-    """The ANOVA table of a full factorial in Jain's form: y, ȳ.., y − ȳ.., each term, the errors."""
+def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str) -> list[TableView]:
+    """ANOVA, effects, level means and predicted responses of a two-factor design."""
+    conf = f"{100 * r.confidence:g} %"
+    kind = "with replication" if r.replicated else "without replication"
+    anova = TableView(
+        f"{label}: two-factor ANOVA {kind}",
+        ["component", "SS", "% of var.", "DF", "F", "p"],
+        [[t.name, num(t.ss / scale**2, 8), pct(t.pct_variation), str(t.df), f_cell(t.f, t.f_note),
+          p_cell(t.p_value, t.f_note)] for t in r.terms]
+        + [["errors", num(r.sse / scale**2, 8), pct(r.pct_e), str(r.df_e), "", ""]],
+        f"SS in {squared(r.response)}; s_e = {fmt.metric(r.response, r.s_e, True)}",
+    )  # fmt: skip
+    estimates = TableView(
+        f"{label}: effects, level means and predicted responses ({conf}, t on {r.df_e} DF)",
+        ["estimate", f"value {shown}", "interval", "prediction interval", "significant"],
+        [
+            [e.label, scaled(e.value, scale), ci(e.ci_low / scale, e.ci_high / scale),
+             ci(e.prediction[0] / scale, e.prediction[1] / scale) if e.prediction else "",
+             yes(e.significant) if e.kind in ("alpha", "beta", "gamma") else ""]
+            for e in r.estimates
+        ],
+    )  # fmt: skip
+    return [anova, estimates]
+
+
+def fraction_tabular(label: str, f: FractionalResult) -> TableView:
+    """A 2^(k−p) fraction: its factors' letters, defining relation and the alias chain of each column."""
+    words = [f"{'-' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
+    return TableView(
+        f"{label}: 2^({len(f.factors)}−{f.p}) fraction, resolution {roman(f.resolution)}",
+        ["column", "estimates"],
+        [["factors", ", ".join(f"{c} = {n}" for c, n in f.letters.items())],
+         ["defining relation", "I = " + " = ".join(words)],
+         *[[col, chain] for col, chain in f.aliases.items()]],
+    )  # fmt: skip
+
+
+def factorial_anova_rows(f: FactorialAnova, scale: float = 1.0) -> list[list[str]]:
+    """The ANOVA table of a full factorial in Jain's form: y, ȳ.., y − ȳ.., each term, the errors;
+    sums of squares in the display unit squared (the response / `scale`)."""
+    sq = scale**2
     rows = [
-        ["y", num(f.ssy, 8), "", str(f.n), "", "", "", ""],
-        ["ȳ..", num(f.ss0, 8), "", "1", "", "", "", ""],
-        ["y − ȳ..", num(f.sst, 8), "100.00%", str(f.n - 1), "", "", "", ""],
+        ["y", num(f.ssy / sq, 8), "", str(f.n), "", "", "", ""],
+        ["ȳ..", num(f.ss0 / sq, 8), "", "1", "", "", "", ""],
+        ["y − ȳ..", num(f.sst / sq, 8), "100.00%", str(f.n - 1), "", "", "", ""],
     ]
     for x in f.terms:
         rows.append(
             [
                 x.name,
-                num(x.ss, 8),
+                num(x.ss / sq, 8),
                 pct(x.pct_variation),
                 str(x.df),
-                num(x.ms, 5),
-                num(x.f, 5),
+                num(x.ms / sq, 5),
+                f_cell(x.f, x.f_note),
                 num(x.f_table, 4),
-                num(x.p_value, 2),
+                p_cell(x.p_value, x.f_note),
             ]
         )
-    rows.append(["errors", num(f.sse, 8), pct(f.pct_e), str(f.df_e), num(f.mse, 5), "", "", ""])
+    rows.append(["errors", num(f.sse / sq, 8), pct(f.pct_e), str(f.df_e), num(f.mse / sq, 5), "", "", ""])
     return rows
 
 
@@ -192,8 +246,11 @@ def analysis_parts(a: CampaignAnalysis) -> list[Section]:
             _rebuilds(a.rebuilds) if a.rebuilds else None,
             _placement(a.placement) if a.placement else None,
             _periodic(a.periodic) if a.periodic else None,
+            _change_points(a.change_points) if a.change_points else None,
         )
         parts += [p for p in found if p is not None]
+    if a.plan:
+        parts.append(_plan(a.plan))
     if a.notes:
         parts.append(Section("Analysis notes", "analysis-notes", items=list(a.notes)))
     return parts
@@ -242,16 +299,18 @@ def _outliers(a: CampaignAnalysis) -> Section:
             TableView(
                 "Observations excluded by the outlier policy",
                 ["model", "step", "value", "reason"],
-                [[e["model"], e["step_key"], num(e["value"]), e["reason"]] for e in a.excluded],
+                [
+                    [e["model"], e["step_key"], fmt.metric(e["model"], e["value"], True), e["reason"]]
+                    for e in a.excluded
+                ],
             )
         )
     return part
 
 
 def _shown(response: str) -> tuple[float, str]:
-    """The display scale of a response and its column label (with the unit when it is scaled)."""
-    scale, unit = UNITS.get(response, (1.0, ""))
-    return scale, f"{response} ({unit})" if unit and scale != 1 else response
+    """The display scale of a response and its column label: 'throughput (Mbit/s)'."""
+    return unit_of(response)[0], fmt.metric_label(response)
 
 
 def _effects(models: list[FittedModel]) -> Section:
@@ -262,7 +321,8 @@ def _effects(models: list[FittedModel]) -> Section:
         "Each observation is one group of simultaneous flows in one replication: its mean per flow "
         "(throughput, loss, RTT), or Jain's index over its flows.",
     )
-    for m in models:
+    for fitted in models:
+        m = fmt.shown_model(fitted)  # its label with the response in people's words: 'throughput (Mbit/s)'
         scale, shown = _shown(m.result.response)
         if m.kind == "one-factor":
             part.tables += one_factor_tabulars(m.label, m.result, m.contrasts, scale, shown)
@@ -274,6 +334,13 @@ def _effects(models: list[FittedModel]) -> Section:
                 part.tables.append(diag_tabular(title, m.truncated_diagnostics))
         elif m.kind == "2k-r":
             part.tables += two_k_r_tabulars(m.label, m.result, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+        elif m.kind == "2k-p":
+            part.tables.append(fraction_tabular(m.label, m.fraction))
+            part.tables += two_k_r_tabulars(m.label, m.result, scale, shown)
+            part.tables.append(diag_tabular(m.label, m.diagnostics))
+        elif m.kind == "two-factor":
+            part.tables += two_factor_tabulars(m.label, m.result, scale, shown)
             part.tables.append(diag_tabular(m.label, m.diagnostics))
         else:
             part.tables += factorial_tabulars(m.label, m.result, scale, shown)
@@ -294,7 +361,7 @@ def _fairness(f: cp.Fairness) -> Section:
     )
     part.tables.append(
         TableView(
-            f"Jain's fairness index over replications ({conf} bootstrap interval of the mean)",
+            f"Jain's fairness index over replications ({conf} interval of the expected index)",
             [*f.config, "replications", "mean", "SD", "min", "max", "interval"],
             [
                 [
@@ -306,7 +373,7 @@ def _fairness(f: cp.Fairness) -> Section:
                     num(r["max"], 4),
                     ci(r["ci_low"], r["ci_high"]),
                 ]
-                for r in f.spread.to_dict("records")
+                for r in sorted(f.spread.to_dict("records"), key=lambda r: fmt.row_key(r, f.config))
             ],
         )
     )
@@ -332,7 +399,7 @@ def _udp(u: cp.UdpEffective) -> Section:
                     f"{100 * r['loss_ratio']:.4g} %",
                     num(r["effective_throughput_bps"] / 1e6, 5),
                 ]
-                for r in u.rows
+                for r in sorted(u.rows, key=lambda r: fmt.row_key(r, u.keys))
             ],
         )
     )
@@ -341,6 +408,9 @@ def _udp(u: cp.UdpEffective) -> Section:
 
 def _rebuilds(r: cp.Rebuilds) -> Section:
     th = r.thresholds
+    tolerances = ", ".join(
+        f"{fmt.metric_name(k)} ±{fmt.metric(k, v, True, delta=True)[1:]}" for k, v in cp.ABS_TOLERANCE.items()
+    )
     part = Section(
         "Reproducibility across rebuilds",
         "reproducibility",
@@ -348,20 +418,19 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
         f"values are the reference; each rebuild contributes its mean. Verdict thresholds: CV across "
         f"rebuilds ≤ {100 * th.cv_max_ratio:g} %, difference within ±{100 * th.tolerance_ratio:g} % of "
         "the first build (the whole Welch interval); for metrics near zero, absolute tolerances: "
-        + ", ".join(f"{k} ±{v:g}" for k, v in cp.ABS_TOLERANCE.items())
-        + " (their unit).",
+        f"{tolerances}.",
     )
     columns = ["metric", "first build mean (n)", "rebuilds", "mean of rebuilds", "CV", "difference"]
     columns += ["Welch interval", "Mann-Whitney p", "verdict"]
     rows = [
         [
-            m.metric,
-            f"{num(m.mean_first)} ({m.n_first})",
+            fmt.shown_metric(m.metric),
+            f"{fmt.metric(m.metric, m.mean_first)} ({m.n_first})",
             str(m.n_rebuilds),
-            num(m.mean_rebuilds),
+            fmt.metric(m.metric, m.mean_rebuilds),
             pct(100 * m.cv_rebuilds_ratio),
-            f"{num(m.difference, 4)} ({pct(100 * m.difference_ratio)})",
-            ci(*m.welch_ci),
+            f"{fmt.metric(m.metric, m.difference, delta=True)} ({pct(100 * m.difference_ratio)})",
+            fmt.metric_ci(m.metric, *m.welch_ci),
             num(m.mannwhitney_p, 3),
             m.verdict,
         ]
@@ -385,8 +454,7 @@ def _placement(p: cp.Placements) -> Section:
         if c is None:
             part.items.append(str(entry.error))
             continue
-        scale, unit = UNITS.get(entry.response, (1.0, ""))
-        shown = f"{entry.response} ({unit})" if scale != 1 else entry.response
+        scale, shown = unit_of(entry.response)[0], fmt.metric_label(entry.response)
         part.tables.append(
             TableView(
                 f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
@@ -433,12 +501,12 @@ def _periodic(p: cp.Periodic) -> Section:
         "Non-overlapping intervals between hours mean busy and quiet times differ.",
     )
     for view in p.views:
-        scale, unit = UNITS.get(view.response, (1.0, ""))
+        scale, unit = unit_of(view.response)
         key = "day" if view.period == "weekday" else "hour"
         part.tables.append(
             TableView(
-                f"{view.measurement}: {view.response} by {view.period} (UTC)",
-                [key, "n", f"mean ({unit or view.response})", "SD", "interval"],
+                f"{view.measurement}: {fmt.metric_name(view.response)} by {view.period} (UTC)",
+                [key, "n", f"mean ({unit})" if unit else "mean", "SD", "interval"],
                 [
                     [
                         str(r[key]),
@@ -451,4 +519,55 @@ def _periodic(p: cp.Periodic) -> Section:
                 ],
             )
         )
+    return part
+
+
+def _change_points(c: ChangePoints) -> Section:
+    part = Section(
+        "Change points",
+        "change-points",
+        intro=f"Series of at least {c.min_points} runs in time order, searched for shifts in distribution "
+        "with E-divisive means and a permutation test (Matteson & James 2014, as Apache Otava): a change "
+        "point is the first run of a new segment, with p ≤ 0.01.",
+    )
+    for s in c.series:
+        scale, unit = unit_of(s.response)
+        for cp_ in s.found:
+            when = pd.Timestamp(cp_.time, unit="ns", tz="UTC").strftime("%Y-%m-%d %H:%M UTC")
+            part.tables.append(
+                TableView(
+                    f"{s.key['series']} {s.key['pair']} ({s.key['treatment']}): "
+                    f"{fmt.metric_name(s.response)}",
+                    ["run", "at", f"before ({unit})" if unit else "before", "after", "change", "p"],
+                    [[str(cp_.index), when, scaled(cp_.mean_before, scale), scaled(cp_.mean_after, scale),
+                      f"{100 * cp_.relative_change:+.1f} %", num(cp_.p_value, 2)]],
+                )
+            )  # fmt: skip
+    if not part.tables:
+        part.items.append(f"No change point in {len(c.series)} series.")
+    return part
+
+
+def _plan(p: RepetitionPlan) -> Section:
+    part = Section(
+        f"Repetitions for ±{100 * p.precision:g} %",
+        "plan",
+        intro=f"How many repetitions each treatment needs for a ±{100 * p.precision:g} % interval of its "
+        f"mean at {100 * p.confidence:g} % (Jain §13.9), from this campaign as a pilot: Jain's "
+        "n = (100·z·s/(r·x̄))² and the smallest n whose t interval is that narrow (plan with the second).",
+        items=list(p.notes),
+    )
+    for s in p.series:
+        scale, unit = unit_of(s.response)
+        part.tables.append(
+            TableView(
+                f"{s.series} · {fmt.metric_label(s.response)}",
+                ["treatment", "n", f"mean ({unit})" if unit else "mean", "SD", "needed (z)", "needed (t)"],
+                [
+                    [", ".join(f"{k}={v}" for k, v in r.group.items()) or "all", str(r.n),
+                     scaled(r.mean, scale), scaled(r.sd, scale), str(r.needed_jain), str(r.needed)]
+                    for r in s.rows
+                ],
+            )
+        )  # fmt: skip
     return part

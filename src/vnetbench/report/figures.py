@@ -48,10 +48,24 @@ def save(fig: plt.Figure, path: Path) -> Path:
     """Write the figure as PNG and SVG beside each other; returns the PNG's path."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path.with_suffix(".png"), dpi=110)
-    fig.savefig(path.with_suffix(".svg"))
+    fig.savefig(path.with_suffix(".png"), dpi=110, bbox_inches="tight")  # legends outside the axes too
+    fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
     plt.close(fig)
     return path.with_suffix(".png")
+
+
+def spans_decades(values: np.ndarray, decades: float = 1.5) -> bool:
+    """True when positive values span more than `decades` powers of ten: a linear axis would squash
+    the smaller ones against zero."""
+    v = values[np.isfinite(values) & (values > 0)]
+    return bool(v.size) and float(np.log10(v.max() / v.min())) > decades
+
+
+def with_margin(ax: plt.Axes, top: float, bottom: float = 0.0, share: float = 0.12) -> None:
+    """A y axis from `bottom` that holds the data with room above it: a line at the data's maximum
+    does not sit on the frame."""
+    if np.isfinite(top) and top > bottom:
+        ax.set_ylim(bottom, top + share * (top - bottom))
 
 
 def cdf(
@@ -63,6 +77,8 @@ def cdf(
 ) -> Path:
     """Empirical CDFs of several series in one figure."""
     fig, ax = plt.subplots(figsize=(7, 4))
+    everything = [np.asarray(pd.Series(v).dropna(), dtype=float) for v in series.values()]
+    log = spans_decades(np.concatenate(everything) if everything else np.array([]))
     for label, values in series.items():
         x = np.sort(np.asarray(pd.Series(values).dropna(), dtype=float))
         if x.size == 0:
@@ -77,6 +93,9 @@ def cdf(
             marker="o" if x.size <= 20 else None,  # a CDF of one or two values is otherwise invisible
             markersize=3,
         )
+    if log:  # same-host RTTs of 0.05 ms beside cross-site ones of 65 ms: both visible
+        ax.set_xscale("log")
+        xlabel += ", log scale"
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction ≤ x")
     ax.set_ylim(0, 1.02)
@@ -96,25 +115,30 @@ def per_repetition(
     reference: Mapping[str, float] | None = None,
 ) -> Path:
     """One line per connection: the metric in every repetition (ExoGENI Figures 12–13)."""
-    fig, ax = plt.subplots(figsize=(7, 3.6))
     several = "measurement" in frame and frame["measurement"].nunique() > 1
     keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
     treatments = "treatment" in frame  # a designed campaign: one line per connection and treatment
-    for key, group in frame.groupby(keys + (["treatment"] if treatments else []), sort=False):
+    groups = list(frame.groupby(keys + (["treatment"] if treatments else []), sort=False))
+    legend_rows = -(-len(groups) // 3)
+    fig, ax = plt.subplots(figsize=(7, 3.6 + 0.22 * legend_rows))  # the legend goes below the axes
+    top = 0.0
+    for key, group in groups:
         group = group.sort_values("repetition")
         src, dst = key[len(keys) - 2], key[len(keys) - 1]
         inner = ([key[0]] if several else []) + ([key[-1]] if treatments else [])
         label = f"{src}→{dst}" + (f" ({', '.join(map(str, inner))})" if inner else "")
         ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=label)
+        top = max(top, float((group[metric] / scale).max()))
     for label, value in (reference or {}).items():
         ax.axhline(value, color="grey", linestyle="--", linewidth=1)
         ax.annotate(label, (ax.get_xlim()[0], value), fontsize=7, color="grey", va="bottom")
     ax.set_xlabel("repetition")
     ax.set_ylabel(ylabel)
-    ax.set_ylim(bottom=0)  # a zoomed axis makes a 1 % wiggle look like a collapse
+    # from 0 (a zoomed axis makes a 1 % wiggle look like a collapse), with room above the highest line
+    with_margin(ax, max([top, *(reference or {}).values()]))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(3, max(1, len(groups))))
     ax.xaxis.get_major_locator().set_params(integer=True)
     return save(fig, path)
 
@@ -316,7 +340,7 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
             for i, node in enumerate(nodes):
                 pos[node] = (host_x + 0.65 + 0.9 * i, 0.55)
                 ax.add_patch(plt.Circle(pos[node], 0.22, color="#4878a8", zorder=2))
-                ax.text(pos[node][0], 0.12, node, ha="center", fontsize=8)
+                ax.text(pos[node][0], 0.12, node, ha="center", fontsize=9)
             host_x += box + 0.4
         if site != DEFAULT_SITE:
             ax.text(

@@ -1,27 +1,63 @@
 """How numbers look in reports and terminal tables: the one place that formats them.
 
+A stored metric is shown in the unit its name calls for (`metric`: throughput_bps in Mbit/s, *_ns in
+ms, *_pps in K pps, *_ratio in %; the table of units is `spec.units.display_unit`, which analysis
+sentences use too); no number is written in exponent form. `--json` keeps the stored SI base units.
+
 Missing values: the statistics tables (`num`, `pct`) leave the cell empty; the report's measurement
-tables show "–".
+tables show "–"; an interval with a missing end is "–", never "(, )".
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from vnetbench.spec.units import (
+    display_unit,
+    metric_name,
+    parse_duration_ns,
+    parse_rate,
+    parse_size_bytes,
+    plain_number,
+)
+from vnetbench.spec.units import format_metric as _format_metric
+
+__all__ = ["display_unit", "metric_name"]  # the unit table, for figures' axes
+
 # ---------------------------------------------------------------- statistics tables (Jain's layout)
 
 
 def num(x: float | None, digits: int = 6) -> str:
-    """`digits` significant digits; '' when missing, ∞ when infinite."""
+    """`digits` significant digits; '' when missing, ∞ when infinite. Exponent form only for tiny
+    values (a p of 3.2e-09), never for large ones (95670100, not 9.56701e+07)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     if isinstance(x, float) and math.isinf(x):
         return "∞"
-    return f"{x:.{digits}g}"
+    if x != 0 and abs(x) < 1e-4:
+        return f"{x:.{digits}g}"
+    return _as_g(plain_number(float(x), digits))
+
+
+def _as_g(text: str) -> str:
+    """Without trailing zeros, as 'g' writes a number: 45.2, not 45.200."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def f_cell(f: float, note: str | None, digits: int = 5) -> str:
+    """F as a number, or "undefined" when its test is (the note says why, under the table)."""
+    return "undefined" if note else num(f, digits)
+
+
+def p_cell(p: float, note: str | None) -> str:
+    """p as a number; empty when the F test is undefined (see `f_cell`)."""
+    return "" if note else num(p, 2)
 
 
 def pct(x: float | None) -> str:
@@ -29,14 +65,85 @@ def pct(x: float | None) -> str:
     return "" if x is None or math.isnan(x) else f"{x:.2f}%"
 
 
-def ci(lo: float, hi: float) -> str:
-    """A confidence interval: (lo, hi) with four significant digits."""
+def ci(lo: float | None, hi: float | None) -> str:
+    """A confidence interval: (lo, hi) with four significant digits; '–' when an end is missing."""
+    if _missing(lo) or _missing(hi):
+        return "–"
     return f"({num(lo, 4)}, {num(hi, 4)})"
 
 
-def yes(flag: bool) -> str:
-    """A check mark for True, nothing for False."""
-    return "✓" if flag else ""
+def _missing(x: Any) -> bool:
+    return x is None or (isinstance(x, float | np.floating) and not np.isfinite(x))
+
+
+# ---------------------------------------------------------------- stored metrics in their display unit
+
+
+def metric(name: str, value: float | None, unit: bool = False, delta: bool = False) -> str:
+    """A stored value shown in its metric's unit: metric('throughput_bps', 9.5e7) -> '95.00';
+    with `unit`, '95.00 Mbit/s'; `delta` for a signed difference. '–' when missing."""
+    if _missing(value):
+        return "–"
+    return _format_metric(name, float(value), unit, delta)  # type: ignore[arg-type]
+
+
+def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False) -> str:
+    """An interval in the metric's unit: '(95.10, 95.42)'; '–' when an end is missing."""
+    if _missing(lo) or _missing(hi):
+        return "–"
+    label = f" {display_unit(name).label}" if unit and display_unit(name).label else ""
+    return f"({metric(name, lo)}, {metric(name, hi)}){label}"
+
+
+def metric_label(name: str) -> str:
+    """A column or axis label for a stored metric: 'throughput (Mbit/s)', 'loss (%)', 'jain index'."""
+    return metric_name(name) + unit_suffix(display_unit(name).label)
+
+
+def unit_of(response: str) -> tuple[float, str]:
+    """(scale, unit label) a response is shown in: stored value / scale, e.g. (1e6, 'Mbit/s')."""
+    u = display_unit(response)
+    return u.scale, u.label
+
+
+def shown_metric(text: str) -> str:
+    """A label that ends in a stored metric's name, in people's words with the unit:
+    'tcp vma→vmb throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)'."""
+    words = text.split()
+    return " ".join([*words[:-1], metric_label(words[-1])]) if words else text
+
+
+def shown_model(m: Any) -> Any:
+    """A fitted model (analysis.campaign_analysis.FittedModel) whose label names its response in
+    people's words: 'into-host · tcp · throughput (Mbit/s)' for '… · throughput_bps'."""
+    response = m.result.response
+    return replace(m, label=m.label.replace(response, metric_label(response)))
+
+
+def row_key(row: Mapping[str, Any], columns: Sequence[str]) -> tuple[tuple[int, float, str], ...]:
+    """Sort key of a table row by its factor columns, each by number where it is one."""
+    return tuple(sort_key(row[c]) for c in columns)
+
+
+def sort_key(value: Any) -> tuple[int, float, str]:
+    """Order factor levels and table rows by number where they are numbers (2 before 10; '10mbit'
+    before '100mbit'; '500ms' before '2s'), by text otherwise."""
+    if isinstance(value, bool):
+        return (1, 0.0, str(value))
+    if isinstance(value, int | float | np.number):
+        return (0, float(value), "")
+    text = str(value).strip()
+    for parse in (float, parse_rate, parse_duration_ns, parse_size_bytes):
+        try:
+            return (0, float(parse(text)), text)
+        except (ValueError, TypeError):
+            continue
+    return (1, 0.0, text)
+
+
+def yes(flag: bool | None) -> str:
+    """A check mark for True, nothing for False, "undefined" for None (no error variance to test)."""
+    return "✓" if flag else ("undefined" if flag is None else "")
 
 
 def scaled(x: float | None, scale: float) -> str:
@@ -62,10 +169,10 @@ def value(v: Any, digits: int = 3) -> str:
 
 
 def sig(v: Any, digits: int = 3) -> str:
-    """`digits` significant digits; '–' when missing or not finite."""
+    """`digits` significant digits, never in exponent form (100000, not 1e+05); '–' when missing."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "–"
-    return f"{v:.{digits}g}"
+    return _as_g(plain_number(float(v), digits))
 
 
 def ratio_pct(v: Any) -> str:
@@ -79,8 +186,12 @@ def loss_pct(v: Any) -> str:
 
 
 def share(n: float, d: float) -> str:
-    """n of d as a percentage with two decimals ('-' when d is 0)."""
-    return f"{n / d:.2%}" if d else "-"
+    """n of d as a percentage with two decimals, or two significant digits below 0.01 % (1 of 60,000
+    is '0.0017%', not '0.00%'); '-' when d is 0."""
+    if not d:
+        return "-"
+    ratio = n / d
+    return f"{100 * ratio:.2g}%" if 0 < abs(ratio) < 1e-4 else f"{ratio:.2%}"
 
 
 def count(v: float | None) -> str:

@@ -12,11 +12,10 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
-from vnetbench.analysis.campaign_data import StoredSamples
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import figures
 from vnetbench.report import format as fmt
-from vnetbench.report.prepared import TREATMENT, Prepared, prepare
+from vnetbench.report.prepared import TREATMENT, Prepared
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
 from vnetbench.report.shared_link import SharedLink, SharedLinks
@@ -63,8 +62,8 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     row = store.campaign(campaign_id)
     assert row is not None
     frame = store.measurements_frame(campaign_id)
-    samples = StoredSamples(store, campaign_id)  # aggregated in SQL, only what is shown is loaded
-    prep = prepare(row, frame, samples, store.builds_frame(campaign_id))  # treatments, omit, outliers
+    context = ReportContext(store, row, frame, fig_dir)
+    prep = context.prepared  # treatments, omit, outliers
     ordered: list[tuple[int, Section | None]] = [
         (10, _overview(store, row, frame, fig_dir)),
         (20, _rtt_section(prep, fig_dir)),
@@ -72,9 +71,8 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
         (40, _throughput_section(prep, "udp", fig_dir)),
         (50, _competition_section(prep, row, fig_dir)),
     ]
-    context = ReportContext(store, row, frame, fig_dir)
     for order, build in section_builders():
-        ordered += [(order, section) for section in build(context)]
+        ordered += [(section.order or order, section) for section in build(context)]
     ordered.append((1000, _failures_section(store, campaign_id, frame)))
     ordered.sort(key=lambda item: item[0])
     sections = [s for _, s in ordered if s is not None and (s.tables or s.figures or s.items)]
@@ -128,7 +126,8 @@ def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: P
         layout = builds.iloc[-1]["layout"]
         spec = yaml.safe_load(row["spec_text"])
         links = spec.get("topology", {}).get("links", [])
-        section.figures.append(Figure("Topology", figures.topology(layout, links, fig_dir / "topology")))
+        png = figures.topology(layout, links, fig_dir / "topology")
+        section.figures.append(Figure("Topology", png, wide=len(layout["node_host"]) > 8))
         times = builds["build_ns"].dropna()
         if len(times):
             section.items.append(
@@ -191,7 +190,11 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
         return None
     name = kind.upper()
     intro = _throughput_intro(prep, kind)
-    section = Section(f"{name} throughput", kind, intro=" ".join(filter(None, [intro, prep.intro(kind)])))
+    section = Section(
+        f"{name} throughput",
+        kind,
+        intro=" ".join(filter(None, [intro, prep.intro(kind), _only_together(prep, kind, table)])),
+    )
     extra = [
         ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
         ("model max (Mbit/s)", "model_max", fmt.value),
@@ -208,6 +211,21 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
     section.figures += _throughput_figures(prep, kind, table, fig_dir)
     return section
+
+
+def _only_together(prep: Prepared, kind: str, table: pd.DataFrame) -> str:
+    """Which treatments this per-connection table (flows measured alone) leaves out, and where they are."""
+    if not prep.factorial or "treatment" not in table:
+        return ""
+    flows = prep.frame[prep.frame["kind"] == kind]
+    missing = [t for t in prep.treatments if t in set(flows[TREATMENT]) and t not in set(table["treatment"])]
+    if not missing:
+        return ""
+    return (
+        f"The table and the per-repetition figures show the flows measured alone; under {', '.join(missing)} "
+        "every flow ran together with others: those are in 'Effects of the factors' (the design's result) "
+        "and 'Simultaneous flows'."
+    )
 
 
 def _throughput_intro(prep: Prepared, kind: str) -> str:

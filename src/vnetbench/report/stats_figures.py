@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ def _save(fig: plt.Figure, path: Path) -> tuple[Path, Path]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     png, svg = path.with_suffix(".png"), path.with_suffix(".svg")
-    fig.savefig(png, dpi=110)
-    fig.savefig(svg)
+    fig.savefig(png, dpi=110, bbox_inches="tight")  # legends beside the axes too
+    fig.savefig(svg, bbox_inches="tight")
     plt.close(fig)
     return png, svg
 
@@ -141,33 +142,35 @@ def contrast_intervals(
 
 
 def reproducibility_chart(result: MetricReproducibility, path: Path, title: str = "") -> tuple[Path, Path]:
-    """Mean of each rebuild against the first build's interval (band) and the tolerance (dashed)."""
+    """Mean of each rebuild against the first build's interval (band) and the tolerance (dashed), in
+    the metric's display unit (Mbit/s, ms, %)."""
     pb = result.per_build
     rebuilds = pb[~pb["is_first"]]
+    scale = fmt.unit_of(result.metric)[0]
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.axhspan(
-        *result.first_ci,
+        *(v / scale for v in result.first_ci),
         color="C2",
         alpha=0.25,
         label=f"first build, {100 * result.thresholds.confidence:g} % CI",
     )
-    ax.axhline(result.mean_first, color="C2", lw=1)
+    ax.axhline(result.mean_first / scale, color="C2", lw=1)
     th = result.thresholds
     band = max(th.tolerance_ratio * abs(result.mean_first), th.tolerance_abs)
     relative = band > th.tolerance_abs
-    tolerance = (
-        f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{band:g} (absolute)"
-    )
+    absolute = fmt.metric(result.metric, band, True, delta=True).lstrip("+")
+    tolerance = f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{absolute}"
     for sign in (-1, 1):
         label = tolerance if sign > 0 else None
-        ax.axhline(result.mean_first + sign * band, color="C3", ls="--", lw=0.8, label=label)
+        ax.axhline((result.mean_first + sign * band) / scale, color="C3", ls="--", lw=0.8, label=label)
     numeric = pd.api.types.is_numeric_dtype(rebuilds["build"])
     x = rebuilds["build"] if numeric else np.arange(len(rebuilds))
-    ax.plot(x, rebuilds["mean"], "o", ms=4, label="rebuild mean")
+    ax.plot(x, rebuilds["mean"] / scale, "o", ms=4, label="rebuild mean")
+    ax.xaxis.get_major_locator().set_params(integer=True)  # rebuild 2, 3, …: no 2.5
     ax.set_xlabel("rebuild")
-    ax.set_ylabel(result.metric)
-    ax.set_title(title or f"{result.metric}: {result.verdict}")
-    ax.legend(fontsize="small")
+    ax.set_ylabel(fmt.shown_metric(result.metric))
+    ax.set_title(title or f"{fmt.shown_metric(result.metric)}: {result.verdict}")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))  # off the points
     return _save(fig, path)
 
 
@@ -191,4 +194,27 @@ def placement_chart(
     value = comparison["value"]
     ax.set_ylabel(value + fmt.unit_suffix(unit))
     ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
+    return _save(fig, path)
+
+
+def change_points_chart(
+    series: dict[str, Any], path: Path, scale: float = 1.0, unit: str = "", title: str = ""
+) -> tuple[Path, Path]:
+    """A periodic series in time order with its change points (dashed lines) and each segment's
+    mean. `series` is an entry of `analyze --json`'s `change_points` (with `times` and `values`)."""
+    times = pd.to_datetime(np.asarray(series["times"], dtype="int64"), unit="ns", utc=True)
+    values = np.asarray(series["values"], dtype=float) / scale
+    fig, ax = plt.subplots(figsize=(8, 3.6))
+    ax.plot(times, values, ".", color="C0", markersize=3)
+    bounds = [0, *(c["index"] for c in series["change_points"]), len(values)]
+    for start, end in itertools.pairwise(bounds):
+        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color="C1", linewidth=2)
+    for c in series["change_points"]:
+        ax.axvline(times[c["index"]], color="C3", linestyle="--", linewidth=1)
+        label = f"{100 * c['relative_change']:+.1f} %"
+        ax.annotate(label, (times[c["index"]], values.max()), fontsize="small", color="C3", xytext=(3, -10),
+                    textcoords="offset points")  # fmt: skip
+    ax.set_ylabel(series["response"] + fmt.unit_suffix(unit))
+    ax.set_title(title or f"{series['series']} {series['pair']}: change points")
+    fig.autofmt_xdate()
     return _save(fig, path)

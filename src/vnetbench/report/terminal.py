@@ -1,5 +1,6 @@
 """Rich tables of the analysis results for the terminal (`vnetbench stats`), in the layout of Jain's
-tables, and the tables of plain strings of `vnetbench analyze` (report/analysis_tables.py)."""
+tables, and the tables of plain strings of `vnetbench analyze` (report/analysis_tables.py). The tables
+of the analyses after the ANOVA, and which tables each design prints, are in report/stats_tables.py."""
 
 from __future__ import annotations
 
@@ -10,21 +11,10 @@ from rich.table import Table
 from vnetbench.analysis.contrasts import ContrastCI
 from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.one_factor import OneFactorAnova
-from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_k_r import TwoKRResult
 from vnetbench.report.analysis_tables import factorial_anova_rows
-from vnetbench.report.format import ci, num, pct, yes
-from vnetbench.report.view import TableView
-
-
-def rich_table(t: TableView) -> Table:
-    """A table of display strings as a rich table (first column left, the others right-aligned)."""
-    table = Table(title=t.title or None, caption=t.note or None, show_header=any(t.columns))
-    for i, col in enumerate(t.columns):
-        table.add_column(col, justify="left" if i == 0 else "right")
-    for row in t.rows:
-        table.add_row(*row)
-    return table
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, yes
+from vnetbench.report.rich_view import rich_table  # noqa: F401  (report/stats_tables.py imports it from here)
 
 
 def anova_columns(t: Table, conf: str) -> None:
@@ -42,9 +32,12 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
     for row in a.table():
         t.add_row(
             row["component"], num(row["sum_of_squares"], 8), pct(row["pct_variation"]), str(row["dof"]),
-            num(row["mean_square"], 5), num(row["f"], 5), num(row["f_table"], 4), num(row["p_value"], 2),
+            num(row["mean_square"], 5), f_cell(row["f"], row.get("f_note")), num(row["f_table"], 4),
+            p_cell(row["p_value"], row.get("f_note")),
         )  # fmt: skip
     t.caption = f"s_e = {num(a.s_e, 5)}; R² = SSA/SST = {num(a.pct_a / 100, 5)}"
+    if a.f_note:
+        t.caption += f"\nF {a.f_note}"
 
     e = Table(title=f"Effects α_j = ȳ.j − ȳ.. with {conf} intervals (ȳ.. = {num(a.grand_mean, 6)})")
     for col in ("level", "r", "mean", "effect", "sd", "interval", "significant"):
@@ -53,7 +46,7 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
         e.add_row(
             str(x.level),
             str(x.n),
-            num(x.mean),
+            num(x.mean, 10),
             num(x.effect),
             num(x.sd, 4),
             ci(x.ci_low, x.ci_high),
@@ -83,6 +76,16 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     s.add_section()
     s.add_row(*[num(e.q) for e in r.effects], f"← q = Σ(sign·ȳ)/{2**r.k}")
 
+    if r.r == 1:  # Jain ch. 17: no replication, no error estimate; the allocation of variation is all
+        e = Table(
+            title="Effects and allocation of variation (r = 1: no error estimate, no intervals)",
+            caption=f"SST = {num(r.sst)}; replicate (r ≥ 2) for intervals and tests",
+        )
+        for col in ("effect", "factors", "q", "SS", "% of variation"):
+            e.add_column(col, justify="right")
+        for x in r.effects:
+            e.add_row(x.letters, x.name, num(x.q), num(x.ss), pct(x.pct_variation))
+        return [s, e]
     e = Table(
         title=f"Effects and allocation of variation ({conf} intervals, t on {r.df_e} DF)",
         caption=f"SST = {num(r.sst)}, SSE = {num(r.sse)} ({pct(r.pct_e)}), "
@@ -113,6 +116,9 @@ def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) ->
     for row in factorial_anova_rows(f):
         t.add_row(*row)
     t.caption = f"s_e = {num(f.s_e, 5)}"
+    notes = {x.f_note for x in f.terms if x.f_note}
+    if notes:
+        t.caption += "".join(f"\nF {n}" for n in notes)
     if not contrasts:
         return [t]
     c = Table(title=f"Successive levels of each factor, marginal means ({conf}, t on {f.df_e} DF)")
@@ -121,12 +127,3 @@ def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) ->
     for x in contrasts:
         c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
     return [t, c]
-
-
-def table_analysis_tables(t: TableAnalysis) -> list[Table]:
-    """The tables `vnetbench stats` prints for its design."""
-    if t.design == "one-factor":
-        return one_factor_tables(t.result, t.contrasts)
-    if t.design == "2k-r":
-        return two_k_r_tables(t.result)
-    return factorial_tables(t.result, t.contrasts)

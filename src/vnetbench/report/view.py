@@ -22,6 +22,7 @@ class Figure:
     title: str
     png: Path
     caption: str = ""
+    wide: bool = False  # drawn across the page's width (a big topology)
 
     @property
     def data_uri(self) -> str:
@@ -40,3 +41,4 @@ class Section:
     tables: list[TableView] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     items: list[str] = field(default_factory=list)  # short paragraphs (verdicts, reasons)
+    order: int | None = None  # where it goes when not at its module's ORDER (a study's main result first)

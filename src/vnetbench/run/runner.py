@@ -79,8 +79,10 @@ class Runner:
         console: Console | None = None,
         on_step: Callable[[Step, list[MeasurementRecord]], None] | None = None,
         observers: Sequence[Observer] | None = None,
+        step_guard: Callable[[Step], contextlib.AbstractContextManager[Any]] | None = None,
     ) -> None:
-        """`observers`: None gives the standard ones (telemetry); `on_step(step, records)` is one more."""
+        """`observers`: None gives the standard ones (telemetry); `on_step(step, records)` is one more.
+        `step_guard(step)` is held around a step's attempts (the monitor's throughput locks)."""
         self.store = store
         self.campaign_id = campaign_id
         self.plan = plan
@@ -92,6 +94,7 @@ class Runner:
         )
         if on_step is not None:
             self.observers.append(StepCallback(on_step))
+        self.step_guard = step_guard
         self.active: _Active | None = None
         self._port = PORT_RANGE[0]
 
@@ -134,12 +137,15 @@ class Runner:
             self._ensure_topology(step, force_rebuild=step.rebuild_before)
             self._wait_until(started_utc_ns + step.not_before_ns, progress, task)
             progress.update(task, description=_describe(step))
-            for attempt_offset in range(retries + 1):
-                attempt = max((attempts.get(f.key, 0) for f in step.flows), default=0) + 1 + attempt_offset
-                records = self._run_step(step, attempt)
-                self._commit(records, summary)
-                if all(r.status == "ok" for r in records):
-                    break
+            with self.step_guard(step) if self.step_guard else contextlib.nullcontext():
+                for attempt_offset in range(retries + 1):
+                    attempt = (
+                        max((attempts.get(f.key, 0) for f in step.flows), default=0) + 1 + attempt_offset
+                    )
+                    records = self._run_step(step, attempt)
+                    self._commit(records, summary)
+                    if all(r.status == "ok" for r in records):
+                        break
             progress.advance(task, step.planned_ns / 1e9)
             pause = self.plan.variants[step.variant].schedule.pause
             if pause:

@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from vnetbench.spec.delaycdf import check_points
 from vnetbench.spec.inventory import Inventory
+from vnetbench.spec.monitoring import AlertRule, MonitorSchedule
+from vnetbench.spec.thresholds import Thresholds
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
@@ -123,6 +125,9 @@ class Topology(Strict):
 class _Measurement(Strict):
     name: Name
     timeout: DurationNs | None = Field(None, description="give up after this long (default: duration + 30 s)")
+    thresholds: Thresholds | None = Field(
+        None, description="dashboard colours per summary metric (spec/thresholds.py), over the campaign's"
+    )
 
 
 class TcpMeasurement(_Measurement):
@@ -351,8 +356,13 @@ class Factor(Strict):
 
 
 class Design(Strict):
-    kind: Literal["full-factorial", "one-factor", "2k-r"] = "full-factorial"
-    replications: int = Field(1, ge=1, le=10_000)
+    kind: Literal["full-factorial", "one-factor", "two-factor", "2k-r", "2k-p"] = "full-factorial"
+    replications: int = Field(1, ge=1, le=10_000, description="1: no replication (two-factor, 2k-r, 2k-p)")
+    generators: list[str] = Field(
+        [],
+        description="2k-p: each generated factor as a product of others, with the factors' letters A, B, C, "
+        "… in the order they are listed, e.g. ['D=ABC'] (a half fraction; 'D=-ABC' the other half)",
+    )
     randomize: bool = Field(True, description="randomise run order (seed recorded)")
     block_by_replication: bool = Field(False, description="randomise within each replication only")
     rebuild: bool = Field(False, description="rebuild the topology before every replication")
@@ -405,9 +415,19 @@ class Campaign(Strict):
     factors: list[Factor] = Field(default_factory=list)
     design: Design | None = None
     analysis: Analysis = Field(default_factory=Analysis)
+    thresholds: Thresholds | None = Field(
+        None, description="dashboard colours per summary metric for every measurement (spec/thresholds.py)"
+    )
     telemetry: Telemetry = Field(default_factory=Telemetry)
     inventory: Inventory | None = Field(
         None, description="run on existing hosts over SSH (docs/ssh-provider.md); absent: local namespaces"
+    )
+    # ---- the monitor (issue 16, spec/monitoring.py): when `vnetbench monitor` runs it, what it alerts on
+    monitor: MonitorSchedule | None = Field(
+        None, description="run periodically under `vnetbench monitor` (docs/monitoring.md)"
+    )
+    alerts: list[AlertRule] = Field(
+        default_factory=list, description="rules checked after every monitored run (docs/monitoring.md)"
     )
 
     def measurement(self, name: str) -> Any:

@@ -6,7 +6,9 @@ ValueError with a message that says what is accepted, so pydantic can pass it on
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
@@ -128,6 +130,79 @@ def format_duration(ns: float) -> str:
         if abs(ns) >= factor:
             return f"{ns / factor:.4g} {unit}"
     return f"{ns:.4g} ns"
+
+
+# ------------------------------------------------------------- the units a person reads stored metrics in
+# Stored names carry their base unit (throughput_bps, rtt_ns, loss_ratio); a table, a figure or a
+# sentence shows each in one unit: Mbit/s, ms, K pps, %. report/format.py formats with these; analysis
+# sentences (reproducibility, capacity) use `format_metric` so they read the same.
+
+
+@dataclass(frozen=True)
+class DisplayUnit:
+    scale: float  # stored value / scale = the value shown
+    label: str  # "Mbit/s", "ms", "K pps", "%", "" (a plain number)
+    digits: int = 4  # significant digits
+    delta_label: str = ""  # the unit of a difference, when it is not `label` (% -> percentage points)
+
+    def of(self, value: float) -> float:
+        return value / self.scale
+
+
+PLAIN = DisplayUnit(1.0, "")
+_SUFFIX_UNITS = (  # by the stored name's ending
+    ("_bps", DisplayUnit(1e6, "Mbit/s")),
+    ("_ns", DisplayUnit(1e6, "ms", 3)),
+    ("_pps", DisplayUnit(1e3, "K pps")),
+    ("_ratio", DisplayUnit(0.01, "%", 3, "pp")),
+    ("_bytes", DisplayUnit(1.0, "bytes", 6)),
+    ("_packets", DisplayUnit(1.0, "packets", 9)),
+    ("_s", DisplayUnit(1.0, "s", 3)),
+)
+_NAMED_UNITS = {"jain_index": PLAIN, "pps": _SUFFIX_UNITS[2][1], "loss": _SUFFIX_UNITS[3][1]}
+
+
+def display_unit(metric: str) -> DisplayUnit:
+    """The unit a stored metric is shown in, from its name ('rtt vma→vmb rtt_mean_ns': the last word)."""
+    name = metric.split()[-1] if metric.strip() else metric
+    if name in _NAMED_UNITS:
+        return _NAMED_UNITS[name]
+    return next((unit for suffix, unit in _SUFFIX_UNITS if name.endswith(suffix)), PLAIN)
+
+
+def metric_name(metric: str) -> str:
+    """A stored name without its unit, for people: 'rtt_mean_ns' -> 'rtt mean', 'loss_ratio' -> 'loss'."""
+    name = metric
+    for suffix, _ in _SUFFIX_UNITS:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
+            break
+    return name.replace("_", " ")
+
+
+def plain_number(x: float, digits: int = 4) -> str:
+    """`digits` significant digits, never in exponent form: 95300000 -> '95300000', 0.000123 -> '0.000123'.
+    Integers keep every digit; missing values are ''."""
+    if x is None or not math.isfinite(x):
+        return "" if x is None or math.isnan(x) else ("∞" if x > 0 else "-∞")
+    if x == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
+    text = f"{x:.{decimals}f}"
+    return text.lstrip("-") if float(text) == 0 else text  # never '-0.000'
+
+
+def format_metric(metric: str, value: float | None, unit: bool = True, delta: bool = False) -> str:
+    """A stored value in its display unit: format_metric('throughput_bps', 95.3e6) -> '95.30 Mbit/s'.
+    `delta` marks a difference (signed; a difference of percentages is in percentage points)."""
+    u = display_unit(metric)
+    if value is None or not math.isfinite(value):
+        return plain_number(value)  # type: ignore[arg-type]
+    text = plain_number(u.of(value), u.digits)
+    if delta and value > 0:
+        text = "+" + text
+    label = (u.delta_label or u.label) if delta else u.label
+    return f"{text} {label}" if unit and label else text
 
 
 # Annotated types for the pydantic models: parse on input, keep base units inside.

@@ -6,33 +6,69 @@ as soon as the step ends, with their summaries, samples, events, raw output and 
 
 from __future__ import annotations
 
+import functools
+import logging
+import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
-from sqlalchemy import Engine, create_engine, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, ProgrammingError
 
 from vnetbench.store import samples as bounded
 from vnetbench.store import schema as t
+from vnetbench.store.live import ensure_live_schema, sample_stats_rows
 from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, TelemetryRun, now_utc_ns
 
 Totals = dict[str, dict[str, float]]  # scope -> metric -> sum of the stored deltas
 
 DEFAULT_DB = "vnetbench.db"
+# How long a write waits for the database to come back (a PostgreSQL restart, a locked SQLite file)
+# before it gives up and raises: what was measured is not thrown away for a short outage.
+WRITE_RETRY_S = 60.0
+log = logging.getLogger(__name__)
+_T = TypeVar("_T")
+
+
+def retry_transient(write: Callable[..., _T]) -> Callable[..., _T]:
+    """Re-run a write transaction (rolled back whole) while the database is unreachable, up to
+    WRITE_RETRY_S; each attempt is one transaction, so nothing is written twice."""
+
+    @functools.wraps(write)
+    def wrapper(*args: Any, **kwargs: Any) -> _T:
+        deadline = time.monotonic() + WRITE_RETRY_S
+        pause = 0.25
+        while True:
+            try:
+                return write(*args, **kwargs)
+            except (OperationalError, InterfaceError) as err:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.warning("store unreachable (%s); retrying in %.1f s", str(err).splitlines()[0], pause)
+                time.sleep(pause)
+                pause = min(2 * pause, 5.0)
+
+    return wrapper
 
 
 def engine_for(db: str | Path) -> Engine:
     """A path means SQLite; anything with '://' is a SQLAlchemy URL (e.g. postgresql+psycopg://...)."""
     if "://" in str(db):
         url = str(db)
+        # postgresql:// means psycopg 3, the driver vnetbench installs (SQLAlchemy's default: psycopg2)
+        for scheme in ("postgresql://", "postgres://"):
+            if url.startswith(scheme):
+                url = "postgresql+psycopg://" + url.removeprefix(scheme)
     else:
         path = Path(db).expanduser().resolve()
         path.parent.mkdir(parents=True, exist_ok=True)  # `--db out/demo.db` on a fresh clone
         url = f"sqlite:///{path}"
-    engine = create_engine(url, future=True)
+    # pre-ping: after a database restart, a pooled connection is tested and replaced, not used dead
+    engine = create_engine(url, future=True, pool_pre_ping=not url.startswith("sqlite"))
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")
@@ -52,8 +88,17 @@ class Store:
     def __init__(self, db: str | Path = DEFAULT_DB) -> None:
         self.location = str(db)
         self.engine = engine_for(db)
-        self._sample_stats = bounded.StatsCache()
+        self._aggregates = bounded.AggregatesCache()
+        had_sample_stats = inspect(self.engine).has_table(t.sample_stats.name)
+        try:
+            self._create_schema(had_sample_stats)
+        except (IntegrityError, ProgrammingError):
+            # another process (a monitor, a dashboard) created the same tables at the same moment
+            self._create_schema(had_sample_stats)
+
+    def _create_schema(self, had_sample_stats: bool) -> None:
         t.metadata.create_all(self.engine)
+        ensure_live_schema(self.engine, backfill_sample_stats=not had_sample_stats)
         with self.engine.begin() as conn:
             if conn.execute(select(t.meta.c.value).where(t.meta.c.key == "schema_version")).first() is None:
                 conn.execute(insert(t.meta).values(key="schema_version", value=str(t.SCHEMA_VERSION)))
@@ -90,6 +135,7 @@ class Store:
             rows = conn.execute(select(t.campaigns).order_by(t.campaigns.c.created_utc_ns))
             return [dict(r._mapping) for r in rows]
 
+    @retry_transient
     def update_campaign(self, campaign_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(**values))
@@ -113,6 +159,7 @@ class Store:
         with self.engine.begin() as conn:
             return [int(r[0]) for r in conn.execute(query, rows)]
 
+    @retry_transient
     def mark_removed(self, object_ids: Sequence[int]) -> None:
         if not object_ids:
             return
@@ -152,6 +199,7 @@ class Store:
             )
             return int(result.inserted_primary_key[0])
 
+    @retry_transient
     def finish_build(self, build_id: int, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(update(t.builds).where(t.builds.c.id == build_id).values(**values))
@@ -174,6 +222,7 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
+    @retry_transient
     def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
         """Store flows started together in one transaction: a step is in the store whole or not at all."""
         ids = []
@@ -203,6 +252,7 @@ class Store:
             bounded.insert_samples(
                 conn, [(mid, s.t_ns, s.metric, s.value, s.seq, s.stream) for s in rec.samples]
             )
+            conn.execute(insert(t.sample_stats), sample_stats_rows(mid, rec.samples))
         if rec.events:
             conn.execute(
                 insert(t.events),
@@ -256,6 +306,7 @@ class Store:
                 )
             )
 
+    @retry_transient
     def add_event(self, campaign_id: str, kind: str, detail: str, measurement_id: int | None = None) -> None:
         with self.engine.begin() as conn:
             conn.execute(
@@ -301,7 +352,7 @@ class Store:
         measurement_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """Every sample (all columns) of a campaign, or of some of its measurements: for small ones;
-        large campaigns go through sample_stats / sample_values."""
+        large campaigns go through sample_aggregates / sample_values."""
         query = select(t.samples).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
         if metrics:
             query = query.where(t.samples.c.metric.in_(list(metrics)))
@@ -309,7 +360,7 @@ class Store:
             query = query.where(t.samples.c.measurement_id.in_([int(i) for i in measurement_ids]))
         return self._frame(query)
 
-    def sample_stats(
+    def sample_aggregates(
         self,
         campaign_id: str,
         metrics: Sequence[str],
@@ -317,7 +368,7 @@ class Store:
         measurement_ids: Sequence[int] | None = None,
     ) -> pd.DataFrame:
         """Per measurement and metric: count, sum, mean at t ≥ omit_ns and the samples before it (SQL)."""
-        return self._sample_stats.stats(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
+        return self._aggregates.aggregates(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
 
     def sample_values(
         self, campaign_id: str, metric: str, measurement_ids: Sequence[int] | None = None, since_ns: int = 0

@@ -4,7 +4,7 @@ A campaign may hold tens of millions of samples. `samples_frame` gives them all 
 (~300 bytes a row with the metric's Python string), which is fine for thousands and not for millions.
 These queries give what the analysis and the report need of them instead:
 
-- `sample_stats`: per measurement and metric, count, sum and mean of the values at t ≥ omit, and the
+- `sample_aggregates`: per measurement and metric, count, sum and mean of the values at t ≥ omit, and the
   count of samples before it (transient removal), computed by the database (GROUP BY);
 - `sample_values`: one metric's values of chosen measurements as numpy columns (24 bytes a row);
 - `table_chunks`: any table of a campaign as Arrow record batches of `CHUNK_ROWS` rows (export).
@@ -12,7 +12,7 @@ These queries give what the analysis and the report need of them instead:
 Both read through `arrow_batches`: the database's ADBC driver (adbc-driver-sqlite,
 adbc-driver-postgresql) hands out Arrow batches built in C, ten times faster than Python rows.
 
-Only the sum rows of multi-stream tools (stream IS NULL) enter `sample_stats` and `sample_values`:
+Only the sum rows of multi-stream tools (stream IS NULL) enter `sample_aggregates` and `sample_values`:
 the per-stream rows repeat them in parts.
 """
 
@@ -81,7 +81,7 @@ def insert_samples(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
     conn.exec_driver_sql(str(compiled), params)
 
 
-def sample_stats(
+def sample_aggregates(
     engine: Engine,
     campaign_id: str,
     metrics: Sequence[str],
@@ -117,8 +117,8 @@ def sample_stats(
     return frame.reset_index(drop=True)
 
 
-class StatsCache:
-    """sample_stats of whole campaigns, reused while a campaign's measurements stay the same ones
+class AggregatesCache:
+    """sample_aggregates of whole campaigns, reused while a campaign's measurements stay the same ones
     (samples are written with their measurement, in one transaction, and never changed afterwards).
     A report asks twice (its sections and the designed-experiment analysis): one GROUP BY over ten
     million rows instead of two."""
@@ -128,7 +128,7 @@ class StatsCache:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, tuple[str, ...], int], tuple[Any, pd.DataFrame]] = {}
 
-    def stats(
+    def aggregates(
         self,
         engine: Engine,
         campaign_id: str,
@@ -146,7 +146,7 @@ class StatsCache:
         if cached is None or cached[0] != generation:
             if len(self._entries) >= self.ENTRIES:
                 self._entries.pop(next(iter(self._entries)))
-            cached = (generation, sample_stats(engine, campaign_id, key[1], omit_ns))
+            cached = (generation, sample_aggregates(engine, campaign_id, key[1], omit_ns))
             self._entries[key] = cached
         frame = cached[1]
         if measurement_ids is not None:

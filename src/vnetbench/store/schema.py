@@ -111,6 +111,14 @@ measurements = Table(
     UniqueConstraint("campaign_id", "key", "attempt", name="uq_measurement_attempt"),
 )
 Index("ix_measurements_campaign_status", measurements.c.campaign_id, measurements.c.status)
+# One pair's series and the dashboard's grid (store/live.py) read a campaign's rows pair by pair.
+ix_measurements_pair = Index(
+    "ix_measurements_pair",
+    measurements.c.campaign_id,
+    measurements.c.measurement,
+    measurements.c.src,
+    measurements.c.dst,
+)
 
 # Scalar results of a measurement (its end summary).
 summaries = Table(
@@ -133,6 +141,19 @@ samples = Table(
     Column("stream", Integer),  # iperf3 stream, probe stream id
 )
 Index("ix_samples_measurement", samples.c.measurement_id, samples.c.metric)
+
+# Per measurement and sampled metric: count, min, mean and max of its samples, written with them. A pair's
+# series over a long campaign reads these (store/live.py) instead of aggregating its samples per request.
+sample_stats = Table(
+    "sample_stats",
+    metadata,
+    Column("measurement_id", Integer, ForeignKey("measurements.id"), primary_key=True),
+    Column("metric", String(64), primary_key=True),
+    Column("value_count", Integer, nullable=False),  # samples with a value
+    Column("value_min", Float),
+    Column("value_mean", Float),
+    Column("value_max", Float),
+)
 
 # Things that happened during a measurement: unreachable replies, tool warnings, timeouts.
 events = Table(
@@ -204,4 +225,87 @@ captures = Table(
     Column("snaplen_bytes", Integer, nullable=False),
     Column("packet_cap", Integer, nullable=False),
     Column("size_bytes", BigInteger),
+)
+
+# The dashboard's grid: one pass over a campaign's ok rows, covered by this index (no table lookups).
+ix_measurements_grid = Index(
+    "ix_measurements_grid",
+    measurements.c.campaign_id,
+    measurements.c.status,
+    measurements.c.measurement,
+    measurements.c.group_kind,
+    measurements.c.src,
+    measurements.c.dst,
+)
+
+# Indexes added after stores were already in use: created on open when missing (store/live.py).
+LIVE_INDEXES = (ix_measurements_pair, ix_measurements_grid)
+
+# ---- The monitor (issue 16): campaigns run on a schedule, their runs, and alert episodes.
+# A monitored campaign is one campaign; run n of the monitor is repetition n of its measurements.
+monitored_campaigns = Table(
+    "monitored_campaigns",
+    metadata,
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), primary_key=True),
+    Column("spec_text", Text, nullable=False),  # as last started: its monitor schedule and alert rules
+    Column("spec_source", Text, nullable=False),
+    Column("state", String(16), nullable=False),  # waiting | running | stopped | finished | failed
+    Column("pid", Integer),  # of the monitor process, while it runs
+    Column("hostname", String(255)),
+    Column("next_run_utc_ns", BigInteger),
+    Column("url", Text),  # where that monitor serves /metrics and /health
+    Column("message", Text),  # why it stopped or failed, in words a user can act on
+    Column("updated_utc_ns", BigInteger, nullable=False),
+)
+
+monitor_runs = Table(
+    "monitor_runs",
+    metadata,
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), primary_key=True),
+    Column("run", Integer, primary_key=True),  # = the repetition of the run's measurements
+    Column("scheduled_utc_ns", BigInteger, nullable=False),  # the slot, before the random slip
+    Column("started_utc_ns", BigInteger, nullable=False),
+    Column("finished_utc_ns", BigInteger),
+    Column("status", String(16), nullable=False),  # running | ok | failed | interrupted
+    Column("steps_total", Integer, nullable=False),
+    Column("steps_done", Integer, nullable=False),
+    Column("flows_ok", Integer, nullable=False),
+    Column("flows_failed", Integer, nullable=False),
+    Column("message", Text),
+)
+
+# One row per episode of an alert rule on one series (measurement, src, dst): opened when the rule
+# fires, closed when a run no longer breaks it. At most one open episode per rule and series.
+alert_episodes = Table(
+    "alert_episodes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+    Column("rule", String(64), nullable=False),
+    Column("severity", String(16), nullable=False),  # warning | critical
+    Column("condition", Text, nullable=False),  # e.g. loss_ratio > 0.01 for 3 runs
+    Column("measurement", String(64), nullable=False),
+    Column("src", String(64), nullable=False),
+    Column("dst", String(64), nullable=False),
+    Column("metric", String(64), nullable=False),
+    Column("threshold", Float, nullable=False),
+    Column("opened_run", Integer, nullable=False),
+    Column("opened_utc_ns", BigInteger, nullable=False),
+    Column("value", Float),  # the value of the run that opened it
+    Column("closed_run", Integer),
+    Column("closed_utc_ns", BigInteger),
+    Column("notified_utc_ns", BigInteger),  # webhook accepted the 'firing' message
+    Column("resolved_notified_utc_ns", BigInteger),  # ... and the 'resolved' one
+)
+_OPEN = alert_episodes.c.closed_run.is_(None)
+Index(
+    "uq_alert_episode_open",
+    alert_episodes.c.campaign_id,
+    alert_episodes.c.rule,
+    alert_episodes.c.measurement,
+    alert_episodes.c.src,
+    alert_episodes.c.dst,
+    unique=True,
+    sqlite_where=_OPEN,
+    postgresql_where=_OPEN,
 )

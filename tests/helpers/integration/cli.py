@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from vnetbench.providers.local import cgroups, runtime
@@ -25,7 +27,7 @@ def vnb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProc
     )
 
 
-def only_campaign(db: Path) -> dict:
+def only_campaign(db: Path | str) -> dict:
     store = Store(db)
     try:
         rows = store.campaigns()
@@ -47,7 +49,7 @@ def _alive(pid: int, starttime: int | None) -> bool:
     return starttime is None or int(fields[19]) == int(starttime)
 
 
-def leftovers(db: Path) -> list[str]:
+def leftovers(db: Path | str) -> list[str]:
     """Everything of the store's campaigns still on the machine, from the ownership records and by id."""
     store = Store(db)
     try:
@@ -84,7 +86,28 @@ def leftovers(db: Path) -> list[str]:
     return found
 
 
-def clean_up(db: Path, cwd: Path) -> None:
+@contextmanager
+def ran_campaign(
+    spec_text: str, tmp: Path, timeout: float = 240, db: str | None = None
+) -> Iterator[tuple[Path | str, Path, subprocess.CompletedProcess[str]]]:
+    """`vnetbench run` of a campaign file in tmp: (store, report directory, the finished process).
+    The store is tmp/campaign.db unless `db` (a path or URL) is given. Afterwards nothing of it may be
+    left on the machine (what is, is cleaned through its records)."""
+    spec, report = tmp / "campaign.yaml", tmp / "report"
+    store: Path | str = db if db is not None else tmp / "campaign.db"
+    spec.write_text(spec_text)
+    try:
+        proc = vnb("run", str(spec), "--db", str(store), "--report", str(report), cwd=tmp, timeout=timeout)
+        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+        yield store, report, proc
+    finally:
+        left = leftovers(store) if "://" in str(store) or Path(store).exists() else []
+        if left:
+            clean_up(store, tmp)
+    assert left == [], f"the campaign left these behind: {left}"
+
+
+def clean_up(db: Path | str, cwd: Path) -> None:
     """Remove whatever a failed test left, through this store's records only (never a bare clean)."""
-    if db.exists():
+    if "://" in str(db) or Path(db).exists():
         vnb("clean", "--db", str(db), cwd=cwd, timeout=60)

@@ -25,6 +25,7 @@ from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_analysis import analyze_campaign
 from vnetbench.report import html
 from vnetbench.report.prepared import prepare
+from vnetbench.report.sections import ReportContext
 from vnetbench.store import samples as bounded
 from vnetbench.store.db import Store
 from vnetbench.store.export import export_campaign
@@ -71,7 +72,7 @@ def test_sql_aggregates_equal_pandas(store: Store) -> None:
     metrics = list(cd.SAMPLE_METRICS)
     memory = cd.FrameSamples(store.samples_frame("syn"))
     for omit_ns in (0, 10**9, 5 * 10**9):
-        got = _sorted(store.sample_stats("syn", metrics, omit_ns, ids), ["measurement_id", "metric"])
+        got = _sorted(store.sample_aggregates("syn", metrics, omit_ns, ids), ["measurement_id", "metric"])
         want = _sorted(memory.stats(ids, metrics, omit_ns), ["measurement_id", "metric"])
         assert len(got) == len(want) > 0
         assert got["measurement_id"].tolist() == want["measurement_id"].tolist()
@@ -81,7 +82,7 @@ def test_sql_aggregates_equal_pandas(store: Store) -> None:
         np.testing.assert_allclose(got["sum"], want["sum"], rtol=1e-12)
         np.testing.assert_allclose(got["mean"], want["mean"], rtol=1e-12)
     some = ids[::5]
-    got = store.sample_stats("syn", metrics, 0, some)
+    got = store.sample_aggregates("syn", metrics, 0, some)
     assert set(got["measurement_id"]) == set(some)
 
 
@@ -134,7 +135,8 @@ def test_report_from_the_store_equals_report_in_memory(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     html.write_report(store, "syn", tmp_path / "stored")
-    monkeypatch.setattr(html, "StoredSamples", lambda st, cid: st.samples_frame(cid, list(cd.SAMPLE_METRICS)))
+    every_sample = property(lambda ctx: cd.FrameSamples(ctx.store.samples_frame(ctx.campaign_id)))
+    monkeypatch.setattr(ReportContext, "samples", every_sample)
     html.write_report(store, "syn", tmp_path / "memory")
     got = json.loads((tmp_path / "stored" / "report.json").read_text())
     want = json.loads((tmp_path / "memory" / "report.json").read_text())
@@ -163,8 +165,8 @@ def test_export_in_chunks_holds_every_row_and_value(store: Store, tmp_path: Path
 
 
 def test_cached_stats_follow_a_new_measurement(store: Store) -> None:
-    before = store.sample_stats("syn", ["rtt_ns"], 0)
-    assert store.sample_stats("syn", ["rtt_ns"], 0).equals(before)  # the cache's answer
+    before = store.sample_aggregates("syn", ["rtt_ns"], 0)
+    assert store.sample_aggregates("syn", ["rtt_ns"], 0).equals(before)  # the cache's answer
     rec = MeasurementRecord(
         campaign_id="syn", key="extra", step_key="extra", seq=99, repetition=9, pattern="connections",
         pattern_kind="pairs", group_kind="single", group_size=1, measurement="rtt", kind="rtt",
@@ -172,7 +174,7 @@ def test_cached_stats_follow_a_new_measurement(store: Store) -> None:
         samples=[Sample(i * 10**9, "rtt_ns", 1e5 + i) for i in range(5)],
     )  # fmt: skip
     (mid,) = store.save_measurements([rec])
-    after = store.sample_stats("syn", ["rtt_ns"], 0)
+    after = store.sample_aggregates("syn", ["rtt_ns"], 0)
     assert len(after) == len(before) + 1
     row = after[after["measurement_id"] == mid].iloc[0]
     assert row["count"] == 5 and row["sum"] == 5 * 1e5 + 10

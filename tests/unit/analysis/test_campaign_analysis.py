@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.helpers.campaign_frames import ONL_SPEC, _frames, _row
+from tests.helpers.campaign_frames import ONL_SPEC, PAIRS_SPEC, _frames, _row, onl_rows
 from tests.helpers.stats_app import ONL
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_analysis import Settings, analyze_campaign
@@ -19,31 +19,11 @@ from vnetbench.report.analysis_tables import analysis_parts
 
 NS = 10**9
 
-PAIRS_SPEC = """
-name: rebuilt
-topology:
-  hosts: [{name: h1}, {name: h2}]
-  nodes: [{name: a, host: h1}, {name: b, host: h1}, {name: c, host: h2}]
-  links: [{endpoints: [a, b]}, {endpoints: [a, c]}]
-measurements: [{name: tcp, kind: tcp, duration: 1s}]
-patterns: [{name: p, kind: pairs, pairs: [[a, b], [a, c]], measurements: [tcp]}]
-schedule: {repetitions: 2, rebuild: true}
-"""
-
 
 @pytest.fixture(scope="module")
 def onl() -> dict[str, Any]:
-    """ONL Table 3 as a campaign: a group of N receivers per replication, every flow with the loss of
-    the table (in percent there, as a ratio here)."""
-    table = pd.read_csv(ONL)
-    rows, i = [], 0
-    for rec in table.to_dict("records"):
-        n, rep, loss = int(rec["receivers"]), int(rec["replication"]), rec["loss"] / 100
-        for j in range(n):
-            i += 1
-            rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
-                             group_kind="together" if n > 1 else "single", dst=f"v{j + 1}", loss_ratio=loss))  # fmt: skip
-    return analyze_campaign(_frames(ONL_SPEC, rows)).json
+    """ONL Table 3 as a campaign (tests/helpers/campaign_frames.onl_rows), analysed."""
+    return analyze_campaign(_frames(ONL_SPEC, onl_rows())).json
 
 
 def test_campaign_analysis_reproduces_onl_table_4(onl: dict[str, Any]) -> None:
@@ -245,6 +225,29 @@ def test_a_campaign_over_days_gets_hour_and_weekday_profiles() -> None:
     ]  # 1970-01-01 was a Thursday
 
 
+def test_a_periodic_campaign_gets_its_change_points() -> None:
+    """40 hourly TCP runs of one pair, 1 % noise, −10 % from run 24 on: one change point at run 24 ± 2
+    in `analyze --json`; a series of 4 runs is too short to search."""
+    hour = 3600 * NS
+    g = np.random.default_rng(40)
+    level = [94e6 * (0.9 if i >= 24 else 1.0) * (1 + g.normal(0, 0.01)) for i in range(40)]
+    rows = [
+        _row(i, kind="tcp", measurement="tcp", pattern="p", pattern_kind="pairs", src="a", dst="b",
+             throughput_bps=level[i], started_utc_ns=i * hour, repetition=i + 1)
+        for i in range(40)
+    ] + [
+        _row(100 + i, kind="tcp", measurement="tcp", pattern="p", pattern_kind="pairs", src="a", dst="c",
+             throughput_bps=50e6 + i, started_utc_ns=i * hour, repetition=i + 1)
+        for i in range(4)
+    ]  # fmt: skip
+    result = analyze_campaign(_frames(PAIRS_SPEC, rows), Settings()).json
+    [series] = result["change_points"]
+    assert series["series"] == "p · tcp · a→b" and series["points"] == 40
+    [cp] = series["change_points"]
+    assert abs(cp["index"] - 24) <= 2 and cp["time"] == cp["index"] * hour
+    assert cp["relative_change"] == pytest.approx(-0.1, abs=0.02)
+
+
 FACTORIAL_SPEC = """
 name: ff
 topology:
@@ -316,3 +319,15 @@ def test_a_2k_design_codes_the_first_listed_level_minus_one_whatever_the_run_ord
     assert coding == {"cc": {"-1": "reno", "+1": "cubic"}, "length": {"-1": "3s", "+1": "6s"}}
     q = {e["name"]: e["q"] for e in model["result"]["effects"]}
     assert q["cc"] == pytest.approx(1e6, rel=0.01) and q["length"] == pytest.approx(0.5e6, rel=0.01)
+
+
+def test_target_precision_plans_repetitions_per_treatment() -> None:
+    """ONL's Table 3 as a pilot at ±5 %: 10 receivers (mean 74.88 %, SD 2.007 points over 5
+    replications) need n with t[0.975; n−1]·2.007/√n ≤ 3.744: n = 4 (3.19), as `stats` says."""
+    frames = _frames(ONL_SPEC, onl_rows())
+    result = analyze_campaign(frames, Settings(target_precision=0.05, response="loss_ratio")).json
+    [plan] = result["plan"]
+    by_level = {t["receivers"]: t for t in plan["treatments"]}
+    assert by_level[10]["repetitions_needed"] == 4 and by_level[10]["n"] == 5
+    assert by_level[10]["mean"] == pytest.approx(0.7488)
+    assert "plan" not in analyze_campaign(frames, Settings(response="loss_ratio")).json

@@ -34,7 +34,7 @@ def test_threshold_and_first_significant_increase() -> None:
     assert rec.first_significant_increase == 4
     assert rec.last_level_before_increase == 3
     assert rec.recommended == 3
-    assert "tenants ≤ 3 keeps the mean loss_ratio ≤ 0.01" in rec.text
+    assert "tenants ≤ 3 keeps the mean loss ≤ 1.00 %" in rec.text
     assert "from 3 to 4" in rec.text
     assert rec.to_dict()["recommended"] == 3
 

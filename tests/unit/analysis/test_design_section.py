@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from tests.helpers.campaign_frames import ONL_SPEC, _frames, _row
-from tests.helpers.stats_app import ONL
+from tests.helpers.campaign_frames import ONL_SPEC, PAIRS_SPEC, _frames, _row, onl_rows
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.report.sections import ReportContext, builders
 from vnetbench.report.sections.design import ORDER, build
@@ -30,7 +30,7 @@ class FrameStore:
     def samples_frame(self, _cid: str, _metrics: Any = None) -> pd.DataFrame:
         return self.frames.samples
 
-    def sample_stats(self, _cid: str, metrics: Any, omit_ns: int = 0, ids: Any = None) -> pd.DataFrame:
+    def sample_aggregates(self, _cid: str, metrics: Any, omit_ns: int = 0, ids: Any = None) -> pd.DataFrame:
         return cd.FrameSamples(self.frames.samples).stats(ids, metrics, omit_ns)
 
     def sample_values(self, _cid: str, metric: str, ids: Any = None, since_ns: int = 0) -> pd.DataFrame:
@@ -44,15 +44,7 @@ class FrameStore:
 
 
 def _onl_frames() -> cd.CampaignFrames:
-    rows, i = [], 0
-    for rec in pd.read_csv(ONL).to_dict("records"):
-        n, rep = int(rec["receivers"]), int(rec["replication"])
-        for j in range(n):
-            i += 1
-            rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
-                             group_kind="together" if n > 1 else "single", dst=f"v{j + 1}",
-                             loss_ratio=rec["loss"] / 100))  # fmt: skip
-    return _frames(ONL_SPEC, rows)
+    return _frames(ONL_SPEC, onl_rows())
 
 
 def test_the_section_is_discovered_after_the_built_in_ones() -> None:
@@ -69,7 +61,7 @@ def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path
     ]  # fmt: skip
     effects = sections["analysis-effects"]
     titles = [t.title for t in effects.tables]
-    assert titles[0] == "rx · udp · loss_ratio: one-factor ANOVA by receivers (a = 10, N = 50)"
+    assert titles[0] == "rx · udp · loss (%): one-factor ANOVA by receivers (a = 10, N = 50)"
     anova = effects.tables[0]
     row = {r[0]: r for r in anova.rows}["receivers"]
     assert row[2] == "99.68%" and row[3] == "9" and float(row[5]) == pytest_approx(1367.9, 0.1)
@@ -77,11 +69,11 @@ def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path
     assert any("Recommended maximum: receivers = 5" in item for item in effects.items)
     figures = [f.title for f in effects.figures]
     assert figures == [
-        "rx · udp · loss_ratio: residuals vs predicted",
-        "rx · udp · loss_ratio: normal QQ plot of residuals",
-        "rx · udp · loss_ratio: mean per level",
-        "rx · udp · loss_ratio: successive differences",
-        "rx · udp · loss_ratio (truncated model, levels [6, 7, 8, 9, 10]): normal QQ plot",
+        "rx · udp · loss (%): residuals vs predicted",
+        "rx · udp · loss (%): normal QQ plot of residuals",
+        "rx · udp · loss (%): mean per level",
+        "rx · udp · loss (%): successive differences",
+        "rx · udp · loss (%) (truncated model, levels [6, 7, 8, 9, 10]): normal QQ plot",
     ]
     for f in effects.figures:
         assert f.png.exists() and f.png.with_suffix(".svg").exists() and f.png.stat().st_size > 5000
@@ -91,3 +83,22 @@ def pytest_approx(value: float, abs_tol: float) -> Any:
     import pytest
 
     return pytest.approx(value, abs=abs_tol)
+
+
+def test_a_periodic_campaign_gets_a_figure_of_each_series_with_its_change_points(tmp_path: Path) -> None:
+    """The series of test_campaign_analysis's change-point test (40 hourly runs, −10 % from run 24):
+    the report's change-point section has its table and a figure of the series."""
+    hour = 3600 * 10**9
+    g = np.random.default_rng(40)
+    rows = [
+        _row(i, kind="tcp", measurement="tcp", pattern="p", pattern_kind="pairs", src="a", dst="b",
+             throughput_bps=94e6 * (0.9 if i >= 24 else 1.0) * (1 + g.normal(0, 0.01)),
+             started_utc_ns=i * hour, repetition=i + 1)
+        for i in range(40)
+    ]  # fmt: skip
+    frames = _frames(PAIRS_SPEC, rows)
+    ctx = ReportContext(FrameStore(frames), frames.campaign, frames.measurements, tmp_path)  # type: ignore[arg-type]
+    section = {s.anchor: s for s in build(ctx)}["analysis-change-points"]
+    assert len(section.tables) == 1 and "p · tcp · a→b" in section.tables[0].title
+    [figure] = section.figures
+    assert figure.png.exists() and figure.png.stat().st_size > 5000

@@ -133,7 +133,6 @@ def test_low_level_override_flips_the_sign() -> None:
             {(0, 0): [1, 2], (1, 0): [1, 2], (0, 1): [1, 2], (1, 1): [1]},
             "replications per combination range from 1 to 2",
         ),
-        ({(0, 0): [1], (1, 0): [1], (0, 1): [1], (1, 1): [1]}, "r ≥ 2"),
         ({(0, 0): [1, 2], (1, 0): [1, 2], (0, 1): [1, 2]}, r"only 3 of the 2\^2 = 4 combinations"),
         ({(0, 0): [1, 2], (1, 0): [1, 2], (2, 1): [1, 2], (0, 1): [3, 4]}, "has 3 levels"),
     ],

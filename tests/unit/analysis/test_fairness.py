@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from vnetbench.analysis.fairness import (
-    bootstrap_mean_interval,
     fairness_by_group,
     fairness_spread,
     jain_index,
+    mean_index_interval,
 )
 from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.udp import effective_throughput_bps
@@ -65,8 +66,12 @@ def test_fairness_spread_over_replications(flows: pd.DataFrame) -> None:
     assert reno["mean"] == pytest.approx(2.8 / 3)
     assert reno["sd"] == pytest.approx(np.sqrt(0.04 / 3))
     assert (reno["min"], reno["max"]) == (0.8, 1.0)
-    # bootstrap means of {1, 0.8, 1}: 0.8 with probability 1/27, 1 with probability 8/27
-    assert (reno["ci_low"], reno["ci_high"]) == pytest.approx((0.8, 1.0))
+    # U = 1 − J = {0, 0.2, 0}: Ū = 1/15, s_U = 0.11547. The χ² model's variance 2Ū²/(f − 1) = 2/225
+    # gives (n−1)s²/σ² = 3.0, P(χ²₂ ≤ 3) = 1 − e^−1.5 = 0.78: no sign of unequal shares, so the hull.
+    # χ² (3 DF): U in (0.2/9.3484, 0.2/0.21580); log-t: Ū·exp(∓4.3027·0.11547/(√3·Ū)) = Ū·exp(∓4.3027).
+    u_low = min(0.2 / stats.chi2.ppf(0.975, 3), np.exp(-T2) / 15)
+    assert (reno["ci_low"], reno["ci_high"]) == pytest.approx((0.5, 1 - u_low))  # low end clipped to 1/f
+    assert reno["ci_high"] == pytest.approx(0.999097, abs=1e-6)
     assert s.loc["cubic", "mean"] == pytest.approx((1 + 6 / 7) / 2)
 
 
@@ -80,7 +85,9 @@ def test_fairness_interval_near_one_stays_in_bounds() -> None:
     assert s["mean"] == pytest.approx(j.mean())
     t_high = j.mean() + T2 * j.std(ddof=1) / np.sqrt(3)
     assert t_high > 1.01  # what the old interval said
-    assert 0.98 <= s["ci_low"] < s["mean"] < s["ci_high"] <= 1.0
+    # the interval stays in J's range [1/2, 1], and reaches further down than the indices: with three
+    # replications one bad index could be the tail of a skewed distribution (see mean_index_interval)
+    assert 0.5 <= s["ci_low"] < 0.98 < s["mean"] < s["ci_high"] <= 1.0
 
 
 def test_jain_index_of_equal_flows_is_not_above_one() -> None:
@@ -89,15 +96,21 @@ def test_jain_index_of_equal_flows_is_not_above_one() -> None:
     assert jain_index(x) == 1.0
 
 
-def test_bootstrap_interval_matches_t_interval_for_many_replications() -> None:
-    """Percentile bootstrap of the mean ≈ t interval when there are many values (here 60)."""
-    v = np.random.default_rng(7).normal(0.9, 0.02, size=60)
-    low, high = bootstrap_mean_interval(v, 0.95)
-    half = 2.000995 * v.std(ddof=1) / np.sqrt(60)  # t[0.975; 59]
-    assert low == pytest.approx(v.mean() - half, abs=0.15 * half)
-    assert high == pytest.approx(v.mean() + half, abs=0.15 * half)
-    assert np.isnan(bootstrap_mean_interval([0.9])[0])
-    assert bootstrap_mean_interval([1.0, 1.0, 1.0]) == (1.0, 1.0)
+def test_index_interval_with_many_replications_of_unequal_shares_is_the_log_t_interval() -> None:
+    """60 replications of two flows at shares 0.6/0.4 with a little noise: U = 1 − J ≈ 0.0385 ± small,
+    far less spread than noise around a fair share would give, so the interval is the log-t one,
+    Ū·exp(∓t[0.975; 59]·s_U/(√60·Ū)), about as wide as a plain t interval."""
+    rng = np.random.default_rng(7)
+    shares = np.stack([0.6 + rng.normal(0, 0.01, 60), 0.4 + rng.normal(0, 0.01, 60)], axis=1)
+    j = np.array([jain_index(x) for x in shares])
+    u = 1 - j
+    half = stats.t.ppf(0.975, 59) * u.std(ddof=1) / (np.sqrt(60) * u.mean())
+    low, high = mean_index_interval(j, 2)
+    assert (low, high) == pytest.approx((1 - u.mean() * np.exp(half), 1 - u.mean() * np.exp(-half)))
+    t_half = stats.t.ppf(0.975, 59) * j.std(ddof=1) / np.sqrt(60)
+    assert high - low == pytest.approx(2 * t_half, rel=0.05)
+    assert np.isnan(mean_index_interval([0.9], 2)[0])
+    assert mean_index_interval([1.0, 1.0, 1.0], 3) == (1.0, 1.0)
 
 
 def test_fairness_refuses_negative_allocations() -> None:

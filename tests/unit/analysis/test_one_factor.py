@@ -110,11 +110,17 @@ def test_to_dict_is_strict_json(hand: pd.DataFrame) -> None:
     assert back["observations"]["residual"] == pytest.approx([-1, 0, 1, -1, 1, -1, 0, 1, 0])
 
 
-def test_identical_replicates_are_infinitely_significant() -> None:
-    frame = pd.DataFrame({"f": ["a", "a", "b", "b"], "y": [1.0, 1.0, 2.0, 2.0]})
+def test_identical_replicates_leave_the_f_test_undefined() -> None:
+    """SSE is exactly 0, so there is no random error to test against: F and p are undefined (not
+    "significant"), and the JSON says why."""
+    frame = pd.DataFrame({"f": ["a", "a", "b", "b"], "y": [0.1, 0.1, 0.3, 0.3]})
     a = one_factor_anova(frame, "y", "f")
-    assert a.sse == pytest.approx(0) and a.f == float("inf") and a.p_value == 0
-    assert json.loads(json.dumps(a.to_dict(), allow_nan=False))["f"] is None
+    assert a.sse == 0 and a.f == float("inf") and np.isnan(a.p_value)
+    assert a.significant is None and a.f_note.startswith("undefined: zero error variance")
+    back = json.loads(json.dumps(a.to_dict(), allow_nan=False))
+    assert back["f"] is None and back["p_value"] is None and back["significant"] is None
+    assert back["f_note"].startswith("undefined: zero error variance")
+    assert [e["significant"] for e in back["effects"]] == [None, None]
 
 
 @pytest.mark.parametrize(

@@ -125,6 +125,6 @@ def test_an_absolute_tolerance_judges_metrics_near_zero() -> None:
     (absolute,) = reproducibility(frame, thresholds=ReproducibilityThresholds(tolerance_abs=0.001))
     lo, hi = absolute.welch_ci
     assert lo >= -0.001 and hi <= 0.001 and absolute.verdict == "reproducible"
-    assert "near zero" in absolute.text and "absolute tolerance ±0.001" in absolute.text
+    assert "near zero" in absolute.text and "absolute tolerance ±0.100 pp" in absolute.text
     with pytest.raises(ValueError, match="tolerance_abs"):
         ReproducibilityThresholds(tolerance_abs=-1)

@@ -72,6 +72,18 @@ def test_factorial_json(tmp_path: Path) -> None:
         ("a,y\n1,2\n1,3\n", ["--response", "y", "--factor", "a"], "only one level (1)"),
         ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a"], "single observation"),
         ("a,y\n", ["--response", "y", "--factor", "a"], "no rows"),
+        # one field too many would shift the columns (pandas made the first column the index)
+        (
+            "a,y\n1,2\n1,3,9\n2,3\n",
+            ["--response", "y", "--factor", "a"],
+            ".csv:3: 3 fields, more than the header's 2 (a, y)",
+        ),
+        (
+            "a,b,y\n1,1,2\n2,1\n",
+            ["--response", "y", "--factor", "a"],
+            ".csv:3: 2 fields, fewer than the header's 3",
+        ),
+        ("a,y\n1,2\n1,3,\n", ["--response", "y", "--factor", "a"], "remove a trailing comma"),
         ("", ["--response", "y", "--factor", "a"], "not a readable CSV"),
         ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a", "--design", "anova"], "--design: 'anova'"),
         (
@@ -98,3 +110,53 @@ def test_user_errors_are_one_line_and_exit_2(
 def test_a_directory_is_not_a_file(tmp_path: Path) -> None:
     result = run(tmp_path, "--response", "y", "--factor", "a")
     assert result.exit_code == 2 and "is not a file" in result.stderr
+
+
+def test_one_factor_json_has_what_comes_after_the_anova() -> None:
+    out = run_json(ONL, "--response", "loss", "--factor", "receivers", "--target-precision", "5%")
+    assert out["transform"]["kind"] == "none"
+    assert len(out["tukey_hsd"]) == 45 and len(out["adjusted_successive_differences"]) == 9
+    assert out["assumptions"]["read"] == "kruskal"
+    assert out["level_means"][9]["mean"] == pytest.approx(74.88)
+    plan = {t["receivers"]: t for t in out["plan"]["treatments"]}
+    assert plan[10]["repetitions_needed"] == 4  # t[0.975; 3]·2.007/2 = 3.19 ≤ 0.05·74.88 = 3.74
+    assert out["anova"]["f_note"] is None
+
+
+def test_two_factor_and_fractional_designs(tmp_path: Path) -> None:
+    csv = "A,B,y\nA1,B1,3\nA2,B1,5\nA3,B1,10\nA1,B2,5\nA2,B2,9\nA3,B2,12\n"
+    out = run_json(
+        write(tmp_path, csv), "--response", "y", "--factor", "A", "--factor", "B", "--design", "two-factor"
+    )
+    assert [t["f"] for t in out["result"]["terms"]] == pytest.approx([37, 16])  # test_two_factor's hand case
+    rows = "".join(
+        f"{a},{b},{c},{a * b * c},{10 + 3 * a + 2 * b + a * b + 0.5 * a * b * c}\n"
+        for c in (-1, 1) for b in (-1, 1) for a in (-1, 1)
+    )  # fmt: skip
+    path = write(tmp_path, "A,B,C,D,y\n" + rows, "frac.csv")
+    args = ["--response", "y", *("--factor", "A", "--factor", "B", "--factor", "C", "--factor", "D")]
+    out = run_json(path, *args, "--design", "2k-p", "--generator", "D=ABC")
+    assert out["defining_relation"] == "I = ABCD" and out["resolution"] == "IV"
+    assert {e["letters"]: e["q"] for e in out["result"]["effects"]}["A"] == pytest.approx(3)
+    table = run(path, *args, "--design", "2k-p", "--generator", "D=ABC")
+    assert "ABC + D" in table.stdout and "resolution IV" in table.stdout
+
+
+def test_log_transform(tmp_path: Path) -> None:
+    csv = "f,y\n1,1\n1,2.718281828\n2,7.389056099\n2,20.08553692\n"
+    out = run_json(write(tmp_path, csv), "--response", "y", "--factor", "f", "--transform", "log")
+    assert out["transform"]["label"] == "log(y)"
+    assert out["anova"]["grand_mean"] == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--transform", "sqrt"], "--transform: 'sqrt' is not a transform"),
+        (["--generator", "D=ABC"], "--generator: is for --design 2k-p"),
+        (["--target-precision", "x"], "--target-precision: 'x' is not a precision"),
+    ],
+)
+def test_new_options_refuse_bad_values(tmp_path: Path, args: list[str], needle: str) -> None:
+    result = run(write(tmp_path, "f,y\n1,1\n1,2\n2,3\n2,4\n"), "--response", "y", "--factor", "f", *args)
+    assert result.exit_code == 2 and needle in result.stderr

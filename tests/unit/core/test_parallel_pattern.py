@@ -182,15 +182,15 @@ def test_the_report_shows_each_tenant_the_mean_per_tenant_and_the_aggregate(tmp_
     points = [dict(zip(tables["Simultaneous flows per sweep point"]["columns"], r, strict=True))
               for r in tables["Simultaneous flows per sweep point"]["rows"]]  # fmt: skip
     top = points[-1]
-    assert (top["flows"], top["offered per flow (pps)"]) == ("2", "4e+04")
-    assert top["received per flow, mean (pps)"] == "2.9e+04"
-    assert top["per flow min – max"] == "2.8e+04 – 3e+04"
-    assert top["aggregate received (pps)"] == "5.8e+04" and top["total offered (pps)"] == "8e+04"
-    assert top["one flow alone (pps)"] == "4e+04" and top["mean per flow / alone %"] == "72.5"
+    assert (top["flows"], top["offered per flow (pps)"]) == ("2", "40000")
+    assert top["received per flow, mean (pps)"] == "29000"
+    assert top["per flow min – max"] == "28000 – 30000"
+    assert top["aggregate received (pps)"] == "58000" and top["total offered (pps)"] == "80000"
+    assert top["one flow alone (pps)"] == "40000" and top["mean per flow / alone %"] == "72.5"
     assert top["start skew ms"] == "2"
     assert float(top["Jain"]) == pytest.approx((58000**2) / (2 * (30000**2 + 28000**2)), abs=1e-4)
     shared = tables["Simultaneous flows: saturation shared"]["rows"]
-    assert shared == [["t: sweep", "2", "18", "2.9e+04", "5.8e+04", "4e+04", "no", "1.45"]]
+    assert shared == [["t: sweep", "2", "18", "29000", "58000", "40000", "no", "1.45"]]
     assert section["figures"] == ["probe_pps_18.png", "probe_pps_multi_18.png"]  # single-flow figure stays
     # only flows of the same sweep started together count; a background flow never does
     assert multi_flow_part(frame[frame["group_kind"] == "single"], tmp_path) is None

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tests.helpers.stores import campaign_store
 from vnetbench.store.records import MeasurementRecord
 
 
-def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(tmp_path: Path) -> None:
-    store = campaign_store(tmp_path / "s.db")
+def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(store_url: str) -> None:
+    store = campaign_store(store_url)
     rec = MeasurementRecord(
         campaign_id="c1",
         key="r001/udp/a>b",

@@ -22,6 +22,11 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.campaign_analysis import CampaignAnalysis, analyze_campaign
+from vnetbench.analysis.campaign_data import SampleSource, StoredSamples, load_campaign_frames
+from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.loss import Localization, NotAccounted, campaign_accounting
+from vnetbench.report.prepared import Prepared, prepare
 from vnetbench.spec.loader import spec_of
 from vnetbench.store.db import Store
 
@@ -32,10 +37,41 @@ class ReportContext:
     campaign: dict[str, Any]  # the campaign row
     frame: pd.DataFrame  # store.measurements_frame(campaign id): one row per measurement
     fig_dir: Path  # where figures go (PNG + SVG)
+    analysis_error: str = ""  # why `analysis` is None
 
     @property
     def campaign_id(self) -> str:
         return str(self.campaign["id"])
+
+    @cached_property
+    def samples(self) -> SampleSource:
+        """The campaign's samples, left in the store: it aggregates them in SQL, and a section loads
+        one metric of the measurements it shows (`values`), in bounded memory at any size."""
+        return StoredSamples(self.store, self.campaign_id)
+
+    @cached_property
+    def prepared(self) -> Prepared:
+        """The ok measurements with their treatments, after transient removal and outliers."""
+        return prepare(self.campaign, self.frame, self.samples, self.store.builds_frame(self.campaign_id))
+
+    @cached_property
+    def analysis(self) -> CampaignAnalysis | None:
+        """`vnetbench analyze`'s result, computed once for every section (None when the data cannot
+        be analysed as the spec asks: `analysis_error` says why)."""
+        try:
+            return analyze_campaign(load_campaign_frames(self.store, self.campaign_id))
+        except DataError as exc:
+            self.analysis_error = str(exc)
+            return None
+
+    @cached_property
+    def losses(self) -> list[Localization]:
+        """Loss localization of every packet flow that has counters."""
+        return self.accounting[0]
+
+    @cached_property
+    def accounting(self) -> tuple[list[Localization], list[NotAccounted]]:
+        return campaign_accounting(self.store, self.campaign_id, self.frame)
 
     @cached_property
     def spec(self) -> Any:

@@ -1,31 +1,33 @@
 """Report sections of the designed-experiment analysis: the tables of `vnetbench analyze` and the
 figures that go with them (residuals against predicted response, normal QQ plots, level means with
-the capacity threshold, effects and contrast intervals, rebuilds against the first build)."""
+the capacity threshold, effects and contrast intervals, rebuilds against the first build, each
+series with its change points)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from vnetbench.analysis.campaign_analysis import FittedModel, analyze_campaign
-from vnetbench.analysis.campaign_data import load_campaign_frames
-from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.campaign_analysis import FittedModel
+from vnetbench.report import format as fmt
 from vnetbench.report import stats_figures as sf
-from vnetbench.report.analysis_tables import UNITS, analysis_parts
+from vnetbench.report.analysis_tables import analysis_parts
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section
 
 ORDER = 70
-MAX_REPRODUCIBILITY_FIGURES = 6
+MAIN_RESULT = 15  # the design's effects, the rebuilds' verdicts, the placements: before per-connection views
+MAIN_PARTS = ("design", "outliers", "effects", "reproducibility", "placement")
 
 
 def build(ctx: ReportContext) -> list[Section]:
     if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
         return []
-    try:
-        result = analyze_campaign(load_campaign_frames(ctx.store, ctx.campaign_id))
-    except DataError as exc:  # the data cannot be analysed as the spec asks: say why, keep the report
-        return [Section("Designed experiment", "analysis-design", items=[f"Not analysed: {exc}"])]
+    result = ctx.analysis
+    if result is None:  # the data cannot be analysed as the spec asks: say why, keep the report
+        return [
+            Section("Designed experiment", "analysis-design", items=[f"Not analysed: {ctx.analysis_error}"])
+        ]
     designed = bool(result.json["design"]["kind"])
     sections = []
     for part in analysis_parts(result):
@@ -37,6 +39,7 @@ def build(ctx: ReportContext) -> list[Section]:
             intro=part.intro,
             tables=list(part.tables),
             items=list(part.items),
+            order=MAIN_RESULT if part.anchor in MAIN_PARTS else None,
         )
         if part.anchor == "effects":
             section.figures = _model_figures(result.models, ctx)
@@ -44,6 +47,8 @@ def build(ctx: ReportContext) -> list[Section]:
             section.figures = _reproducibility_figures(result.reproducibility, ctx)
         if part.anchor == "placement":
             section.figures = _placement_figures(result.json["placement"], ctx)
+        if part.anchor == "change-points":
+            section.figures = _change_point_figures(result.json["change_points"], ctx)
         sections.append(section)
     has_analysis = any(s.anchor not in ("analysis-design", "analysis-outliers") for s in sections)
     return sections if designed or has_analysis else []
@@ -55,9 +60,10 @@ def _slug(text: str) -> str:
 
 def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure]:
     figures = []
-    for i, m in enumerate(models):
+    for i, fitted in enumerate(models):
+        m = fmt.shown_model(fitted)  # 'rx · udp · loss (%)', as the tables say
         base = ctx.fig_dir / f"design_{i}_{_slug(m.label)}"
-        scale, unit = UNITS.get(m.result.response, (1.0, ""))  # the tables' unit (Mbit/s for bit/s)
+        scale, unit = fmt.unit_of(m.result.response)  # the tables' unit (Mbit/s for bit/s)
         figures.append(
             Figure(
                 f"{m.label}: residuals vs predicted",
@@ -102,7 +108,7 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
                         sf.normal_qq(m.truncated, base.with_name(base.name + "_trunc_qq"), label)[0],
                     )
                 )
-        elif m.kind == "2k-r":
+        elif m.kind in ("2k-r", "2k-p"):  # a fraction's model is its basic 2^k design
             figures.append(
                 Figure(
                     f"{m.label}: effects",
@@ -117,19 +123,35 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
 
 def _reproducibility_figures(results: list[Any], ctx: ReportContext) -> list[Figure]:
     figures = []
-    for i, r in enumerate(results[:MAX_REPRODUCIBILITY_FIGURES]):
+    for i, r in enumerate(results):  # every metric with data gets its figure
         if r.n_rebuilds < 1:
             continue
         path = ctx.fig_dir / f"design_repro_{i}_{_slug(r.metric)}"
-        figures.append(Figure(f"{r.metric}: {r.verdict}", sf.reproducibility_chart(r, path)[0]))
+        title = f"{fmt.shown_metric(r.metric)}: {r.verdict}"
+        figures.append(Figure(title, sf.reproducibility_chart(r, path)[0]))
     return figures
 
 
 def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
     figures = []
     for i, c in enumerate(comparisons):
-        scale, unit = UNITS.get(c["response"], (1.0, ""))
+        scale, unit = fmt.unit_of(c["response"])
         label = f"{c['measurement']}: {c['response']} per placement"
         path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
         figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
+    return figures
+
+
+def _change_point_figures(series: list[dict[str, Any]], ctx: ReportContext) -> list[Figure]:
+    """Each series with a change point, its segments' means and the points marked."""
+    figures = []
+    for s in series:
+        if not s["change_points"]:
+            continue
+        scale, unit = fmt.unit_of(s["response"])
+        label = f"{s['series']} {s['pair']} ({s['treatment']})"
+        path = ctx.fig_dir / f"changes_{_slug(label)}_{s['response']}"
+        figures.append(
+            Figure(label, sf.change_points_chart(s, path, scale, unit)[0], "dashed: a change point")
+        )
     return figures

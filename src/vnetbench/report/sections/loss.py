@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -12,7 +14,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.patches import FancyBboxPatch
 
-from vnetbench.analysis.loss import Localization, campaign_losses, cpu_busy_series, series
+from vnetbench.analysis.loss import (
+    NOISE_PACKETS,
+    Localization,
+    cpu_busy_series,
+    series,
+)
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
@@ -91,20 +98,24 @@ def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -
 
 
 def build(ctx: ReportContext) -> list[Section]:
-    locs = campaign_losses(ctx.store, ctx.campaign_id, ctx.frame)
-    if not locs:
+    locs, skipped = ctx.accounting
+    if not locs and not skipped:
         return []
-    by_id = ctx.frame.set_index("id")
     section = Section(
         "Where the packets went",
         "loss",
-        intro="For every UDP measurement, the packets counted at each point of the path (application, "
-        "sender stack, every interface and queue, receiver stack, socket), the hop where the count drops "
-        "most and the kernel counter that explains it (socket buffer full, qdisc drop, bridge drop, "
-        "reassembly failure).",
-        tables=[_summary_table(locs, by_id)],
+        intro="For every UDP and vnb-probe flow, the packets counted at each point of the path "
+        "(application, sender stack, every interface and queue, receiver stack, socket), the hop where "
+        "the count drops most and the kernel counter that explains it (socket buffer full, qdisc drop, "
+        "bridge drop, reassembly failure).",
+        tables=[summary_table([loc.to_json() for loc in locs[:MAX_ROWS]], ctx.frame, len(locs))]
+        if locs
+        else [],
     )
+    if skipped:
+        section.tables.append(not_accounted_table([asdict(n) for n in skipped]))
     # Details for the worst measurement of each (measurement, flow).
+    by_id = ctx.frame.set_index("id")
     worst: dict[tuple[str, str, str], Localization] = {}
     for loc in locs:
         key = (str(by_id.loc[loc.measurement_id]["measurement"]), loc.src, loc.dst)
@@ -115,36 +126,62 @@ def build(ctx: ReportContext) -> list[Section]:
     return [section]
 
 
-def _summary_table(locs: list[Localization], by_id: pd.DataFrame) -> TableView:
-    """One row per measurement (the first MAX_ROWS): where its packets were lost, and why."""
+def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | None = None) -> TableView:
+    """One row per measurement (`Localization.to_json()`): where its packets were lost, and why."""
+    by_id = frame.set_index("id")
     rows = []
-    for loc in locs[:MAX_ROWS]:
-        m = by_id.loc[loc.measurement_id]
-        why = loc.cause or ""
-        if loc.counter:
-            why += f" — {loc.counter}: {loc.counter_packets:,.0f}"
+    for loc in locs:
+        m = by_id.loc[loc["measurement_id"]]
+        why = loc["cause"] or ""
+        if loc["counter"]:
+            why += f" — {loc['counter']}: {fmt.count(loc['counter_packets'])}"
+        lost = max(0.0, loc["app_lost"])
         rows.append(
             [
-                str(m["measurement"]),
-                f"{loc.src}→{loc.dst}",
+                f"{m['measurement']} ({loc['measurement_id']})",
+                f"{loc['src']}→{loc['dst']}",
                 str(m["repetition"]),
-                fmt.count(loc.sent),
-                f"{fmt.count(loc.app_lost)} ({fmt.share(loc.app_lost, loc.sent)})",
-                loc.hop or "no loss",
+                fmt.count(loc["sent"]),
+                f"{fmt.count(lost)} ({fmt.share(lost, loc['sent'])})",
+                loc["verdict"],
                 why,
-                fmt.share(loc.explained_packets, loc.app_lost) if loc.app_lost > 0 else "-",
+                fmt.share(loc["explained_packets"], lost) if lost > 0 else "-",
             ]
         )
     note = (
         "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets, "
         "divided by the fragments per datagram. 'explained' = share of the application's loss that a "
-        "kernel counter "
-        "accounts for."
+        f"kernel counter accounts for. A loss of up to {NOISE_PACKETS:g} datagrams is located only where a "
+        "counter saw it."
     )
-    if len(locs) > MAX_ROWS:
-        note += f" First {MAX_ROWS} of {len(locs)} measurements; all of them: vnetbench loss --json."
-    columns = ["measurement", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
+    if total is not None and total > len(locs):
+        note += f" First {len(locs)} of {total} measurements; all of them: vnetbench loss --json."
+    columns = ["measurement (id)", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
     return TableView("Loss localization", columns, rows, note)
+
+
+def not_accounted_table(skipped: list[dict[str, Any]]) -> TableView:
+    """Packet flows the counters cannot follow, grouped by kind and reason, with the tool's own loss."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for n in skipped:
+        groups.setdefault((n["kind"], n["reason"]), []).append(n)
+    rows = []
+    for (kind, reason), items in groups.items():
+        lost = [n["lost"] for n in items if n["lost"] is not None]
+        rows.append(
+            [
+                kind,
+                str(len(items)),
+                fmt.count(sum(max(0.0, v) for v in lost)) if lost else "-",
+                ", ".join(str(n["measurement_id"]) for n in items[:12]) + (" …" if len(items) > 12 else ""),
+                reason,
+            ]
+        )
+    return TableView(
+        "Packet flows not accounted for hop by hop",
+        ["kind", "measurements", "lost (tool's count)", "ids", "why not"],
+        rows,
+    )
 
 
 def _details(section: Section, ctx: ReportContext, flow: str, loc: Localization) -> None:
@@ -168,7 +205,7 @@ def _details(section: Section, ctx: ReportContext, flow: str, loc: Localization)
     )
     png = path_diagram(
         loc,
-        f"{flow}: {fmt.count(loc.app_lost)} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
+        f"{flow}: {fmt.count(max(0.0, loc.app_lost))} of {fmt.count(loc.sent)} lost, most at {loc.hop}",
         ctx.fig_dir / f"loss-path-{loc.measurement_id}",
     )
     section.figures.append(Figure(f"Path of {flow}", png, "datagrams counted at each point"))

@@ -1,8 +1,13 @@
 //! Pacing: a schedule of send slots anchored to the start (slot k at t0 + k·period, so timer
-//! error never accumulates), the skip/catch-up rule after a stall, and a sleeper that uses an
-//! absolute clock_nanosleep and spins only for the last few microseconds.
+//! error never accumulates), the skip/catch-up rule after a stall, when to wake for a slot;
+//! `sleeper.rs` sleeps until then (absolute clock_nanosleep, a short spin), `choice.rs` picks the
+//! default pacing from the rate.
 
-use crate::sys::{self, Clock};
+mod choice;
+mod sleeper;
+
+pub use choice::*;
+pub use sleeper::{wait_realtime, Sleeper, SpinMargin};
 
 /// Slots anchored at `t0` (CLOCK_MONOTONIC ns).
 #[derive(Clone, Copy, Debug)]
@@ -69,42 +74,6 @@ pub fn plan(s: &Schedule, next: u64, now: u64, stall_ns: u64, catch_up: u64, bat
     Step { skip, send }
 }
 
-/// Default pacing of `send`: at slot periods of at least this (<= 20K pps) every packet is sent
-/// at its own slot time; at shorter periods the sender batches per [`AUTO_QUANTUM_NS`].
-pub const AUTO_BATCH_BELOW_PERIOD_NS: f64 = 50_000.0;
-/// The default pacing quantum above 20K pps: one wake-up per 50 µs instead of a spinning core.
-pub const AUTO_QUANTUM_NS: u64 = 50_000;
-
-/// Default pacing quantum for a slot period (0: every packet at its own slot time).
-pub fn auto_quantum_ns(period_ns: f64) -> u64 {
-    if period_ns >= AUTO_BATCH_BELOW_PERIOD_NS {
-        0
-    } else {
-        AUTO_QUANTUM_NS
-    }
-}
-
-/// Default spin bound for a slot period: spin fully at high rates, else period/20 in 10..=50 µs
-/// (this VM's wake-ups are often 10-40 µs late; a shorter spin raises the median lateness from
-/// under 1 µs to ~20 µs).
-pub fn auto_spin_ns(period_ns: f64) -> u64 {
-    if period_ns <= 50_000.0 {
-        50_000
-    } else {
-        ((period_ns / 20.0) as u64).clamp(10_000, 50_000)
-    }
-}
-
-/// Default busy-wait bound of `send`: none with a quantum (the wake-up only opens a batch whose
-/// packets are up to a quantum late anyway), else [`auto_spin_ns`].
-pub fn auto_send_spin_ns(period_ns: f64, quantum_ns: u64) -> u64 {
-    if quantum_ns > 0 {
-        0
-    } else {
-        auto_spin_ns(period_ns)
-    }
-}
-
 /// When to wake for slot `k`: its slot time, or with a quantum the first quantum boundary (on a
 /// grid anchored at `t0`) at or after it, so one wake-up sends every slot of the quantum.
 #[inline]
@@ -114,71 +83,6 @@ pub fn wake_time(s: &Schedule, k: u64, quantum_ns: u64) -> u64 {
         return slot;
     }
     s.t0 + (slot - s.t0).div_ceil(quantum_ns) * quantum_ns
-}
-
-/// Sleep until CLOCK_REALTIME reaches `t` (for --start-at-ns).
-pub fn wait_realtime(t: u64, max_spin_ns: u64) {
-    let mut sl = Sleeper::new(Clock::Realtime, max_spin_ns);
-    while sys::real_ns() < t && !sys::stop_requested() {
-        sl.until(t);
-    }
-}
-
-/// Sleeps until absolute times with a self-tuning spin margin.
-pub struct Sleeper {
-    clock: Clock,
-    margin_ns: u64,
-    min_margin_ns: u64,
-    max_margin_ns: u64,
-}
-
-impl Sleeper {
-    /// `max_spin_ns` bounds the busy-wait before each deadline.
-    pub fn new(clock: Clock, max_spin_ns: u64) -> Self {
-        // best effort: without it the kernel may add 50 µs of slack to every sleep
-        let _ = sys::set_timer_slack_ns(1);
-        let min = 2_000.min(max_spin_ns);
-        Sleeper {
-            clock,
-            margin_ns: 10_000.clamp(min, max_spin_ns.max(min)),
-            min_margin_ns: min,
-            max_margin_ns: max_spin_ns.max(min),
-        }
-    }
-
-    /// Current spin margin, ns.
-    pub fn margin_ns(&self) -> u64 {
-        self.margin_ns
-    }
-
-    /// Return at (or just after) `deadline` on this sleeper's clock; returns early if a stop
-    /// signal arrived.
-    pub fn until(&mut self, deadline: u64) {
-        let now = sys::now_ns(self.clock);
-        if deadline <= now {
-            return;
-        }
-        if deadline - now > self.margin_ns {
-            let target = deadline - self.margin_ns;
-            sys::sleep_until(self.clock, target);
-            let woke = sys::now_ns(self.clock);
-            let over = woke.saturating_sub(target);
-            // track a high quantile of the wake-up delay: jump up at once, decay slowly
-            let want = over + over / 4 + 1_000;
-            if want > self.margin_ns {
-                self.margin_ns = want.min(self.max_margin_ns);
-            } else {
-                self.margin_ns -= (self.margin_ns - want) / 64;
-            }
-            self.margin_ns = self.margin_ns.max(self.min_margin_ns);
-        }
-        while sys::now_ns(self.clock) < deadline {
-            if sys::stop_requested() {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-    }
 }
 
 #[cfg(test)]
@@ -263,27 +167,6 @@ mod tests {
     }
 
     #[test]
-    fn auto_pacing_per_slot_up_to_20k_pps() {
-        // 1K, 8.5K (100 Mbit/s of 1472 B), 10K, 20K pps: every packet at its own slot time
-        for pps in [1_000.0, 8_491.8, 10_000.0, 20_000.0] {
-            assert_eq!(auto_quantum_ns(1e9 / pps), 0, "{pps} pps");
-        }
-        // above 20K pps: batches per 50 µs
-        for pps in [20_001.0, 100_000.0, 1e6] {
-            assert_eq!(auto_quantum_ns(1e9 / pps), AUTO_QUANTUM_NS, "{pps} pps");
-        }
-    }
-
-    #[test]
-    fn auto_spin_is_small_and_off_with_a_quantum() {
-        assert_eq!(auto_send_spin_ns(1e6, 0), 50_000); // 1K pps: period/20
-        assert_eq!(auto_send_spin_ns(1e5, 0), 10_000); // 10K pps: floor 10 µs
-        assert_eq!(auto_send_spin_ns(10_000.0, 0), 50_000); // per slot at 100K: spins
-        assert_eq!(auto_send_spin_ns(1e9 / 8_491.8, 0), 10_000);
-        assert_eq!(auto_send_spin_ns(10_000.0, 50_000), 0);
-    }
-
-    #[test]
     fn wake_time_per_slot_and_per_quantum() {
         let s = Schedule {
             t0: 1_000,
@@ -340,22 +223,5 @@ mod tests {
         let st = plan(&s, 0, 1_000_000, 100_000, 0, 1024);
         // due 0..=100 (101), overdue: time < 900 µs -> 0..=89 (90)
         assert_eq!(st, Step { skip: 90, send: 11 });
-    }
-
-    #[test]
-    fn sleeper_wakes_close() {
-        // The property: never before the deadline. How late depends on the machine's load (one
-        // preemption on a busy CI runner is milliseconds), so only the median is bounded, loosely.
-        let mut sl = Sleeper::new(Clock::Monotonic, 50_000);
-        let mut late = Vec::with_capacity(50);
-        for _ in 0..50 {
-            let d = sys::mono_ns() + 200_000;
-            sl.until(d);
-            let now = sys::mono_ns();
-            assert!(now >= d, "woke {} ns early", d - now);
-            late.push(now - d);
-        }
-        late.sort_unstable();
-        assert!(late[25] < 2_000_000, "median lateness {} ns", late[25]);
     }
 }

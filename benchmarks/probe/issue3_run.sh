@@ -11,7 +11,7 @@
 # results/raw/ and results/raw-rt/, the summaries in results/summary*.txt, the machine's load
 # (vmstat every 5 s) in results/vmstat.txt, and draws results/probe-bench.png.
 #
-#   sudo benchmarks/probe/run.sh [REPS] [DURATION_S]
+#   sudo benchmarks/probe/issue3_run.sh [REPS] [DURATION_S]
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"

@@ -1,0 +1,286 @@
+"""Compare two campaigns (or a campaign with its own past): per (pair, measurement, treatment) and
+metric, the difference with its interval, the relative change, a Holm-corrected test and a verdict
+against a tolerance. `vnetbench compare A B` prints it (its table: report/comparison_tables.py) and
+exits 1 when anything is worse.
+
+What is compared, and how:
+
+- throughput_bps (TCP, UDP; higher is better), loss_ratio and jitter_mean_ns (UDP; lower is better):
+  one value per flow and replication (its mean over the run, after `omit`); Welch's t and interval of
+  the difference of means;
+- rtt_ns (RTT; lower is better): every reply of every replication; Mann–Whitney U and the
+  Hodges–Lehmann shift with its distribution-free interval.
+
+Throughput, loss and jitter are means over a run: the replication is the unit, and Welch's t
+allows the two campaigns different spreads (iperf3's per-second jitter values within a run are not
+independent, so pooling them made noise look significant). RTT is latency-like: skewed, with a long
+tail, so the shift of the distribution (the median of all differences b − a, Hodges–Lehmann) is
+compared instead of the mean. Replies within a run are not independent either, so their p-values
+are optimistic; the absolute floor below is what keeps a tiny shift from failing a comparison.
+
+Verdict: "worse" (or "better") when the change is significant after Holm's correction over every row
+of the comparison AND the difference is beyond the tolerance band in the bad (good) direction; else
+"same". The band is ±max(tolerance·|A|, an absolute floor per metric): near zero a ratio explodes
+(loss from 0.006 % to 0.06 % is +900 % and does not matter), so loss has a floor of 0.1 percentage
+point and RTT/jitter of 50 µs, as in the reproducibility check (campaign_parts.ABS_TOLERANCE).
+`within_tolerance` says whether the whole interval lies inside the band: "same" measured precisely
+enough to say so, not merely "no significant difference".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+
+from vnetbench.analysis import campaign_data as cd
+from vnetbench.analysis.campaign_parts import ABS_TOLERANCE
+from vnetbench.analysis.inputs import DataError, check_confidence
+from vnetbench.analysis.jsonable import jsonable
+from vnetbench.spec.loader import spec_of
+
+KEY = ["pattern", "measurement", "kind", "pair", "treatment", "metric"]
+HIGHER_IS_BETTER = {"throughput_bps": True, "loss_ratio": False, "jitter_mean_ns": False, "rtt_ns": False}
+LATENCY_LIKE = ("rtt_ns",)
+FLOOR = {"loss_ratio": ABS_TOLERANCE["loss_ratio"], "rtt_ns": ABS_TOLERANCE["rtt_mean_ns"]} | {
+    "jitter_mean_ns": ABS_TOLERANCE["rtt_mean_ns"]
+}
+MAX_PAIRS = 4_000_000  # Hodges–Lehmann uses every pairwise difference: thin larger samples
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Row:
+    key: dict[str, str]
+    test: str  # "welch" | "mann-whitney" | "exact" (no spread on either side) | "too few"
+    n_a: int
+    n_b: int
+    center_a: float  # mean (Welch) or median (Mann–Whitney)
+    center_b: float
+    difference: float  # B − A: difference of means, or the Hodges–Lehmann shift
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_holm: float = math.nan
+    band: float = math.nan  # the tolerance band's half-width, in the metric's unit
+    verdict: str = "same"
+
+    @property
+    def relative_change(self) -> float:
+        return self.difference / abs(self.center_a) if self.center_a else math.nan
+
+    @property
+    def within_tolerance(self) -> bool:
+        return bool(-self.band <= self.ci_low and self.ci_high <= self.band)
+
+    def to_dict(self) -> dict[str, Any]:
+        scale = abs(self.center_a) if self.center_a else math.nan
+        return jsonable(
+            self.key
+            | {
+                "better": "higher" if HIGHER_IS_BETTER[self.key["metric"]] else "lower",
+                "test": self.test,
+                "n_a": self.n_a,
+                "n_b": self.n_b,
+                "center": "median" if self.test == "mann-whitney" else "mean",
+                "a": self.center_a,
+                "b": self.center_b,
+                "difference": self.difference,
+                "ci": [self.ci_low, self.ci_high],
+                "relative_change": self.relative_change,
+                "relative_ci": [self.ci_low / scale, self.ci_high / scale],
+                "p_value": self.p_value,
+                "p_holm": self.p_holm,
+                "band": self.band,
+                "within_tolerance": self.within_tolerance,
+                "verdict": self.verdict,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: str
+    b: str
+    tolerance: float
+    confidence: float
+    rows: tuple[Row, ...]
+    only_in_a: tuple[dict[str, str], ...] = ()
+    only_in_b: tuple[dict[str, str], ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def worse(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict == "worse"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            {
+                "a": self.a,
+                "b": self.b,
+                "tolerance": self.tolerance,
+                "confidence": self.confidence,
+                "floors": FLOOR,
+                "counts": counts(self),
+                "rows": [r.to_dict() for r in self.rows],
+                "only_in_a": list(self.only_in_a),
+                "only_in_b": list(self.only_in_b),
+                "notes": list(self.notes),
+            }
+        )
+
+
+def observations(frames: cd.CampaignFrames, factors: Sequence[str], omit_ns: int = 0) -> pd.DataFrame:
+    """One row per observed value: KEY columns and `value` (see the module's table)."""
+    flows, _ = cd.flow_table(frames.measurements, frames.samples, frames.builds, factors, omit_ns)
+    columns = [*KEY, "value"]
+    if flows.empty:
+        return pd.DataFrame(columns=columns)
+    flows = flows.assign(
+        pair=flows["src"].astype(str) + "→" + flows["dst"].astype(str),
+        treatment=[treatment_label(f) for f in flows["factors"]],
+    )
+    parts = []
+    per_flow = (("throughput_bps", ("tcp", "udp")), ("loss_ratio", ("udp",)), ("jitter_mean_ns", ("udp",)))
+    for metric, kinds in per_flow:
+        if metric not in flows:
+            continue
+        sel = flows[flows["kind"].isin(kinds) & flows[metric].notna()]
+        parts.append(sel.assign(metric=metric, value=sel[metric].astype(float))[columns])
+    rtt_flows = flows[flows["kind"] == "rtt"]
+    if not rtt_flows.empty:  # every reply after omit (sum rows), read from the store in bounded memory
+        replies = cd.as_source(frames.samples).values([int(i) for i in rtt_flows["id"]], "rtt_ns", omit_ns)
+        mine = replies.dropna(subset=["value"])
+        joined = mine.merge(rtt_flows, left_on="measurement_id", right_on="id")
+        parts.append(joined.assign(metric="rtt_ns", value=joined["value"].astype(float))[columns])
+    out = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame()
+    return out if not out.empty else pd.DataFrame(columns=columns)
+
+
+def campaign_observations(store: Any, row: dict[str, Any]) -> pd.DataFrame:
+    """`observations` of a stored campaign (its factors and `analysis.omit` from its spec)."""
+    spec = spec_of(row)
+    frames = cd.load_campaign_frames(store, row["id"])
+    return observations(frames, [f.name for f in spec.factors], int(spec.analysis.omit))
+
+
+def treatment_label(levels: Any) -> str:
+    """A treatment's factor levels as one label, `—` without factors."""
+    if not isinstance(levels, dict) or not levels:
+        return "—"
+    return ", ".join(f"{k}={levels[k]}" for k in sorted(levels))
+
+
+def compare(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    tolerance: float = 0.05,
+    confidence: float = 0.95,
+    labels: tuple[str, str] = ("A", "B"),
+) -> Comparison:
+    """Every KEY present in both observation tables, compared (B − A)."""
+    check_confidence(confidence)
+    if not 0 <= tolerance < 1:
+        raise DataError("--tolerance", f"{tolerance} is not a share", "give e.g. 5% or 0.05")
+    groups_a = dict(iter(a.groupby(KEY, sort=True))) if not a.empty else {}
+    groups_b = dict(iter(b.groupby(KEY, sort=True))) if not b.empty else {}
+    rows = []
+    for key in sorted(set(groups_a) & set(groups_b)):
+        metric = key[-1]
+        x, y = groups_a[key]["value"].to_numpy(float), groups_b[key]["value"].to_numpy(float)
+        row = _hodges_lehmann(x, y, confidence) if metric in LATENCY_LIKE else _welch(x, y, confidence)
+        rows.append((dict(zip(KEY, key, strict=True)), row))
+    p = np.array([r[1].p_value for r in rows], dtype=float)
+    holm = np.full(p.size, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        holm[ok] = multipletests(p[ok], method="holm")[1]
+    alpha = 1 - confidence
+    out = []
+    for (key, row), p_holm in zip(rows, holm, strict=True):
+        metric = key["metric"]
+        band = max(tolerance * abs(row.center_a), FLOOR.get(metric, 0.0))
+        significant = (
+            bool(p_holm < alpha) if np.isfinite(p_holm) else row.test == "exact" and row.difference != 0
+        )
+        verdict = "same"
+        if significant and abs(row.difference) > band:
+            up = row.difference > 0
+            verdict = "better" if up == HIGHER_IS_BETTER[metric] else "worse"
+        out.append(_with(row, key, p_holm, band, verdict))
+    return Comparison(
+        labels[0],
+        labels[1],
+        tolerance,
+        confidence,
+        tuple(out),
+        tuple(dict(zip(KEY, k, strict=True)) for k in sorted(set(groups_a) - set(groups_b))),
+        tuple(dict(zip(KEY, k, strict=True)) for k in sorted(set(groups_b) - set(groups_a))),
+    )
+
+
+def _with(row: Row, key: dict[str, str], p_holm: float, band: float, verdict: str) -> Row:
+    return Row(
+        key, row.test, row.n_a, row.n_b, row.center_a, row.center_b, row.difference, row.ci_low,
+        row.ci_high, row.p_value, float(p_holm), band, verdict,
+    )  # fmt: skip
+
+
+def _welch(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
+    """Difference of means with Welch's interval (Welch–Satterthwaite DF), on values centred on A's
+    first one so gigabit means keep their digits."""
+    anchor = x[0]
+    xc, yc = x - anchor, y - anchor
+    d = float(yc.mean() - xc.mean())
+    ma, mb = anchor + float(xc.mean()), anchor + float(yc.mean())
+    if x.size < 2 or y.size < 2:
+        return Row({}, "too few", x.size, y.size, ma, mb, d, math.nan, math.nan, math.nan)
+    va, vb = xc.var(ddof=1) / x.size, yc.var(ddof=1) / y.size
+    if va + vb == 0:
+        return Row({}, "exact", x.size, y.size, ma, mb, d, d, d, math.nan)
+    se = math.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va**2 / (x.size - 1) + vb**2 / (y.size - 1))
+    t = float(stats.t.ppf((1 + confidence) / 2, dof))
+    p = float(2 * stats.t.sf(abs(d) / se, dof))
+    return Row({}, "welch", x.size, y.size, ma, mb, d, d - t * se, d + t * se, p)
+
+
+def _hodges_lehmann(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
+    """Shift of B against A: the median of all differences y_j − x_i, its interval from the order
+    statistics of those differences at the Mann–Whitney critical value (normal approximation,
+    Hollander & Wolfe §4.3), and the Mann–Whitney U test."""
+    med_a, med_b = float(np.median(x)), float(np.median(y))
+    if x.size < 2 or y.size < 2:
+        return Row({}, "too few", x.size, y.size, med_a, med_b, med_b - med_a, math.nan, math.nan, math.nan)
+    p = float(stats.mannwhitneyu(y, x, alternative="two-sided").pvalue)
+    xs, ys = _thin(x), _thin(y)
+    diffs = np.sort((ys[None, :] - xs[:, None]).ravel())
+    m, n = xs.size, ys.size
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    # C = mn/2 − z·√(mn(m+n+1)/12); the interval is (D_(C), D_(mn+1−C)) of the sorted differences
+    c = round(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12))
+    c = min(max(c, 1), (diffs.size + 1) // 2)
+    shift = float(np.median(diffs))
+    if not np.isfinite(p):  # every value equal on both sides
+        p = 1.0
+    low, high = float(diffs[c - 1]), float(diffs[diffs.size - c])
+    return Row({}, "mann-whitney", x.size, y.size, med_a, med_b, shift, low, high, p)
+
+
+def _thin(v: np.ndarray) -> np.ndarray:
+    """At most √MAX_PAIRS values (a fixed-seed sample), so the pairwise differences fit in memory."""
+    most = int(math.sqrt(MAX_PAIRS))
+    if v.size <= most:
+        return v
+    return np.random.default_rng(SEED).choice(v, size=most, replace=False)
+
+
+def counts(result: Comparison) -> dict[str, int]:
+    """How many rows are same, better and worse."""
+    return {v: sum(r.verdict == v for r in result.rows) for v in ("same", "better", "worse")}

@@ -1,0 +1,110 @@
+"""How many repetitions give a ±x % interval of the mean (Jain §13.9), from a pilot campaign.
+
+For an interval x̄ ∓ z·s/√n to be within ±r % of x̄: n = (100·z·s / (r·x̄))² (Jain eq. 13.9, with z
+from the normal distribution). With few repetitions t[n − 1] is larger than z, so the smallest n with
+t[(1+c)/2; n−1]·s/√n ≤ r·x̄/100 is also given; it is the one to plan with. Per group (level or
+cell), since each treatment's mean needs its own precision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
+from vnetbench.analysis.jsonable import jsonable
+
+MAX_REPETITIONS = 10**9
+
+
+def parse_precision(text: str | float) -> float:
+    """ "1%" → 0.01, "0.01" → 0.01; a clear error otherwise."""
+    raw = str(text).strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise DataError(
+            "--target-precision", f"'{text}' is not a precision", "give a share such as 1% or 0.01"
+        )
+    return value
+
+
+def repetitions_needed(mean: float, sd: float, precision: float, confidence: float = 0.95) -> tuple[int, int]:
+    """(Jain's z formula, the smallest n whose t interval meets the precision)."""
+    check_confidence(confidence)
+    if sd == 0:
+        return 1, 2
+    if mean == 0:
+        raise DataError(
+            "mean", "is 0, so a relative precision is undefined", "give an absolute target instead"
+        )
+    z = float(stats.norm.ppf((1 + confidence) / 2))
+    target = precision * abs(mean)
+    jain = math.ceil((z * sd / target) ** 2)
+    n = max(2, jain)
+    while float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n) > target:
+        n += 1
+        if n > MAX_REPETITIONS:
+            break
+    return jain, n
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    group: dict[str, Any]
+    n: int
+    mean: float
+    sd: float
+    half_width_ratio: float  # t·s/√n / |mean| of the pilot
+    needed_jain: int
+    needed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(
+            self.group
+            | {
+                "n": self.n,
+                "mean": self.mean,
+                "sd": self.sd,
+                "half_width_ratio": self.half_width_ratio,
+                "repetitions_needed_z": self.needed_jain,
+                "repetitions_needed": self.needed,
+            }
+        )
+
+
+def plan_repetitions(
+    frame: pd.DataFrame, response: str, factors: Sequence[str], precision: float, confidence: float = 0.95
+) -> list[PlanRow]:
+    """One row per treatment (combination of the factors' levels) of the pilot."""
+    require_columns(frame, [response, *factors])
+    data = frame.assign(**{response: numeric_column(frame, response)})
+    rows = []
+    groups = data.groupby(list(factors), sort=False) if factors else [((), data)]
+    for keys, g in groups:
+        keys = keys if isinstance(keys, tuple) else (keys,)
+        y = g[response].to_numpy(dtype=float)
+        y_c = y - y[0]  # centred: the SD keeps its digits at any offset
+        mean = float(y[0] + y_c.mean())
+        sd = float(np.std(y_c, ddof=1)) if y.size > 1 else math.nan
+        if not math.isfinite(sd):
+            raise DataError(
+                f"column '{response}'",
+                f"treatment {dict(zip(factors, keys, strict=True))} has one observation, so no SD",
+                "a pilot needs at least 2 repetitions of every treatment",
+            )
+        t = float(stats.t.ppf((1 + confidence) / 2, y.size - 1))
+        jain, needed = repetitions_needed(mean, sd, precision, confidence)
+        rows.append(
+            PlanRow(dict(zip(factors, keys, strict=True)), int(y.size), mean, sd,
+                    t * sd / math.sqrt(y.size) / abs(mean) if mean else math.inf, jain, needed)
+        )  # fmt: skip
+    return rows

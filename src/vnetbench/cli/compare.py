@@ -1,0 +1,102 @@
+"""`vnetbench compare A B [--db] [--json] [--tolerance 5%]`: two campaigns, row by row, with a verdict.
+
+A and B are campaign ids (or id prefixes, or names) in the store of `--db`, or `DB:ID` for a
+campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). Exit code 1
+when any row is worse beyond the tolerance (a CI gate), 2 for a usage error, 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out
+from vnetbench.cli.output import print_table
+
+
+def compare_command(
+    a: Annotated[str, typer.Argument(metavar="A", help="baseline: campaign id, prefix or name, or DB:ID")],
+    b: Annotated[str, typer.Argument(metavar="B", help="candidate: campaign id, prefix or name, or DB:ID")],
+    db: DbOption = "vnetbench.db",
+    tolerance: Annotated[
+        str, typer.Option("--tolerance", help="a change within ± this share of A is 'same' (5% or 0.05)")
+    ] = "5%",
+    confidence: Annotated[float, typer.Option("--confidence", help="of intervals and Holm's test")] = 0.95,
+    json_output: Annotated[
+        bool, typer.Option("--json", help="print one JSON object instead of tables")
+    ] = False,
+) -> None:
+    """Compare two campaigns: difference, interval, relative change, Holm-corrected test and a verdict
+    (same / better / worse) per pair, measurement, treatment and metric; exit 1 if anything is worse."""
+    # the statistics stack: imported when the command runs, for start-up time
+    from vnetbench.analysis.compare import compare
+    from vnetbench.analysis.inputs import DataError
+    from vnetbench.analysis.planning import parse_precision
+
+    try:
+        share = 0.0 if tolerance.strip() in ("0", "0%") else parse_precision(tolerance)
+    except DataError:
+        raise fail(f"--tolerance {tolerance}: give a share such as 5% or 0.05") from None
+    if not 0.5 < confidence < 1:
+        raise fail(f"--confidence {confidence}: give a level between 0.5 and 1, e.g. 0.95")
+    label_a, obs_a = load_side(a, db)
+    label_b, obs_b = load_side(b, db)
+    try:
+        result = compare(obs_a, obs_b, share, confidence, (label_a, label_b))
+    except DataError as exc:
+        raise fail(str(exc)) from None
+    if json_output:
+        sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
+    else:
+        print_tables(result)
+    if result.worse:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def split_ref(ref: str, db: str) -> tuple[str, str]:
+    """(store, campaign) of `DB:ID` (a file that exists, or a URL) or of a bare id in `db`."""
+    store, sep, ident = ref.rpartition(":")
+    if sep and store and ident and ("://" in store or Path(store).exists()):
+        return store, ident
+    return db, ref
+
+
+def load_side(ref: str, db: str) -> tuple[str, Any]:
+    """(label, observations) of one side of the comparison; a usage error naming `ref` otherwise."""
+    from vnetbench.analysis.compare import campaign_observations  # the statistics stack, as above
+
+    location, ident = split_ref(ref, db)
+    if "://" not in location and not Path(location).exists():
+        raise fail(f"{ref}: the store {location} does not exist; give --db or DB:ID with an existing store")
+    store = open_store(location)
+    row = store.campaign(ident)
+    if row is None:
+        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
+        raise fail(f"{ref}: no campaign '{ident}' in {location}; known: {known}")
+    label = row["id"] if location == db else f"{location}:{row['id']}"
+    return f"{label} ({row['name']})", campaign_observations(store, row)
+
+
+def print_tables(result: Any) -> None:
+    """The comparison as a rich table (verdicts coloured), what only one side has, and the counts."""
+    from vnetbench.analysis.compare import counts  # the statistics stack, as above
+    from vnetbench.report.comparison_tables import COLUMNS, caption, display_rows
+
+    table = Table(title=f"B = {result.b} against A = {result.a}", caption=caption(result))
+    for i, col in enumerate(COLUMNS):
+        table.add_column(col, justify="left" if i == 0 else "right")
+    style = {"worse": "bold red", "better": "green", "same": ""}
+    for row in display_rows(result):
+        verdict = row[-1]
+        table.add_row(*row[:-1], f"[{style[verdict]}]{verdict}[/]" if style[verdict] else verdict)
+    print_table(out, table)
+    for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
+        for k in keys:
+            out.print(f"only in {side}: {k['pair']} · {k['measurement']} · {k['metric']} · {k['treatment']}")
+    n = counts(result)
+    out.print(f"{n['same']} same, {n['better']} better, {n['worse']} worse", highlight=False)

@@ -1,0 +1,236 @@
+"""`vnetbench monitor`: run campaigns on their schedule for days, like perfSONAR's pScheduler.
+
+One spec runs in this process. Several specs run in one child process each (this process serves the
+web endpoints and forwards SIGTERM); their throughput tests still never overlap (monitor/locks.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vnetbench.cli.common import err, fail, open_store, spec_errors
+from vnetbench.monitor.schedule import Limits
+from vnetbench.spec.loader import LoadedSpec, SpecInvalid, load_spec
+from vnetbench.spec.monitoring import parse_period_ns
+from vnetbench.store.monitoring import MonitorStore
+from vnetbench.store.records import now_utc_ns
+
+PR_SET_PDEATHSIG = 1
+
+
+def parse_until(value: str | None) -> dt.datetime | None:
+    """An ISO-8601 time (UTC if no zone) or a duration from now (PT24H, 24h)."""
+    if value is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+    except ValueError:
+        pass
+    try:
+        return dt.datetime.fromtimestamp((now_utc_ns() + parse_period_ns(value)) / 1e9, dt.UTC)
+    except ValueError:
+        raise fail(
+            f"--until {value!r}: expected a time like 2026-12-01T00:00:00Z or a duration like PT24H or 24h"
+        ) from None
+
+
+SpecsArg = Annotated[list[Path], typer.Argument(help="campaign YAML files, each with a monitor: block")]
+StoreOption = Annotated[
+    str,
+    typer.Option(
+        "--db", envvar="VNETBENCH_DB", help="store: a SQLite file or a URL (postgresql://user@host/db)"
+    ),
+]
+MaxRunsOption = Annotated[
+    int | None, typer.Option("--max-runs", min=1, help="stop after this many runs (overrides the spec)")
+]
+UntilOption = Annotated[
+    str | None,
+    typer.Option(help="start no run after this time (2026-12-01T00:00:00Z) or after this long (PT24H, 24h)"),
+]
+WebhookOption = Annotated[
+    str | None,
+    typer.Option(envvar="VNETBENCH_WEBHOOK", help="POST alert episodes as JSON to this URL (and only there)"),
+]
+DashboardOption = Annotated[
+    bool,
+    typer.Option(
+        "--dashboard/--no-dashboard", help="serve the dashboard, /metrics, /health and /api/alerts over HTTP"
+    ),
+]
+HostOption = Annotated[str, typer.Option(help="address to serve on; anything but loopback needs --token")]
+PortOption = Annotated[int, typer.Option(min=0, max=65535, help="port to serve on (0: any free port)")]
+TokenOption = Annotated[
+    str | None, typer.Option(envvar="VNETBENCH_TOKEN", help="require this token on every HTTP request")
+]
+ReportsOption = Annotated[
+    Path | None, typer.Option(help="directory of static reports the dashboard links to")
+]
+NewCampaignOption = Annotated[
+    bool,
+    typer.Option(
+        "--new-campaign", help="start a new campaign instead of continuing the one of the same name"
+    ),
+]
+CampaignIdOption = Annotated[str | None, typer.Option("--campaign-id", hidden=True)]  # a child's campaign
+
+
+def monitor_command(
+    specs: SpecsArg,
+    db: StoreOption = "vnetbench.db",
+    max_runs: MaxRunsOption = None,
+    until: UntilOption = None,
+    webhook: WebhookOption = None,
+    dashboard: DashboardOption = True,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8765,
+    token: TokenOption = None,
+    reports: ReportsOption = None,
+    new_campaign: NewCampaignOption = False,
+    campaign_id: CampaignIdOption = None,
+) -> None:
+    """Run campaigns on their schedule for days (docs/monitoring.md).
+
+    Each spec's `monitor:` block says when: `repeat: PT10M` (ISO 8601) or `cron: "*/10 * * * *"`, a random
+    `slip`, `max_runs`, `until`.
+
+    Each spec is ONE campaign in the store (run n = repetition n), continued across restarts: a monitor
+    killed and started again finishes the interrupted run and measures nothing twice.
+
+    Throughput tests never overlap on a node or SSH host (RTT may). Alert rules (`alerts:`) are checked
+    after every run; episodes are stored and POSTed to --webhook.
+
+    Exit: 0 done or stopped (SIGTERM), 1 done with an alert firing or a failed last run, 2 usage error.
+    """
+    from vnetbench.monitor.web import LOOPBACK  # fastapi and uvicorn: imported when needed (start-up time)
+
+    if dashboard and host not in LOOPBACK and not token:
+        raise fail(
+            f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
+        )
+    until_at = parse_until(until)
+    store = open_store(db)
+    prepared = _prepare(specs, store, new_campaign, campaign_id)
+    children: list[subprocess.Popen[bytes]] = []
+    if len(prepared) > 1:
+        children = [
+            _spawn(spec, m.campaign_id, db, max_runs, until_at, webhook)
+            for spec, m in zip(specs, prepared, strict=True)
+        ]
+    server = None
+    if dashboard:
+        server = _serve(store, db, host, port, token, reports, [m.campaign_id for m in prepared])
+    try:
+        code = _supervise(children) if children else _run_one(store, prepared[0], max_runs, until_at, webhook)
+    finally:
+        if server is not None:
+            server.stop()
+    raise typer.Exit(code)
+
+
+def _prepare(specs: list[Path], store: Any, new_campaign: bool, campaign_id: str | None) -> list[Any]:
+    """Load every spec, then find or create its monitored campaign (usage errors exit 2)."""
+    from vnetbench.monitor.service import MonitorError, prepare  # the run machinery: start-up time
+
+    loaded = [_load(spec) for spec in specs]
+    names = [s.campaign.name for s in loaded]
+    if len(set(names)) != len(names):
+        raise fail(f"two specs name the same campaign: {names}; each monitored campaign needs its own name")
+    try:
+        return [prepare(s, store, new_campaign=new_campaign, campaign_id=campaign_id) for s in loaded]
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    except MonitorError as exc:
+        raise fail(str(exc)) from None
+
+
+def _load(spec: Path) -> LoadedSpec:
+    try:
+        return load_spec(spec)
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+
+
+def _serve(
+    store: Any, db: str, host: str, port: int, token: str | None, reports: Path | None, ids: list[str]
+) -> Any:
+    from vnetbench.monitor.web import WebServer, build_app  # fastapi, uvicorn: start-up time
+
+    server = WebServer(build_app(db, token=token, report_dir=reports, campaign_ids=ids), host, port)
+    try:
+        url = server.start()
+    except OSError as exc:
+        raise fail(f"{exc}; choose another --port, or --no-dashboard") from None
+    for cid in ids:
+        MonitorStore(store).set_state(cid, url=url)
+    err.print(f"serving {url}  (dashboard, /metrics, /health, /api/alerts)", highlight=False)
+    return server
+
+
+def _run_one(
+    store: Any, monitored: Any, max_runs: int | None, until: dt.datetime | None, webhook: str | None
+) -> int:
+    from vnetbench.monitor.service import Monitor  # the run machinery: start-up time
+
+    schedule = monitored.loaded.campaign.monitor
+    limits = Limits.of(schedule, max_runs, until)
+    verb = "continuing" if monitored.resumed else "started"
+    err.print(
+        f"monitor: {verb} campaign [bold]{monitored.name}[/bold] id [bold]{monitored.campaign_id}[/bold] "
+        f"in {store.location}",
+        highlight=False,
+    )
+    outcome = Monitor(store, monitored, limits, webhook, err).run()
+    return outcome.code
+
+
+def _set_parent_death_signal() -> None:
+    """In the child, before exec: SIGTERM when the parent monitor dies, even by SIGKILL."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _spawn(
+    spec: Path,
+    campaign_id: str,
+    db: str,
+    max_runs: int | None,
+    until: dt.datetime | None,
+    webhook: str | None,
+) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "vnetbench.cli", "monitor", str(spec), "--db", db, "--no-dashboard"]
+    argv += ["--campaign-id", campaign_id]
+    if max_runs is not None:
+        argv += ["--max-runs", str(max_runs)]
+    if until is not None:
+        argv += ["--until", until.isoformat()]
+    if webhook:
+        argv += ["--webhook", webhook]
+    return subprocess.Popen(argv, preexec_fn=_set_parent_death_signal)  # before the web thread starts
+
+
+def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
+    """Wait for every child; SIGTERM/SIGINT are passed on to them (each stops its campaign cleanly)."""
+
+    def forward(signum: int, _frame: Any) -> None:
+        for child in children:
+            if child.poll() is None:
+                os.kill(child.pid, signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        codes = [child.wait() for child in children]
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return max((c for c in codes if c >= 0), default=0) if all(c >= 0 for c in codes) else 1

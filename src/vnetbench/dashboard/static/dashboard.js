@@ -1,0 +1,321 @@
+// vnetbench dashboard: each page polls its JSON API and redraws; no reloads, no framework.
+"use strict";
+
+const body = document.body;
+const POLL_MS = Number(body.dataset.pollMs || 2000);
+
+// ---------------------------------------------------------------- formatting (values arrive in base units)
+
+const SCALES = {
+  "bit/s": [[1e9, "Gbit/s"], [1e6, "Mbit/s"], [1e3, "kbit/s"], [1, "bit/s"]],
+  "ns": [[1e9, "s"], [1e6, "ms"], [1e3, "µs"], [1, "ns"]],
+  "packets/s": [[1e6, "Mpps"], [1e3, "kpps"], [1, "pps"]],
+};
+
+function scaleFor(unit, magnitude) {
+  if (unit === "ratio") return [0.01, "%"];
+  const steps = SCALES[unit];
+  if (!steps) return [1, unit || ""];
+  for (const step of steps) if (Math.abs(magnitude) >= step[0]) return step;
+  return steps[steps.length - 1];
+}
+
+function fmt(value, unit) {
+  if (value === null || value === undefined) return "–";
+  const [factor, label] = scaleFor(unit, value);
+  const scaled = value / factor;
+  const digits = Math.abs(scaled) >= 100 ? 0 : Math.abs(scaled) >= 10 ? 1 : 2;
+  return `${scaled.toFixed(digits)} ${label}`.trim();
+}
+
+function fmtCompared(cell, threshold) {
+  if (cell.compared === null || cell.compared === undefined) return "";
+  if (threshold.of === "value") return "";
+  if (threshold.of === "expected-max" && cell.compared_as.startsWith("share")) {
+    return `${(100 * cell.compared).toFixed(1)} % of max`;
+  }
+  return `× ${cell.compared.toFixed(2)} of best`;
+}
+
+function fmtLevels(threshold, unit) {
+  const side = threshold.higher_is_worse ? "≥" : "≤";
+  const show = (v) => {
+    if (threshold.of === "value") return fmt(v, unit);
+    if (threshold.of === "expected-max") return `${(100 * v).toFixed(0)} % of expected max`;
+    return `× ${v} of the pair's best`;
+  };
+  return `warning ${side} ${show(threshold.warning)}, critical ${side} ${show(threshold.critical)}`;
+}
+
+function utc(ns) {
+  if (!ns) return "–";
+  return new Date(ns / 1e6).toISOString().replace("T", " ").slice(0, 19);
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("data-") || k === "href" || k === "title" || k === "id") node.setAttribute(k, v);
+    else node[k] = v;
+  }
+  for (const child of children) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+// ---------------------------------------------------------------- polling
+
+async function getJSON(url) {
+  const response = await fetch(url, { credentials: "same-origin", cache: "no-store" });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+function poll(url, render) {
+  const updated = document.getElementById("updated");
+  async function tick() {
+    try {
+      render(await getJSON(url));
+      updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+      updated.classList.remove("stale");
+    } catch (err) {
+      updated.textContent = `cannot reach the dashboard: ${err.message}`;
+      updated.classList.add("stale");
+    }
+    setTimeout(tick, POLL_MS);
+  }
+  tick();
+}
+
+function progressBar(c) {
+  const total = c.steps_total;
+  // a monitored campaign repeats its plan run after run: more steps than one plan holds
+  const openEnded = total && c.steps_done > total;
+  const share = total && !openEnded ? Math.min(1, c.steps_done / total) : openEnded ? 1 : 0;
+  const bar = el("span", { class: "bar" }, el("span", { class: "fill" }));
+  bar.firstChild.style.width = `${(100 * share).toFixed(1)}%`;
+  const text = openEnded ? `${c.steps_done} steps, run ${c.latest_repetition}`
+    : total ? `${c.steps_done} / ${total}` : `${c.steps_done} / ?`;
+  return el("span", { class: "progress", "data-done": c.steps_done, "data-total": total ?? "" }, bar,
+    el("span", { class: "progress-text", text }));
+}
+
+function stateBadge(status) {
+  return el("span", { class: `state state-${status}`, text: status });
+}
+
+// ---------------------------------------------------------------- the campaigns page
+
+function renderCampaigns(data) {
+  const tbody = document.querySelector("#campaigns tbody");
+  tbody.replaceChildren();
+  if (!data.campaigns.length) {
+    tbody.append(el("tr", {}, el("td", { colSpan: 8, class: "muted", text: "no campaigns in this store yet" })));
+    return;
+  }
+  for (const c of data.campaigns) {
+    const report = c.report_url ? el("a", { href: c.report_url, text: "report", class: "report-link" }) : "–";
+    tbody.append(el("tr", { "data-campaign": c.id },
+      el("td", {}, el("a", { href: c.url, text: c.name })),
+      el("td", { class: "mono", text: c.id }),
+      el("td", {}, stateBadge(c.status)),
+      el("td", {}, progressBar(c)),
+      el("td", { text: String(c.measurements_ok) }),
+      el("td", { text: String(c.attempts_failed) }),
+      el("td", { text: utc(c.last_result_utc_ns) }),
+      el("td", {}, report)));
+  }
+}
+
+// ---------------------------------------------------------------- the campaign page: progress + grids
+
+function seriesUrl(campaign, grid, cell) {
+  const q = new URLSearchParams({
+    measurement: grid.measurement, src: cell.src, dst: cell.dst, metric: grid.metric,
+    contended: grid.contended ? "true" : "false",
+  });
+  return `/campaigns/${campaign}/series?${q}`;
+}
+
+function renderGrid(campaign, grid) {
+  const byPair = new Map(grid.cells.map((c) => [`${c.src}\u0000${c.dst}`, c]));
+  const name = `${grid.measurement}${grid.contended ? " (with others)" : ""} · ${grid.metric}`;
+  const table = el("table", { class: "grid" });
+  const head = el("tr", {}, el("th", { class: "corner", text: "source ↓ / destination →" }));
+  for (const dst of grid.destinations) head.append(el("th", { text: dst }));
+  table.append(el("thead", {}, head));
+  const tbody = el("tbody");
+  for (const src of grid.sources) {
+    const row = el("tr", {}, el("th", { text: src }));
+    for (const dst of grid.destinations) {
+      const cell = byPair.get(`${src}\u0000${dst}`);
+      if (!cell) {
+        row.append(el("td", { class: "cell empty" }));
+        continue;
+      }
+      const title = `${src} → ${dst}: ${fmt(cell.value, grid.unit)} (repetition ${cell.repetition}, ` +
+        `${cell.count} stored) — ${cell.compared_as}; ${fmtLevels(grid.threshold, grid.unit)}`;
+      const link = el("a", { href: seriesUrl(campaign, grid, cell), title },
+        el("span", { class: "value", text: fmt(cell.value, grid.unit) }),
+        el("span", { class: "compared", text: fmtCompared(cell, grid.threshold) }));
+      const alerting = firing.has(`${grid.measurement}\u0000${src}\u0000${dst}`) ? " alerting" : "";
+      row.append(el("td", {
+        class: `cell level-${cell.level}${alerting}`, "data-src": src, "data-dst": dst, "data-level": cell.level,
+      }, link));
+    }
+    tbody.append(row);
+  }
+  table.append(tbody);
+  const key = `${grid.measurement}/${grid.contended ? "contended" : "alone"}/${grid.metric}`;
+  return el("section", { class: "grid-box", "data-grid": key },
+    el("h2", { text: name }),
+    el("p", { class: "muted levels", text: fmtLevels(grid.threshold, grid.unit) }),
+    table);
+}
+
+// The monitor adds /api/alerts to this app (alert episodes of its rules); without it there is none to show.
+let alertsAvailable = true;
+let firing = new Set();
+
+async function refreshAlerts(campaign) {
+  if (!alertsAvailable) return;
+  let episodes;
+  try {
+    const response = await fetch(`/api/alerts?campaign=${encodeURIComponent(campaign)}&limit=50`,
+      { credentials: "same-origin", cache: "no-store" });
+    if (response.status === 404) { alertsAvailable = false; return; }
+    if (!response.ok) return;
+    episodes = await response.json();
+  } catch (err) {
+    return;
+  }
+  firing = new Set(episodes.filter((e) => e.state === "firing").map((e) => `${e.measurement}\u0000${e.src}\u0000${e.dst}`));
+  const box = document.getElementById("alerts");
+  box.hidden = episodes.length === 0;
+  box.replaceChildren(el("h2", { text: "alerts" }), ...episodes.map((e) => el("p",
+    { class: `alert alert-${e.state} severity-${e.severity}`, "data-state": e.state },
+    el("span", { class: "state", text: e.state }),
+    ` ${e.severity} · ${e.rule}: ${e.condition} — ${e.measurement} ${e.src} → ${e.dst}`)));
+}
+
+function renderCampaign(data) {
+  refreshAlerts(data.campaign.id);
+  const c = data.campaign;
+  const progress = document.getElementById("progress");
+  const report = c.report_url ? el("a", { href: c.report_url, text: "static report", class: "report-link" }) : null;
+  progress.replaceChildren(stateBadge(c.status), progressBar(c),
+    el("span", { class: "muted", text: ` ${c.measurements_ok} measurements ok, ${c.attempts_failed} failed attempts` +
+      ` · last result ${utc(c.last_result_utc_ns)} UTC ` }), ...(report ? [report] : []));
+  const problem = document.getElementById("spec-problem");
+  problem.hidden = !data.spec_problem;
+  problem.textContent = data.spec_problem ? `spec: ${data.spec_problem} (default thresholds in use)` : "";
+  const grids = document.getElementById("grids");
+  if (!data.grids.length) {
+    grids.replaceChildren(el("p", { class: "muted", text: "no results stored yet" }));
+    return;
+  }
+  grids.replaceChildren(...data.grids.map((g) => renderGrid(c.id, g)));
+}
+
+// ---------------------------------------------------------------- a pair's series (uPlot)
+
+let chart = null;
+
+function seriesData(data, factor) {
+  const ok = data.points.filter((p) => p.started_utc_ns !== null);
+  const x = ok.map((p) => p.started_utc_ns / 1e9);
+  const scale = (v) => (v === null || v === undefined ? null : v / factor);
+  const value = ok.map((p) => (p.status === "ok" ? scale(p.value) : null));
+  const hi = ok.map((p) => scale(p.sample_max));
+  const lo = ok.map((p) => scale(p.sample_min));
+  return { x, rows: [x, value, hi, lo], points: ok };
+}
+
+function drawMarks(u, data, factor) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.lineWidth = 1;
+  if (data.threshold && data.threshold.of === "value") {
+    for (const [level, colour] of [["warning", "#d8a200"], ["critical", "#c62828"]]) {
+      const y = u.valToPos(data.threshold[level] / factor, "y", true);
+      if (!Number.isFinite(y)) continue;
+      ctx.strokeStyle = colour;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(u.bbox.left, y);
+      ctx.lineTo(u.bbox.left + u.bbox.width, y);
+      ctx.stroke();
+    }
+  }
+  for (const index of data.change_points || []) {
+    const p = data.points[index];
+    if (!p || !p.started_utc_ns) continue;
+    const x = u.valToPos(p.started_utc_ns / 1e9, "x", true);
+    ctx.strokeStyle = "#6a1b9a";
+    ctx.setLineDash([2, 3]);
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+  }
+  ctx.restore();
+}
+
+function renderSeries(data) {
+  const magnitude = Math.max(0, ...data.points.map((p) => Math.abs(p.value || 0)));
+  const [factor, label] = scaleFor(data.unit, magnitude);
+  const { rows, points } = seriesData(data, factor);
+  const box = document.getElementById("chart");
+  box.dataset.points = String(points.length);
+  if (!chart) {
+    chart = new uPlot({
+      width: Math.max(480, box.clientWidth || 900),
+      height: 360,
+      scales: { x: { time: true } },
+      series: [
+        {},
+        { label: `${data.metric} (${label})`, stroke: "#1565c0", width: 2, points: { show: true, size: 7 } },
+        { label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4] },
+        { label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4] },
+      ],
+      bands: [{ series: [2, 3], fill: "rgba(21,101,192,0.10)" }],
+      axes: [{}, { label, size: 70 }],
+      hooks: { draw: [(u) => drawMarks(u, chart.vnbData, chart.vnbFactor)] },
+    }, rows, box);
+  } else {
+    chart.setData(rows);
+  }
+  chart.vnbData = data;
+  chart.vnbFactor = factor;
+  chart.redraw(false, false);
+  const cp = document.getElementById("changepoints");
+  cp.textContent = data.change_points === null
+    ? "change points: too few runs to look for any (10 needed)"
+    : `change points: ${data.change_points.length ? data.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none"}`;
+  const tbody = document.querySelector("#repetitions tbody");
+  tbody.replaceChildren(...data.points.map((p) => el("tr", { "data-status": p.status },
+    el("td", { text: String(p.repetition) }),
+    el("td", { text: String(p.attempt) }),
+    el("td", { text: utc(p.started_utc_ns) }),
+    el("td", { text: p.status }),
+    el("td", { text: fmt(p.value, data.unit) }),
+    el("td", { text: String(p.samples) }),
+    el("td", { text: fmt(p.sample_min, data.unit) }),
+    el("td", { text: fmt(p.sample_mean, data.unit) }),
+    el("td", { text: fmt(p.sample_max, data.unit) }))));
+}
+
+// ---------------------------------------------------------------- start
+
+if (body.dataset.page === "campaigns") {
+  poll("/api/campaigns", renderCampaigns);
+} else if (body.dataset.page === "campaign") {
+  poll(`/api/campaigns/${body.dataset.campaign}`, renderCampaign);
+} else if (body.dataset.page === "series") {
+  const q = new URLSearchParams({
+    measurement: body.dataset.measurement, src: body.dataset.src, dst: body.dataset.dst,
+    metric: body.dataset.metric, contended: body.dataset.contended,
+  });
+  poll(`/api/campaigns/${body.dataset.campaign}/series?${q}`, renderSeries);
+}

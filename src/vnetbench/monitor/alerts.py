@@ -1,0 +1,134 @@
+"""Alert rules checked after every run: an episode opens when the last `for_runs` runs of a series
+(measurement, src, dst) all break a rule, and closes at the first run that does not. Each episode is
+one row in the store and one 'firing' (and later one 'resolved') webhook message: fire once per episode,
+even across restarts, because the open episodes are read back from the store."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from vnetbench.spec.monitoring import AlertRule
+from vnetbench.store.monitoring import MonitorStore, Series
+
+log = logging.getLogger(__name__)
+WEBHOOK_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class Change:
+    state: str  # firing | resolved
+    episode_id: int
+    rule: str
+    series: Series
+    value: float
+
+
+def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run: int) -> list[Change]:
+    """Open and close episodes for run `run` (its measurements are in the store)."""
+    changes: list[Change] = []
+    open_now = {
+        (e["rule"], Series(e["measurement"], e["src"], e["dst"])): e
+        for e in mstore.open_episodes(campaign_id)
+    }
+    for rule in rules:
+        values = mstore.recent_values(campaign_id, rule.metric, rule.for_runs, rule.measurement)
+        for series, points in sorted(
+            values.items(), key=lambda kv: (kv[0].measurement, kv[0].src, kv[0].dst)
+        ):
+            last_run, last_value = points[-1]
+            if last_run != run:  # not measured (or failed) in this run: no news about this series
+                continue
+            episode = open_now.get((rule.name, series))
+            if episode is not None:
+                if not rule.breaks(last_value):
+                    mstore.close_episode(episode["id"], run)
+                    changes.append(Change("resolved", episode["id"], rule.name, series, last_value))
+                continue
+            window = [v for r, v in points if r > run - rule.for_runs]
+            if len(window) == rule.for_runs and all(rule.breaks(v) for v in window):
+                episode_id = mstore.open_episode(
+                    campaign_id=campaign_id,
+                    rule=rule.name,
+                    severity=rule.severity,
+                    condition=rule.describe(),
+                    measurement=series.measurement,
+                    src=series.src,
+                    dst=series.dst,
+                    metric=rule.metric,
+                    threshold=rule.threshold,
+                    opened_run=run,
+                    value=last_value,
+                )
+                changes.append(Change("firing", episode_id, rule.name, series, last_value))
+    # a rule taken out of the spec no longer holds its episodes open
+    names = {r.name for r in rules}
+    for (rule_name, series), episode in open_now.items():
+        if rule_name not in names:
+            mstore.close_episode(episode["id"], run)
+            changes.append(Change("resolved", episode["id"], rule_name, series, float("nan")))
+    return changes
+
+
+def _iso(ns: int | None) -> str | None:
+    return None if ns is None else dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).isoformat(timespec="seconds")
+
+
+def payload(episode: dict[str, Any], campaign_name: str, resolved: bool) -> dict[str, Any]:
+    """The JSON a webhook receives (one message per episode start, one per end)."""
+    return {
+        "status": "resolved" if resolved else "firing",
+        "alert": episode["rule"],
+        "severity": episode["severity"],
+        "condition": episode["condition"],
+        "campaign": campaign_name,
+        "campaign_id": episode["campaign_id"],
+        "measurement": episode["measurement"],
+        "src": episode["src"],
+        "dst": episode["dst"],
+        "metric": episode["metric"],
+        "threshold": episode["threshold"],
+        "value": episode["value"],
+        "opened_run": episode["opened_run"],
+        "opened_utc": _iso(episode["opened_utc_ns"]),
+        "closed_run": episode["closed_run"],
+        "closed_utc": _iso(episode["closed_utc_ns"]),
+        "episode": episode["id"],
+    }
+
+
+def post_json(url: str, body: dict[str, Any]) -> None:
+    """POST body as JSON to the configured URL (and only there); raises on a non-2xx answer."""
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "User-Agent": "vnetbench-monitor"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # the user's own URL
+        response.read()
+
+
+def notify(mstore: MonitorStore, campaign_id: str, campaign_name: str, webhook: str | None) -> list[str]:
+    """Send every message the webhook has not accepted yet; returns the problems (retried next run)."""
+    if not webhook:
+        return []
+    problems = []
+    for episode in mstore.unnotified(campaign_id):
+        messages = [] if episode["notified_utc_ns"] is not None else [False]
+        if episode["closed_run"] is not None:
+            messages.append(True)
+        for resolved in messages:
+            try:
+                post_json(webhook, payload(episode, campaign_name, resolved))
+            except (OSError, urllib.error.URLError, ValueError) as err:
+                problems.append(f"webhook {webhook}: {err}")
+                log.warning("alert webhook %s failed: %s", webhook, err)
+                return problems  # the receiver is down: keep the order, try again after the next run
+            mstore.mark_notified(episode["id"], resolved)
+    return problems

@@ -1,0 +1,76 @@
+"""Prometheus /metrics: a custom collector that reads the store at every scrape (so any process that
+can read the store serves the same numbers; nothing is kept in memory between scrapes).
+
+    vnetbench_<metric>{campaign, campaign_id, measurement, src, dst}   latest value, base units
+    vnetbench_monitor_runs_total{campaign, campaign_id, status}          runs done (ok) / failed / ...
+    vnetbench_monitor_last_success_timestamp_seconds{campaign, campaign_id}
+    vnetbench_monitor_alerts_firing{campaign, campaign_id, severity}
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from vnetbench.store.monitoring import MonitorStore
+
+SERIES_LABELS = ["campaign", "campaign_id", "measurement", "src", "dst"]
+
+
+def metric_name(metric: str) -> str:
+    """A summary metric (already named with its unit, e.g. throughput_bps) as a Prometheus name."""
+    return "vnetbench_" + re.sub(r"[^a-zA-Z0-9_]", "_", metric)
+
+
+class StoreCollector(Collector):
+    def __init__(self, mstore: MonitorStore) -> None:
+        self.mstore = mstore
+
+    def collect(self) -> Iterator[Metric]:
+        monitored = self.mstore.all_monitored()
+        names = {m["campaign_id"]: m["name"] for m in monitored}
+        families: dict[str, GaugeMetricFamily] = {}
+        for v in self.mstore.latest_values(list(names)):
+            name = metric_name(v.metric)
+            if name not in families:
+                families[name] = GaugeMetricFamily(
+                    name, f"latest {v.metric} per campaign, pair and measurement", labels=SERIES_LABELS
+                )
+            families[name].add_metric([v.campaign, v.campaign_id, v.measurement, v.src, v.dst], v.value)
+        yield from families.values()
+
+        runs = CounterMetricFamily(
+            "vnetbench_monitor_runs",
+            "monitored runs by how they ended (ok, failed: a measurement failed, interrupted, running)",
+            labels=["campaign", "campaign_id", "status"],
+        )
+        for cid, counts in self.mstore.run_counts().items():
+            for status, n in counts.items():
+                runs.add_metric([names.get(cid, cid), cid, status], n)
+        yield runs
+
+        success = GaugeMetricFamily(
+            "vnetbench_monitor_last_success_timestamp_seconds",
+            "when the latest run without a failed measurement ended (Unix time)",
+            labels=["campaign", "campaign_id"],
+        )
+        for cid, ns in self.mstore.last_success_utc_ns().items():
+            success.add_metric([names.get(cid, cid), cid], ns / 1e9)
+        yield success
+
+        firing = GaugeMetricFamily(
+            "vnetbench_monitor_alerts_firing",
+            "open alert episodes",
+            labels=["campaign", "campaign_id", "severity"],
+        )
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        for episode in self.mstore.open_episodes():
+            counts[(episode["campaign_id"], episode["severity"])] += 1
+        for cid in names:
+            for severity in ("warning", "critical"):
+                firing.add_metric([names[cid], cid, severity], counts.get((cid, severity), 0))
+        yield firing

@@ -1,0 +1,379 @@
+"""The monitor loop: wait for the next slot, run the campaign once (build, measure, tear down), check
+the alert rules, repeat, until max-runs/until or SIGTERM.
+
+Restart-safe: the next run is derived from the store (a run recorded as started but never finished is
+finished first, its stored steps skipped), so a monitor killed with SIGKILL and started again measures
+no run twice and loses none. SIGTERM/SIGINT: between runs it stops at once; during a run the runner
+abandons the step in flight, tears down what it built, and the monitor exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+from sqlalchemy.exc import InterfaceError, OperationalError
+
+from vnetbench.monitor import alerts, locks
+from vnetbench.monitor.runs import next_run, pending_steps, run_plan
+from vnetbench.monitor.schedule import Limits, next_slot, slip_ns
+from vnetbench.observers import Interrupted, Observer, RunningStep
+from vnetbench.plan import Plan, Step, make_plan
+from vnetbench.providers.base import ProviderError
+from vnetbench.providers.cleanup import clean
+from vnetbench.providers.registry import make_provider
+from vnetbench.run.campaign import create_campaign
+from vnetbench.run.runner import Runner, standard_observers
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import LoadedSpec, parse_spec
+from vnetbench.spec.models import Campaign
+from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
+from vnetbench.store.records import now_utc_ns
+
+STORE_ERRORS = (OperationalError, InterfaceError)
+STORE_POLL_S = 5.0  # while the store is unreachable, try it this often
+
+
+class MonitorError(Exception):
+    """A problem the user must fix before the monitor can start (exit 2)."""
+
+
+def _measured_part(campaign: Campaign) -> dict[str, Any]:
+    """What defines the time series: everything but the schedule, the alert rules and the prose."""
+    return campaign.model_dump(mode="json", exclude={"monitor", "alerts", "description"})
+
+
+def check_monitorable(loaded: LoadedSpec) -> None:
+    """A monitored campaign has a monitor: block and one repetition per run (the runs are the repetitions)."""
+    c = loaded.campaign
+    errors = []
+    if c.monitor is None:
+        errors.append(
+            loaded.error(
+                ("monitor",), "missing; add e.g. `monitor: {repeat: PT10M}` (see docs/monitoring.md)"
+            )
+        )
+    if c.schedule.repetitions != 1:
+        errors.append(
+            loaded.error(
+                ("schedule", "repetitions"),
+                "a monitored campaign's runs are its repetitions; remove this (monitor.max_runs limits them)",
+            )
+        )
+    if c.schedule.interval:
+        errors.append(
+            loaded.error(("schedule", "interval"), "the monitor schedules runs; use monitor.repeat instead")
+        )
+    if c.design is not None and c.design.replications != 1:
+        errors.append(
+            loaded.error(("design", "replications"), "each monitored run is one replication; set it to 1")
+        )
+    names = {m.name for m in c.measurements}
+    for i, rule in enumerate(c.alerts):
+        if rule.measurement is not None and rule.measurement not in names:
+            errors.append(
+                loaded.error(
+                    ("alerts", i, "measurement"),
+                    f"no measurement '{rule.measurement}'; known: {', '.join(sorted(names))}",
+                )
+            )
+    if errors:
+        raise SpecInvalid(errors)
+
+
+@dataclass
+class Monitored:
+    """One spec under the monitor: its campaign in the store and the template of every run."""
+
+    loaded: LoadedSpec  # as given now: its schedule and alert rules apply
+    campaign_id: str
+    seed: int
+    provider: str
+    tool_versions: dict[str, str]
+    template: Plan
+    resumed: bool
+
+    @property
+    def name(self) -> str:
+        return self.loaded.campaign.name
+
+
+def _alive_monitor(pid: int | None) -> bool:
+    if not pid or pid == os.getpid():
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"vnetbench" in f.read()
+    except OSError:
+        return False
+
+
+def prepare(
+    loaded: LoadedSpec, store: Store, new_campaign: bool = False, campaign_id: str | None = None
+) -> Monitored:
+    """Continue the spec's monitored campaign in this store (the newest of its name, or `campaign_id`),
+    or create it; raises MonitorError when that cannot be done."""
+    check_monitorable(loaded)
+    mstore = MonitorStore(store)
+    provider = "ssh" if loaded.campaign.inventory is not None else "local"
+    if campaign_id is None and not new_campaign:
+        campaign_id = mstore.find(loaded.campaign.name)
+    resumed = campaign_id is not None
+    if campaign_id is None:
+        campaign_id = create_campaign(loaded, store, provider=provider).campaign_id
+    row = store.campaign(campaign_id)
+    assert row is not None
+    stored = parse_spec(row["spec_text"], row["spec_source"])
+    if _measured_part(stored.campaign) != _measured_part(loaded.campaign):
+        raise MonitorError(
+            f"campaign '{loaded.campaign.name}' ({campaign_id}) in {store.location} was started from a "
+            "different spec (topology, measurements or patterns changed), so its runs would not be one "
+            "time series; restore the spec, or pass --new-campaign to start a new series"
+        )
+    claimed = mstore.monitored(campaign_id)
+    by_other = claimed is not None and claimed["pid"] not in (None, os.getpid(), os.getppid())
+    if by_other and claimed["state"] in ("waiting", "running") and _alive_monitor(claimed["pid"]):
+        raise MonitorError(
+            f"campaign '{loaded.campaign.name}' ({campaign_id}) is already monitored by process "
+            f"{claimed['pid']} on {claimed['hostname']}; stop it first (kill {claimed['pid']})"
+        )
+    mstore.register(campaign_id, loaded.text, loaded.source, os.getpid())
+    template = make_plan(stored, campaign_id, row["seed"])
+    return Monitored(
+        loaded, campaign_id, row["seed"], row["provider"], row["tool_versions"], template, resumed
+    )
+
+
+@dataclass
+class Outcome:
+    """How the monitor ended: exit code 0 (stopped or done, nothing firing), 1 (done with an alert
+    firing or the last run failed)."""
+
+    code: int
+    reason: str
+    runs: int = 0
+
+
+class _RunProgress(Observer):
+    """The run's progress as the store has it (what a dashboard in another process reads too): written
+    when a step starts (every earlier step is committed by then) and after the run."""
+
+    def __init__(self, mstore: MonitorStore, campaign_id: str, run: int, plan: Plan) -> None:
+        self.mstore, self.campaign_id, self.run, self.plan = mstore, campaign_id, run, plan
+        self.flows_ok = self.flows_failed = 0
+
+    def refresh(self) -> list[Step]:
+        """Write steps done (every flow stored, ok or failed) and flow counts; return the steps to do."""
+        stored, ok, failed = self.mstore.stored_flows(self.campaign_id, self.run)
+        done = sum(all(f.key in stored for f in s.flows) for s in self.plan.steps)
+        self.flows_ok, self.flows_failed = len(ok), failed
+        self.mstore.step_done(self.campaign_id, self.run, done, self.flows_ok, self.flows_failed)
+        return pending_steps(self.plan, ok)
+
+    def on_step_start(self, running: RunningStep) -> None:
+        with contextlib.suppress(*STORE_ERRORS):  # progress is no reason to fail a measurement
+            self.refresh()
+
+
+class Monitor:
+    """Runs one monitored campaign in this process's main thread."""
+
+    def __init__(
+        self,
+        store: Store,
+        monitored: Monitored,
+        limits: Limits,
+        webhook: str | None = None,
+        console: Console | None = None,
+    ) -> None:
+        self.store = store
+        self.mstore = MonitorStore(store)
+        self.m = monitored
+        self.limits = limits
+        self.webhook = webhook
+        self.console = console or Console(stderr=True)
+        self.stopping = False
+        self._in_run = False
+        schedule = monitored.loaded.campaign.monitor
+        assert schedule is not None
+        self.schedule = schedule
+
+    # ------------------------------------------------------------------ signals
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self.stopping = True
+        if self._in_run:  # outside the runner's own handler (before or after its loop): stop this run
+            raise Interrupted(signal.Signals(signum).name)
+
+    def _say(self, text: str) -> None:
+        self.console.print(f"{self.m.name}/{self.m.campaign_id}: {text}", highlight=False, soft_wrap=True)
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> Outcome:
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return self._loop()
+        except Exception as err:  # a bug or an unexpected failure: say so where /health reads it
+            with contextlib.suppress(*STORE_ERRORS):
+                self._set_state("failed", message=f"{type(err).__name__}: {err}", next_run_utc_ns=None)
+            raise
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _loop(self) -> Outcome:
+        runs = 0
+        cleaned = False
+        while not self.stopping:
+            try:
+                if not cleaned:
+                    self._clean_leftovers()
+                    cleaned = True
+                outcome = self._one_cycle()
+                if outcome is not None:
+                    outcome.runs = runs
+                    return outcome
+                runs += 1
+            except STORE_ERRORS as err:
+                self._say(
+                    f"[yellow]the store is unreachable[/yellow] ({str(err).splitlines()[0]}); "
+                    f"waiting for it, the run is finished when it is back"
+                )
+                self._wait_for_store()
+                cleaned = False  # the run's teardown may not have been recorded
+        self._set_state("stopped", message="stopped by a signal", next_run_utc_ns=None)
+        self.store.update_campaign(self.m.campaign_id, status="stopped", pid=None)
+        self._say("stopped; start the monitor again to continue this campaign")
+        return Outcome(0, "stopped", runs)
+
+    def _one_cycle(self) -> Outcome | None:
+        """Wait for and measure one run; an Outcome when monitoring is over."""
+        last = self.mstore.last_run(self.m.campaign_id)
+        upcoming = next_run(last)
+        now = now_utc_ns()
+        if upcoming.resumed:  # finish it now, in its own slot
+            slot, start = upcoming.scheduled_utc_ns or now, now
+        else:
+            previous_slot = None if last is None else int(last["scheduled_utc_ns"])
+            slot = next_slot(self.schedule, previous_slot, now)
+            start = slot + slip_ns(self.schedule, self.m.seed, upcoming.run)
+        reason = self.limits.reached(upcoming.run, slot)
+        if reason is not None:
+            return self._finish(reason)
+        self._set_state("waiting", next_run_utc_ns=start)
+        if not self._sleep_until(start):
+            return None  # stopping
+        self._measure(upcoming.run, slot)
+        return None
+
+    def _finish(self, reason: str) -> Outcome:
+        firing = self.mstore.open_episodes(self.m.campaign_id)
+        last = self.mstore.last_run(self.m.campaign_id)
+        self._set_state("finished", message=reason, next_run_utc_ns=None)
+        self.store.update_campaign(self.m.campaign_id, status="finished", pid=None)
+        problems = []
+        if firing:
+            problems.append(
+                f"{len(firing)} alert(s) firing: " + ", ".join(sorted({e["rule"] for e in firing}))
+            )
+        if last is not None and last["status"] == "failed":
+            problems.append(f"the last run ({last['run']}) had failed measurements")
+        self._say(f"done: {reason}" + (f"; {'; '.join(problems)}" if problems else ""))
+        return Outcome(1 if problems else 0, reason)
+
+    def _sleep_until(self, deadline_utc_ns: int) -> bool:
+        while not self.stopping and (left := deadline_utc_ns - now_utc_ns()) > 0:
+            time.sleep(min(0.2, left / 1e9))
+        return not self.stopping
+
+    def _wait_for_store(self) -> None:
+        while not self.stopping:
+            try:
+                self.mstore.last_run(self.m.campaign_id)
+                return
+            except STORE_ERRORS:
+                time.sleep(STORE_POLL_S)
+
+    def _clean_leftovers(self) -> None:
+        result = clean(self.store, self.m.campaign_id)
+        if result.removed:
+            self._say(f"removed {len(result.removed)} objects left by an interrupted run")
+        for problem in result.problems:
+            self._say(f"[yellow]could not remove[/yellow] {problem}")
+
+    def _set_state(self, state: str, **values: Any) -> None:
+        self.mstore.set_state(self.m.campaign_id, state=state, pid=os.getpid(), **values)
+
+    # ------------------------------------------------------------------ one run
+
+    def _measure(self, run: int, slot: int) -> None:
+        cid = self.m.campaign_id
+        plan = run_plan(self.m.template, run)
+        self.mstore.start_run(cid, run, slot, len(plan.steps))
+        progress = _RunProgress(self.mstore, cid, run, plan)
+        pending = progress.refresh()
+        self._set_state("running", next_run_utc_ns=None)
+        resumed = len(pending) < len(plan.steps)
+        self._say(f"run {run}: {len(pending)} steps" + (" (the rest are stored)" if resumed else ""))
+        status, message = "ok", None
+        self._in_run = True
+        try:
+            if self.stopping:
+                raise Interrupted("SIGTERM")
+            provider = make_provider(self.m.provider, cid, self.store)
+            runner = Runner(
+                self.store,
+                cid,
+                plan,
+                provider,
+                self.m.tool_versions,
+                Console(stderr=True, quiet=True),
+                observers=[*standard_observers(provider, self.store, cid), progress],
+                step_guard=self._guard,
+            )
+            summary = runner.run(now_utc_ns())
+            if summary.interrupted:
+                status, message = "interrupted", "stopped by a signal during the run"
+            elif summary.flows_failed:
+                status = "failed"
+                message = f"{summary.flows_failed} measurements failed; first: {summary.failures[0]}"
+        except Interrupted:
+            status, message = "interrupted", "stopped by a signal during the run"
+        except ProviderError as err:
+            status, message = "failed", f"could not build the topology: {err}"
+        finally:
+            self._in_run = False
+        if status == "interrupted":
+            self.stopping = True
+        progress.refresh()
+        self.mstore.finish_run(cid, run, status, message)
+        self.store.update_campaign(cid, status="monitoring", pid=os.getpid())
+        self._say(
+            f"run {run} {status}: {progress.flows_ok} measurements ok, {progress.flows_failed} failed"
+            + (f" — {message}" if message and status != "interrupted" else "")
+        )
+        if status != "interrupted":
+            self._check_alerts(run)
+
+    def _guard(self, step: Step) -> Any:
+        variant = self.m.template.variants[step.variant]
+        return locks.holding(locks.resources(variant, step))
+
+    def _check_alerts(self, run: int) -> None:
+        rules = self.m.loaded.campaign.alerts
+        for change in alerts.evaluate(self.mstore, self.m.campaign_id, rules, run):
+            s = change.series
+            colour = "red" if change.state == "firing" else "green"
+            self._say(
+                f"alert [{colour}]{change.state}[/{colour}]: {change.rule} on {s.measurement} "
+                f"{s.src}→{s.dst} (value {change.value:g})"
+            )
+        for problem in alerts.notify(self.mstore, self.m.campaign_id, self.m.name, self.webhook):
+            self._say(f"[yellow]{problem}[/yellow] (retried after the next run)")

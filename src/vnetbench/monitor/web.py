@@ -1,0 +1,180 @@
+"""The monitor's HTTP side: /metrics, /health and /api/alerts, added to the dashboard's app
+(vnetbench.dashboard.create_app, when that package is installed) and served by uvicorn in a thread of
+the monitor process. Binds 127.0.0.1 unless told otherwise; a token, when given, is required on every
+request (`Authorization: Bearer TOKEN` or `?token=TOKEN`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse, Response
+
+from vnetbench.monitor.metrics import StoreCollector
+from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
+
+LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+TOKEN_COOKIE = "vnetbench_token"  # the dashboard's pages carry the token in this cookie
+HEALTHY = {"ok", "warning"}  # /health answers 200 for these, 503 otherwise
+
+
+def token_check(token: str | None) -> Any:
+    def check(request: Request) -> None:
+        if token is None:
+            return
+        header = request.headers.get("authorization", "")
+        offered = [
+            header[7:].strip() if header.lower().startswith("bearer ") else "",
+            request.query_params.get("token", ""),
+            request.cookies.get(TOKEN_COOKIE, ""),
+        ]
+        if not any(o and secrets.compare_digest(o.encode(), token.encode()) for o in offered):
+            raise HTTPException(
+                401, "a token is required (Authorization: Bearer TOKEN)", {"WWW-Authenticate": "Bearer"}
+            )
+
+    return check
+
+
+def _iso(ns: int | None) -> str | None:
+    return None if ns is None else dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).isoformat(timespec="seconds")
+
+
+def health(mstore: MonitorStore, campaign_ids: list[str] | None = None) -> dict[str, Any]:
+    """ok | warning (a warning alert is firing) | critical (a critical one is) | failing (the latest
+    run of a campaign failed, or its monitor stopped on an error)."""
+    monitored = [
+        m for m in mstore.all_monitored() if campaign_ids is None or m["campaign_id"] in campaign_ids
+    ]
+    ids = {m["campaign_id"] for m in monitored}
+    episodes = [e for e in mstore.open_episodes() if e["campaign_id"] in ids]
+    counts = mstore.run_counts()
+    campaigns = []
+    failing = False
+    for m in monitored:
+        last = mstore.last_run(m["campaign_id"])
+        failing |= m["state"] == "failed" or (last is not None and last["status"] == "failed")
+        campaigns.append(
+            {
+                "campaign_id": m["campaign_id"],
+                "name": m["name"],
+                "state": m["state"],
+                "message": m["message"],
+                "runs": counts.get(m["campaign_id"], {}),
+                "last_run": None
+                if last is None
+                else {
+                    "run": last["run"],
+                    "status": last["status"],
+                    "steps_done": last["steps_done"],
+                    "steps_total": last["steps_total"],
+                    "started_utc": _iso(last["started_utc_ns"]),
+                    "finished_utc": _iso(last["finished_utc_ns"]),
+                },
+                "next_run_utc": _iso(m["next_run_utc_ns"]),
+                "alerts_firing": sum(e["campaign_id"] == m["campaign_id"] for e in episodes),
+            }
+        )
+    severities = {e["severity"] for e in episodes}
+    status = (
+        "critical"
+        if "critical" in severities
+        else "failing"
+        if failing
+        else "warning"
+        if severities
+        else "ok"
+    )
+    return {"status": status, "campaigns": campaigns, "alerts_firing": [_episode(e) for e in episodes]}
+
+
+def _episode(e: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in e.items() if not k.endswith("_utc_ns")}
+    out.update({k.removesuffix("_ns"): _iso(v) for k, v in e.items() if k.endswith("_utc_ns")})
+    out["state"] = "firing" if e["closed_run"] is None else "resolved"
+    return out
+
+
+def monitor_router(store_url: str, token: str | None, campaign_ids: list[str] | None = None) -> APIRouter:
+    """The routes the monitor adds to the dashboard app (guarded by `token` when one is given)."""
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+    mstore = MonitorStore(Store(store_url))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(mstore))
+    router = APIRouter(dependencies=[Depends(token_check(token))] if token else [])
+
+    @router.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    @router.get("/health")
+    def get_health() -> JSONResponse:
+        body = health(mstore, campaign_ids)
+        return JSONResponse(body, status_code=200 if body["status"] in HEALTHY else 503)
+
+    @router.get("/api/alerts")
+    def alerts(campaign: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        """Alert episodes, newest first (open and resolved)."""
+        return [_episode(e) for e in mstore.episodes(campaign, limit=max(1, min(limit, 5000)))]
+
+    return router
+
+
+def build_app(
+    store_url: str,
+    *,
+    token: str | None = None,
+    report_dir: Path | None = None,
+    campaign_ids: list[str] | None = None,
+) -> FastAPI:
+    """The dashboard's app (if the dashboard package is installed) with the monitor's routes added.
+
+    create_app(store_url, token=..., report_dir=...) guards every path of its app with the token
+    (header, ?token= or its cookie), the monitor's routes included; without the dashboard, the monitor's
+    own small app guards its routes the same way.
+    """
+    try:
+        from vnetbench.dashboard import create_app  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        app = FastAPI(title="vnetbench monitor", docs_url=None, redoc_url=None)
+        app.include_router(monitor_router(store_url, token, campaign_ids))
+    else:
+        app = create_app(store_url, token=token, report_dir=report_dir)
+        app.include_router(monitor_router(store_url, None, campaign_ids))
+    return app
+
+
+class WebServer:
+    """uvicorn in a daemon thread (signals stay with the monitor's main thread)."""
+
+    def __init__(self, app: FastAPI, host: str, port: int) -> None:
+        import uvicorn
+
+        self.host = host
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, name="vnb-web", daemon=True)
+
+    def start(self, timeout_s: float = 30.0) -> str:
+        """Start serving; returns the URL (with the port chosen when port 0 was asked)."""
+        self.thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise OSError(
+                    f"cannot serve on {self.host}:{self.server.config.port} (see the message above)"
+                )
+            time.sleep(0.05)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)

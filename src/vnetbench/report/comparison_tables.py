@@ -1,0 +1,49 @@
+"""A comparison of two campaigns (analysis/compare.py) as display strings: one layout for
+`vnetbench compare` in the terminal and the report's "Compared with the previous run" section."""
+
+from __future__ import annotations
+
+import math
+
+from vnetbench.analysis.compare import Comparison
+from vnetbench.report.view import TableView
+
+DISPLAY = {  # scale and unit per metric in tables
+    "throughput_bps": (1e6, "Mbit/s", "throughput"),
+    "loss_ratio": (1e-2, "%", "loss"),
+    "jitter_mean_ns": (1e6, "ms", "jitter"),
+    "rtt_ns": (1e6, "ms", "RTT"),
+}
+COLUMNS = ["pair · measurement · metric", "A", "B", "change", "interval", "p (Holm)", "verdict"]
+
+
+def display_rows(result: Comparison) -> list[list[str]]:
+    """One row of display strings per compared row (the terminal's and the report's table)."""
+    rows = []
+    for r in result.rows:
+        scale, unit, short = DISPLAY.get(r.key["metric"], (1.0, "", r.key["metric"]))
+        lo, hi = (r.ci_low / abs(r.center_a), r.ci_high / abs(r.center_a)) if r.center_a else (math.nan,) * 2
+        what = f"{r.key['pair']} · {r.key['measurement']} · {short}"
+        if r.key["treatment"] != "—":
+            what += f" · {r.key['treatment']}"
+        rows.append(
+            [what, f"{r.center_a / scale:.4g}", f"{r.center_b / scale:.4g} {unit}",
+             f"{100 * r.relative_change:+.1f} %", f"{100 * lo:+.1f}…{100 * hi:+.1f} %",
+             f"{r.p_holm:.2g}" if math.isfinite(r.p_holm) else r.test, r.verdict]
+        )  # fmt: skip
+    return rows
+
+
+def caption(result: Comparison) -> str:
+    """What the columns mean, under the table."""
+    return (
+        f"change = B − A relative to A, with its {100 * result.confidence:g} % interval: means for "
+        f"throughput, loss and jitter, medians and the Hodges–Lehmann shift for RTT; p after Holm over all "
+        f"{len(result.rows)} rows; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
+        "50 µs of RTT or jitter)"
+    )
+
+
+def comparison_table(result: Comparison, title: str = "") -> TableView:
+    """The comparison as one table of display strings."""
+    return TableView(title, COLUMNS, display_rows(result), caption(result))

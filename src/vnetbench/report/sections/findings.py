@@ -1,0 +1,242 @@
+"""Report section 'Findings': the answer first. The headline numbers with their 95 % intervals, what the
+design found significant and what it did not, the rebuilds' verdicts, the placement differences, the
+knees of packet-rate sweeps, and where the packets were lost (the bottleneck). Every number is one the
+sections below show in detail; this only picks them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.loss import Localization
+from vnetbench.report import format as fmt
+from vnetbench.report.sections import ReportContext
+from vnetbench.report.sections.probe import knee, sweep_points
+from vnetbench.report.view import Section
+
+ORDER = 1
+MAX_CONNECTIONS = 4  # per kind; more connections are summarised as a range
+
+
+def build(ctx: ReportContext) -> list[Section]:
+    if ctx.frame.empty or not (ctx.frame["status"] == "ok").any():
+        return []
+    prep = ctx.prepared
+    items: list[str] = []
+    analysis = ctx.analysis
+    if analysis is not None and analysis.models:
+        items += design_findings(analysis)
+    elif not prep.factorial:
+        items += headline_findings(prep.frame)
+    if analysis is not None:
+        items += rebuild_findings(analysis) + placement_findings(analysis)
+    items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses)
+    if not items:
+        return []
+    return [
+        Section(
+            "Findings",
+            "findings",
+            intro="The answer first: the headline numbers with their 95 % intervals, what mattered and "
+            "what did not, and where the bottleneck was. The sections below hold every detail.",
+            items=items,
+        )
+    ]
+
+
+def headline_findings(frame: pd.DataFrame) -> list[str]:
+    """Each connection's mean throughput (TCP, UDP) and RTT, measured alone, with its interval."""
+    out = []
+    for kind, metric in (("tcp", "throughput_bps"), ("udp", "throughput_bps"), ("rtt", "rtt_mean_ns")):
+        table = d.connection_table(frame, kind, metric)
+        if table.empty:
+            continue
+        lines = [_connection_line(r, metric) for r in table.to_dict("records")]
+        if len(lines) > MAX_CONNECTIONS:
+            low, high = table["mean"].min(), table["mean"].max()
+            lines = [
+                f"{len(lines)} connections from {fmt.metric(metric, low)} to {fmt.metric(metric, high, True)}"
+            ]
+        name = f"{kind.upper()} {fmt.metric_name(metric).removeprefix('rtt ')}"
+        out.append(f"<b>{name}</b> (alone, 95 % interval): " + "; ".join(lines) + ".")
+    return out
+
+
+def _connection_line(r: dict[str, Any], metric: str) -> str:
+    interval = _ci(metric, r["ci_low"], r["ci_high"])
+    text = f"{r['src']}→{r['dst']} {fmt.metric(metric, r['mean'], True)} {interval}"
+    if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
+        text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
+    return text
+
+
+def _ci(metric: str, lo: float, hi: float) -> str:
+    """'(94.97 to 95.26)' in the metric's unit; '' without an interval (a single value)."""
+    low, high = fmt.metric(metric, lo), fmt.metric(metric, hi)
+    return "" if "–" in (low, high) else f"({low} to {high})"
+
+
+def design_findings(analysis: Any) -> list[str]:
+    """Per fitted model: which factors matter (share of variation) and which do not; capacity."""
+    out = []
+    for fitted in analysis.models:
+        m = fmt.shown_model(fitted)
+        response = m.result.response
+        significant, not_significant = _terms(m)
+        line = f"<b>{m.label}</b>: "
+        line += (
+            "significant: " + ", ".join(significant) if significant else "no factor has a significant effect"
+        )
+        if not_significant:
+            line += "; not significant: " + ", ".join(not_significant)
+        means = _level_means(m, response)
+        if means:
+            line += f". Mean per level (95 % interval): {means}"
+        if m.capacity is not None and m.capacity.recommended is not None:
+            line += f". Recommended maximum: {m.result.factor} = {m.capacity.recommended}"
+        out.append(line + ".")
+    return out
+
+
+def _terms(m: Any) -> tuple[list[str], list[str]]:
+    """The model's terms as 'name (x % of variation)', significant and not."""
+    r = m.result
+    if m.kind == "one-factor":
+        term = f"{r.factor} ({fmt.pct(r.pct_a)} of variation, p = {fmt.num(r.p_value, 2)})"
+        return ([term], []) if r.f > r.f_table else ([], [term])
+    effects = getattr(r, "effects", None) if m.kind == "2k-r" else getattr(r, "terms", None)
+    yes, no = [], []
+    for e in effects or []:
+        share = getattr(e, "pct_variation", None)
+        if share is None:  # the mean (I) of a 2^k r design
+            continue
+        (yes if e.significant else no).append(f"{e.name} ({fmt.pct(share)})")
+    return yes, no
+
+
+def _level_means(m: Any, response: str) -> str:
+    if m.kind != "one-factor":
+        return ""
+    r = m.result
+    out = []
+    for e in sorted(r.effects, key=lambda e: fmt.sort_key(e.level)):
+        half = r.t_quantile * r.s_e / math.sqrt(e.n)  # the level mean's interval: ȳ.j ± t·s_e/√r_j
+        out.append(
+            f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, e.mean - half, e.mean + half)}"
+        )
+    return ", ".join(out)
+
+
+def rebuild_findings(analysis: Any) -> list[str]:
+    """The rebuilds' verdict per metric, grouped by verdict."""
+    if analysis.rebuilds is None:
+        return []
+    by_verdict: dict[str, list[str]] = {}
+    for r in analysis.rebuilds.results:
+        words = r.metric.split()
+        metric = words[-1]
+        name = " ".join([*words[:-1], fmt.metric_name(metric)])
+        diff = fmt.metric(metric, r.difference, True, delta=True)
+        cv = fmt.pct(100 * r.cv_rebuilds_ratio)
+        by_verdict.setdefault(r.verdict, []).append(f"{name} ({diff}, CV {cv})")
+    builds = analysis.rebuilds.builds
+    parts = [f"{verdict} ({len(names)}): " + "; ".join(names) for verdict, names in by_verdict.items()]
+    return [f"<b>Rebuilt {builds} times</b> — " + ". ".join(p[0].upper() + p[1:] for p in parts) + "."]
+
+
+def placement_findings(analysis: Any) -> list[str]:
+    """Placement categories: their means, and which differences are significant."""
+    if analysis.placement is None:
+        return []
+    out = []
+    for entry in analysis.placement.entries:
+        c = entry.comparison
+        if c is None:
+            continue
+        metric = entry.response
+        means = ", ".join(
+            f"{x.category} {fmt.metric(metric, x.mean, True)} {_ci(metric, x.ci_low, x.ci_high)}"
+            for x in c.categories
+        )
+        sig = [
+            f"{p.second} − {p.first} {fmt.metric(metric, p.difference, True, delta=True)}"
+            for p in c.pairs
+            if p.significant
+        ]
+        nsig = [f"{p.second} vs {p.first}" for p in c.pairs if not p.significant]
+        line = f"<b>{entry.measurement}: {fmt.metric_name(metric)} by placement</b> (95 % interval): {means}"
+        if sig:
+            line += "; significant: " + ", ".join(sig)
+        if nsig:
+            line += "; not significant: " + ", ".join(nsig)
+        out.append(line + ".")
+    return out
+
+
+def sweep_findings(frame: pd.DataFrame) -> list[str]:
+    """Packet-rate sweeps: the knee (highest offered rate received whole) of each series and size."""
+    ok = frame[(frame["status"] == "ok") & (frame["kind"] == "pps")] if "kind" in frame else frame.iloc[0:0]
+    if ok.empty:
+        return []
+    points = sweep_points(ok[ok["group_kind"].isin(d.ALONE)] if "group_kind" in ok else ok)
+    out = []
+    for size, by_size in points.groupby("size"):
+        knees = []
+        for series, s in by_size.groupby("series", sort=False):
+            k = knee(s)
+            top = float(s["received_pps"].max())
+            passed = f"whole up to {fmt.metric('pps', k, True)}" if k is not None else "none passed"
+            knees.append(f"{series}: {passed}, at most {fmt.metric('pps', top, True)} received")
+        out.append(f"<b>Packet rate, {int(size)}-byte payloads</b>: " + "; ".join(knees) + ".")
+    return out
+
+
+def probe_findings(ctx: ReportContext) -> list[str]:
+    """vnb-probe's CPU share per node and its UDP RTT per connection (median and p99 of every probe)."""
+    ok = ctx.frame[ctx.frame["status"] == "ok"] if "kind" in ctx.frame else ctx.frame.iloc[0:0]
+    out = []
+    share = ok[ok["kind"] == "cpushare"]
+    if not share.empty and "cpu_share_ratio" in share:
+        nodes = [
+            f"{node} {fmt.metric('cpu_share_ratio', float(g['cpu_share_ratio'].median()), True)}"
+            for node, g in share.groupby("src", sort=False)
+        ]
+        out.append("<b>CPU share</b> (median of the runs): " + "; ".join(nodes) + ".")
+    probes = ok[ok["kind"] == "probe-rtt"]
+    if not probes.empty:
+        rtts = ctx.samples.values([int(i) for i in probes["id"]], "rtt_ns", 0)
+        ids = probes.set_index("id")
+        lines = []
+        for (src, dst), g in rtts.groupby(
+            [rtts["measurement_id"].map(ids["src"]), rtts["measurement_id"].map(ids["dst"])]
+        ):
+            median, p99 = (fmt.metric("rtt_ns", g["value"].quantile(q), True) for q in (0.5, 0.99))
+            lines.append(f"{src}→{dst} median {median}, p99 {p99}")
+        if lines:
+            out.append("<b>UDP RTT</b> (vnb-probe, every probe): " + "; ".join(lines) + ".")
+    return out
+
+
+def loss_findings(losses: list[Localization]) -> list[str]:
+    """How much was lost in all, and where most of it was: the bottleneck."""
+    sent = sum(loc.sent for loc in losses)
+    lost = sum(max(0.0, loc.app_lost) for loc in losses)
+    if not losses or sent <= 0:
+        return []
+    if lost == 0:
+        return [f"<b>Loss</b>: none — {fmt.count(sent)} datagrams sent in {len(losses)} flows, all received."]
+    where: Counter[str] = Counter()
+    for loc in losses:
+        if loc.hop is not None:
+            where[f"{loc.hop} ({loc.cause})"] += loc.hop_lost
+    share = fmt.share(lost, sent)
+    line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {len(losses)} flows"
+    if where:
+        hop, n = where.most_common(1)[0]
+        line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
+    return [line + "."]

@@ -1,0 +1,326 @@
+"""Cheap reads for the live dashboard: progress, the pair grid and one pair's series.
+
+Every answer comes from per-measurement rows (`measurements`, `summaries`, and `sample_stats`: each
+measurement's sample count / min / mean / max, written with its samples) aggregated in SQL; nothing
+reads a campaign's samples. The indexes these queries lean on are in schema.py (LIVE_INDEXES); a store
+made before them gets them, and its sample_stats rows, from `ensure_live_schema` when it is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Engine, and_, case, func, literal, select
+from sqlalchemy.exc import IntegrityError
+
+from vnetbench.store import schema as t
+
+# Flows measured while others ran (a star's simultaneous flows, parallel pairs) form their own grid:
+# their values answer "how much under contention", not "how much between these two".
+CONTENDED_GROUPS = ("together", "parallel")
+
+
+def ensure_live_schema(engine: Engine, backfill_sample_stats: bool) -> None:
+    """Bring a store made before the dashboard up to date: its indexes (a no-op when present) and, when
+    the sample_stats table was just created, its rows for the samples already stored (once)."""
+    with engine.begin() as conn:
+        for index in t.LIVE_INDEXES:
+            index.create(conn, checkfirst=True)
+    if not backfill_sample_stats:
+        return
+    smp = t.samples
+    aggregates = select(
+        smp.c.measurement_id,
+        smp.c.metric,
+        func.count(smp.c.value),
+        func.min(smp.c.value),
+        func.avg(smp.c.value),
+        func.max(smp.c.value),
+    ).group_by(smp.c.measurement_id, smp.c.metric)
+    columns = ["measurement_id", "metric", "value_count", "value_min", "value_mean", "value_max"]
+    try:
+        with engine.begin() as conn:
+            conn.execute(t.sample_stats.insert().from_select(columns, aggregates))
+    except IntegrityError:
+        pass  # another process opening the same store filled it at the same moment
+
+
+def sample_stats_rows(measurement_id: int, samples: Iterable[Any]) -> list[dict[str, Any]]:
+    """The sample_stats rows of one measurement's samples (anything with .metric and .value)."""
+    values: dict[str, list[float]] = {}
+    for sample in samples:
+        bucket = values.setdefault(sample.metric, [])
+        if sample.value is not None:
+            bucket.append(float(sample.value))
+    return [
+        {
+            "measurement_id": measurement_id,
+            "metric": metric,
+            "value_count": len(vs),
+            "value_min": min(vs) if vs else None,
+            "value_mean": sum(vs) / len(vs) if vs else None,
+            "value_max": max(vs) if vs else None,
+        }
+        for metric, vs in values.items()
+    ]
+
+
+@dataclass(frozen=True)
+class CampaignProgress:
+    campaign_id: str
+    steps_done: int  # distinct steps with at least one stored attempt
+    measurements_ok: int  # distinct plan keys stored with status ok
+    attempts_failed: int
+    last_result_utc_ns: int | None
+    latest_repetition: int  # a monitored campaign's run n is repetition n
+
+
+def campaign_progress(
+    engine: Engine, campaign_ids: Sequence[str] | None = None
+) -> dict[str, CampaignProgress]:
+    m = t.measurements
+    ok_key = case((m.c.status == "ok", m.c.key))
+    query = select(
+        m.c.campaign_id,
+        func.count(func.distinct(m.c.step_key)),
+        func.count(func.distinct(ok_key)),
+        func.sum(case((m.c.status != "ok", 1), else_=0)),
+        func.max(m.c.started_utc_ns + func.coalesce(m.c.duration_ns, 0)),
+        func.max(m.c.repetition),
+    ).group_by(m.c.campaign_id)
+    if campaign_ids is not None:
+        query = query.where(m.c.campaign_id.in_(list(campaign_ids)))
+    with engine.connect() as conn:
+        return {
+            cid: CampaignProgress(cid, int(steps), int(ok), int(failed or 0), _int_or_none(last), int(rep))
+            for cid, steps, ok, failed, last, rep in conn.execute(query)
+        }
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def newest_measurement_id(engine: Engine) -> int | None:
+    """The store's newest measurement row (its primary key index): what changes when anything is stored."""
+    with engine.connect() as conn:
+        return conn.execute(select(func.max(t.measurements.c.id))).scalar()
+
+
+def campaign_version(engine: Engine, campaign_id: str) -> tuple[int | None, str] | None:
+    """(newest measurement row id, state) of a campaign in one statement; None: no such campaign.
+    Its answers change exactly when this does (measurement rows are only ever added)."""
+    m, c = t.measurements, t.campaigns
+    newest = select(func.max(m.c.id)).where(m.c.campaign_id == campaign_id).scalar_subquery()
+    with engine.connect() as conn:
+        row = conn.execute(select(newest, c.c.status).where(c.c.id == campaign_id)).first()
+    return None if row is None else (row[0], row[1])
+
+
+@dataclass(frozen=True)
+class GridCell:
+    measurement: str
+    contended: bool
+    src: str
+    dst: str
+    metric: str
+    latest: float | None  # the newest ok measurement's value
+    latest_id: int
+    latest_repetition: int
+    latest_utc_ns: int | None
+    expected_max_bps: float | None
+    count: int  # ok measurements of this cell with a value
+    lowest: float | None  # over the campaign: the pair's baseline is one of these
+    highest: float | None
+
+
+def _contended() -> Any:
+    return case((t.measurements.c.group_kind.in_(CONTENDED_GROUPS), literal(1)), else_=literal(0))
+
+
+def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list[GridCell]:
+    """Per (measurement, contended, src, dst, metric): the newest ok value and the campaign's range.
+
+    Two statements: one pass over the campaign's ok rows (covered by ix_measurements_grid) and their
+    summaries (by primary key) for count, range and the newest row per cell; then the newest rows'
+    values by primary key.
+    """
+    m, s = t.measurements, t.summaries
+    cell = (m.c.measurement, m.c.group_kind, m.c.src, m.c.dst)
+    ranges = (
+        select(
+            *cell,
+            s.c.metric,
+            func.max(m.c.id),
+            func.count(s.c.value),
+            func.min(s.c.value),
+            func.max(s.c.value),
+        )
+        .select_from(m.join(s, s.c.measurement_id == m.c.id))
+        .where(m.c.campaign_id == campaign_id, m.c.status == "ok", s.c.metric.in_(list(metrics)))
+        .group_by(*cell, s.c.metric)
+    )
+    # group kinds fold into alone / contended here, not in SQL: a CASE in GROUP BY defeats the index
+    groups: dict[tuple[str, bool, str, str, str], list[Any]] = {}
+    latest: dict[tuple[int, str], Any] = {}
+    with engine.connect() as conn:
+        for measurement, group_kind, src, dst, metric, newest, n, lowest, highest in conn.execute(ranges):
+            key = (measurement, group_kind in CONTENDED_GROUPS, src, dst, metric)
+            seen = groups.get(key)
+            if seen is None:
+                groups[key] = [int(newest), int(n), lowest, highest]
+            else:
+                seen[0], seen[1] = max(seen[0], int(newest)), seen[1] + int(n)
+                seen[2] = _none_min(seen[2], lowest)
+                seen[3] = _none_max(seen[3], highest)
+        newest_ids = sorted({g[0] for g in groups.values()})
+        for chunk in range(0, len(newest_ids), 500):  # a bounded IN list
+            query = (
+                select(s.c.measurement_id, s.c.metric, s.c.value, m.c.repetition, m.c.started_utc_ns)
+                .add_columns(m.c.expected_max_bps)
+                .select_from(s.join(m, m.c.id == s.c.measurement_id))
+                .where(s.c.measurement_id.in_(newest_ids[chunk : chunk + 500]), s.c.metric.in_(list(metrics)))
+            )
+            latest.update({(int(r.measurement_id), r.metric): r for r in conn.execute(query)})
+    cells = []
+    for (measurement, contended, src, dst, metric), (newest, n, lowest, highest) in groups.items():
+        row = latest[(newest, metric)]
+        cells.append(
+            GridCell(
+                measurement=measurement,
+                contended=contended,
+                src=src,
+                dst=dst,
+                metric=metric,
+                latest=row.value,
+                latest_id=newest,
+                latest_repetition=int(row.repetition),
+                latest_utc_ns=row.started_utc_ns,
+                expected_max_bps=row.expected_max_bps,
+                count=n,
+                lowest=lowest,
+                highest=highest,
+            )
+        )
+    return cells
+
+
+def _none_min(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _none_max(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else max(a, b)
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    measurement_id: int
+    repetition: int
+    attempt: int
+    status: str
+    started_utc_ns: int | None
+    duration_ns: int | None
+    expected_max_bps: float | None
+    factors: dict[str, Any]
+    value: float | None  # the summary metric
+    # the per-interval samples of the same quantity within this repetition (None: the tool gave none)
+    sample_count: int
+    sample_min: float | None
+    sample_mean: float | None
+    sample_max: float | None
+
+
+def pair_series(
+    engine: Engine,
+    campaign_id: str,
+    measurement: str,
+    src: str,
+    dst: str,
+    metric: str,
+    sample_metric: str | None,
+    contended: bool = False,
+) -> list[SeriesPoint]:
+    """Every stored attempt of one pair's measurement, oldest first, with its summary value and the
+    count / min / mean / max of its per-interval samples (sample_stats, written with the samples)."""
+    m, s, stats = t.measurements, t.summaries, t.sample_stats
+    runs = (
+        select(
+            m.c.id,
+            m.c.repetition,
+            m.c.attempt,
+            m.c.status,
+            m.c.started_utc_ns,
+            m.c.duration_ns,
+            m.c.expected_max_bps,
+            m.c.factors,
+        )
+        .where(
+            m.c.campaign_id == campaign_id,
+            m.c.measurement == measurement,
+            m.c.src == src,
+            m.c.dst == dst,
+            _contended() == (1 if contended else 0),
+        )
+        .subquery()
+    )
+    query = (
+        select(
+            runs,
+            s.c.value,
+            stats.c.value_count.label("n"),
+            stats.c.value_min.label("lo"),
+            stats.c.value_mean.label("mean"),
+            stats.c.value_max.label("hi"),
+        )
+        .select_from(
+            runs.outerjoin(s, and_(s.c.measurement_id == runs.c.id, s.c.metric == metric)).outerjoin(
+                stats, and_(stats.c.measurement_id == runs.c.id, stats.c.metric == (sample_metric or ""))
+            )
+        )
+        .order_by(runs.c.started_utc_ns, runs.c.id)
+    )
+    with engine.connect() as conn:
+        return [
+            SeriesPoint(
+                measurement_id=int(r.id),
+                repetition=int(r.repetition),
+                attempt=int(r.attempt),
+                status=r.status,
+                started_utc_ns=r.started_utc_ns,
+                duration_ns=r.duration_ns,
+                expected_max_bps=r.expected_max_bps,
+                factors=r.factors or {},
+                value=r.value,
+                sample_count=int(r.n or 0),
+                sample_min=r.lo,
+                sample_mean=r.mean,
+                sample_max=r.hi,
+            )
+            for r in conn.execute(query)
+        ]
+
+
+# The campaigns table without its spec text (a long-running store holds many campaigns).
+_CAMPAIGN_COLUMNS = ("id", "name", "status", "created_utc_ns", "provider", "seed", "pid")
+
+
+def campaign_rows(engine: Engine, campaign_id: str | None = None) -> list[dict[str, Any]]:
+    """The campaigns, newest first (or the one with this exact id), without their spec text."""
+    c = t.campaigns
+    query = select(*(c.c[name] for name in _CAMPAIGN_COLUMNS)).order_by(c.c.created_utc_ns.desc())
+    if campaign_id is not None:
+        query = query.where(c.c.id == campaign_id)
+    with engine.connect() as conn:
+        return [dict(r._mapping) for r in conn.execute(query)]
+
+
+def campaign_spec_row(engine: Engine, campaign_id: str) -> dict[str, Any] | None:
+    """What it takes to re-read a campaign's spec and re-make its plan: id, seed, spec text and source."""
+    c = t.campaigns
+    query = select(c.c.id, c.c.seed, c.c.spec_text, c.c.spec_source).where(c.c.id == campaign_id)
+    with engine.connect() as conn:
+        row = conn.execute(query).first()
+    return None if row is None else dict(row._mapping)

@@ -1,0 +1,319 @@
+"""The monitor's reads and writes (issue 16): monitored campaigns, their runs, alert episodes, and the
+aggregates that /metrics and /health show. Every statement is one short transaction, so a dashboard or
+a Prometheus scrape in another process reads while the monitor writes."""
+
+from __future__ import annotations
+
+import socket
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, insert, select, update
+
+from vnetbench.store import schema as t
+from vnetbench.store.db import Store
+from vnetbench.store.records import now_utc_ns
+
+
+@dataclass(frozen=True)
+class Series:
+    """One pair's measurement in a monitored campaign: what an alert rule watches."""
+
+    measurement: str
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class LatestValue:
+    campaign_id: str
+    campaign: str
+    measurement: str
+    src: str
+    dst: str
+    metric: str
+    value: float
+    run: int
+    started_utc_ns: int | None
+
+
+class MonitorStore:
+    """The monitor tables of a store (the Store owns the engine and the measurement tables)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine = store.engine
+
+    # ------------------------------------------------------------ monitored campaigns
+
+    def find(self, name: str) -> str | None:
+        """The newest monitored campaign with this name, to continue its time series."""
+        query = (
+            select(t.campaigns.c.id)
+            .join(t.monitored_campaigns, t.monitored_campaigns.c.campaign_id == t.campaigns.c.id)
+            .where(t.campaigns.c.name == name)
+            .order_by(t.campaigns.c.created_utc_ns.desc())
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return row[0] if row else None
+
+    def is_monitored(self, campaign_id: str) -> bool:
+        return self.monitored(campaign_id) is not None
+
+    def monitored(self, campaign_id: str) -> dict[str, Any] | None:
+        query = select(t.monitored_campaigns).where(t.monitored_campaigns.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return dict(row._mapping) if row else None
+
+    def all_monitored(self) -> list[dict[str, Any]]:
+        """Every monitored campaign with its name, newest first."""
+        query = (
+            select(t.monitored_campaigns, t.campaigns.c.name, t.campaigns.c.created_utc_ns)
+            .join(t.campaigns, t.campaigns.c.id == t.monitored_campaigns.c.campaign_id)
+            .order_by(t.campaigns.c.created_utc_ns.desc())
+        )
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def register(self, campaign_id: str, spec_text: str, spec_source: str, pid: int) -> None:
+        """Claim the campaign for this monitor process (insert, or update after a restart)."""
+        values = {
+            "spec_text": spec_text,
+            "spec_source": spec_source,
+            "state": "waiting",
+            "pid": pid,
+            "hostname": socket.gethostname(),
+            "message": None,
+            "updated_utc_ns": now_utc_ns(),
+        }
+        with self.engine.begin() as conn:
+            found = conn.execute(
+                update(t.monitored_campaigns)
+                .where(t.monitored_campaigns.c.campaign_id == campaign_id)
+                .values(**values)
+            ).rowcount
+            if not found:
+                conn.execute(insert(t.monitored_campaigns).values(campaign_id=campaign_id, **values))
+
+    def set_state(self, campaign_id: str, **values: Any) -> None:
+        """state, next_run_utc_ns, url, message, pid ..."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(t.monitored_campaigns)
+                .where(t.monitored_campaigns.c.campaign_id == campaign_id)
+                .values(updated_utc_ns=now_utc_ns(), **values)
+            )
+
+    # ------------------------------------------------------------ runs
+
+    def runs(self, campaign_id: str) -> list[dict[str, Any]]:
+        query = (
+            select(t.monitor_runs)
+            .where(t.monitor_runs.c.campaign_id == campaign_id)
+            .order_by(t.monitor_runs.c.run)
+        )
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def last_run(self, campaign_id: str) -> dict[str, Any] | None:
+        query = (
+            select(t.monitor_runs)
+            .where(t.monitor_runs.c.campaign_id == campaign_id)
+            .order_by(t.monitor_runs.c.run.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return dict(row._mapping) if row else None
+
+    def start_run(self, campaign_id: str, run: int, scheduled_utc_ns: int, steps_total: int) -> None:
+        """Record that run `run` begins (before anything is built), or begins again after a restart."""
+        now = now_utc_ns()
+        key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
+        with self.engine.begin() as conn:
+            found = conn.execute(
+                update(t.monitor_runs).where(key).values(status="running", steps_total=steps_total)
+            ).rowcount
+            if not found:
+                conn.execute(
+                    insert(t.monitor_runs).values(
+                        campaign_id=campaign_id,
+                        run=run,
+                        scheduled_utc_ns=scheduled_utc_ns,
+                        started_utc_ns=now,
+                        status="running",
+                        steps_total=steps_total,
+                        steps_done=0,
+                        flows_ok=0,
+                        flows_failed=0,
+                    )
+                )
+
+    def step_done(
+        self, campaign_id: str, run: int, steps_done: int, flows_ok: int, flows_failed: int
+    ) -> None:
+        key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(t.monitor_runs)
+                .where(key)
+                .values(steps_done=steps_done, flows_ok=flows_ok, flows_failed=flows_failed)
+            )
+
+    def finish_run(self, campaign_id: str, run: int, status: str, message: str | None = None) -> None:
+        key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(t.monitor_runs)
+                .where(key)
+                .values(status=status, finished_utc_ns=now_utc_ns(), message=message)
+            )
+
+    def stored_flows(self, campaign_id: str, run: int) -> tuple[set[str], set[str], int]:
+        """Of run `run`: the keys stored (any status), the keys stored ok, and the failed attempts."""
+        m = t.measurements
+        query = select(m.c.key, m.c.status).where(m.c.campaign_id == campaign_id, m.c.repetition == run)
+        stored, ok, failed = set(), set(), 0
+        with self.engine.connect() as conn:
+            for key, status in conn.execute(query):
+                stored.add(key)
+                if status == "ok":
+                    ok.add(key)
+                else:
+                    failed += 1
+        return stored, ok, failed
+
+    def run_counts(self) -> dict[str, dict[str, int]]:
+        """campaign id -> run status -> how many runs."""
+        query = select(t.monitor_runs.c.campaign_id, t.monitor_runs.c.status, func.count()).group_by(
+            t.monitor_runs.c.campaign_id, t.monitor_runs.c.status
+        )
+        out: dict[str, dict[str, int]] = defaultdict(dict)
+        with self.engine.connect() as conn:
+            for cid, status, n in conn.execute(query):
+                out[cid][status] = int(n)
+        return dict(out)
+
+    def last_success_utc_ns(self) -> dict[str, int]:
+        """campaign id -> when its latest run that finished without a failed measurement ended."""
+        query = (
+            select(t.monitor_runs.c.campaign_id, func.max(t.monitor_runs.c.finished_utc_ns))
+            .where(t.monitor_runs.c.status == "ok")
+            .group_by(t.monitor_runs.c.campaign_id)
+        )
+        with self.engine.connect() as conn:
+            return {cid: int(ns) for cid, ns in conn.execute(query) if ns is not None}
+
+    # ------------------------------------------------------------ values
+
+    def recent_values(
+        self, campaign_id: str, metric: str, runs: int, measurement: str | None = None
+    ) -> dict[Series, list[tuple[int, float]]]:
+        """The last `runs` runs' values of a summary metric per series, oldest first (mean when a run
+        measured a pair more than once, e.g. alone and together)."""
+        m, s = t.measurements, t.summaries
+        newest = select(func.max(m.c.repetition)).where(m.c.campaign_id == campaign_id).scalar_subquery()
+        query = (
+            select(m.c.repetition, m.c.measurement, m.c.src, m.c.dst, func.avg(s.c.value))
+            .join(s, s.c.measurement_id == m.c.id)
+            .where(
+                m.c.campaign_id == campaign_id,
+                m.c.status == "ok",
+                s.c.metric == metric,
+                s.c.value.is_not(None),
+                m.c.repetition > newest - runs,
+            )
+            .group_by(m.c.repetition, m.c.measurement, m.c.src, m.c.dst)
+            .order_by(m.c.repetition)
+        )
+        if measurement is not None:
+            query = query.where(m.c.measurement == measurement)
+        out: dict[Series, list[tuple[int, float]]] = defaultdict(list)
+        with self.engine.connect() as conn:
+            for rep, mname, src, dst, value in conn.execute(query):
+                out[Series(mname, src, dst)].append((int(rep), float(value)))
+        return dict(out)
+
+    def latest_values(self, campaign_ids: list[str]) -> list[LatestValue]:
+        """Per campaign, pair and measurement, every summary metric of its newest ok measurement."""
+        if not campaign_ids:
+            return []
+        m, s, c = t.measurements, t.summaries, t.campaigns
+        newest = (
+            select(func.max(m.c.id).label("id"))
+            .where(m.c.campaign_id.in_(campaign_ids), m.c.status == "ok")
+            .group_by(m.c.campaign_id, m.c.measurement, m.c.src, m.c.dst)
+            .subquery()
+        )
+        query = (
+            select(
+                m.c.campaign_id,
+                c.c.name,
+                m.c.measurement,
+                m.c.src,
+                m.c.dst,
+                s.c.metric,
+                s.c.value,
+                m.c.repetition,
+                m.c.started_utc_ns,
+            )
+            .join(newest, newest.c.id == m.c.id)
+            .join(s, s.c.measurement_id == m.c.id)
+            .join(c, c.c.id == m.c.campaign_id)
+            .where(s.c.value.is_not(None))
+        )
+        with self.engine.connect() as conn:
+            return [LatestValue(*row[:6], float(row[6]), int(row[7]), row[8]) for row in conn.execute(query)]
+
+    # ------------------------------------------------------------ alert episodes
+
+    def open_episodes(self, campaign_id: str | None = None) -> list[dict[str, Any]]:
+        query = select(t.alert_episodes).where(t.alert_episodes.c.closed_run.is_(None))
+        if campaign_id is not None:
+            query = query.where(t.alert_episodes.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query.order_by(t.alert_episodes.c.id))]
+
+    def episodes(self, campaign_id: str | None = None, limit: int = 500) -> list[dict[str, Any]]:
+        """Newest first, open and closed."""
+        query = select(t.alert_episodes).order_by(t.alert_episodes.c.id.desc()).limit(limit)
+        if campaign_id is not None:
+            query = query.where(t.alert_episodes.c.campaign_id == campaign_id)
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def open_episode(self, **values: Any) -> int:
+        values.setdefault("opened_utc_ns", now_utc_ns())
+        with self.engine.begin() as conn:
+            return int(conn.execute(insert(t.alert_episodes).values(**values)).inserted_primary_key[0])
+
+    def close_episode(self, episode_id: int, run: int) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(t.alert_episodes)
+                .where(t.alert_episodes.c.id == episode_id)
+                .values(closed_run=run, closed_utc_ns=now_utc_ns())
+            )
+
+    def unnotified(self, campaign_id: str) -> list[dict[str, Any]]:
+        """Episodes whose webhook message (firing, or resolved once closed) was not yet accepted."""
+        e = t.alert_episodes
+        query = select(e).where(
+            e.c.campaign_id == campaign_id,
+            (e.c.notified_utc_ns.is_(None))
+            | (e.c.closed_run.is_not(None) & e.c.resolved_notified_utc_ns.is_(None)),
+        )
+        with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in conn.execute(query.order_by(e.c.id))]
+
+    def mark_notified(self, episode_id: int, resolved: bool) -> None:
+        column = "resolved_notified_utc_ns" if resolved else "notified_utc_ns"
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(t.alert_episodes)
+                .where(t.alert_episodes.c.id == episode_id)
+                .values({column: now_utc_ns()})
+            )

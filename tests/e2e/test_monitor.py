@@ -1,0 +1,343 @@
+"""`vnetbench monitor` end to end, on SQLite and on PostgreSQL (a real server from tests/helpers/postgres.py):
+a 2 s repeat killed with SIGKILL after its 3rd run and started again ends with exactly 5 runs; an alert
+fires once per episode at a webhook receiver on 127.0.0.1; /metrics and /health show the store; SIGTERM
+exits 0 and leaves nothing behind; a PostgreSQL restart during a campaign loses nothing."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.helpers.http import WebhookReceiver, http_get
+from tests.helpers.integration.cli import cli_argv, leftovers, vnb
+from tests.helpers.postgres import PostgresServer
+from tests.helpers.timing import wait_until
+from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
+
+pytestmark = pytest.mark.root
+
+SPEC = """\
+name: e2e-monitor
+topology:
+  nodes: [{name: a}, {name: b}]
+  links:
+    - {endpoints: [a, b], rate: 100mbit}
+measurements:
+  - {name: rtt, kind: rtt, count: 3, interval: 0.1s}
+  - {name: tcp, kind: tcp, duration: 1s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
+monitor:
+  repeat: PT2S
+"""
+# always true on a real path (RTT > 1 ns): one episode that never clears; never true: RTT > 1 h
+ALERTS = """\
+alerts:
+  - {name: rtt-seen, measurement: rtt, metric: rtt_mean_ns, op: ">", threshold: 1ns, for_runs: 2}
+  - {name: rtt-hour, measurement: rtt, metric: rtt_mean_ns, op: ">", threshold: 1h, severity: critical}
+"""
+KEYS_PER_RUN = 2
+
+
+def wait_for(
+    condition: Callable[[], Any], timeout_s: float, what: str, proc: subprocess.Popen | None = None
+) -> Any:
+    """Poll condition() until it is truthy (returning it); fail early if the monitor exits meanwhile."""
+    exited, value = wait_until(
+        lambda: (None if proc is None else proc.poll(), condition()),
+        lambda seen: bool(seen[1]) or seen[0] is not None,
+        timeout_s,
+        interval=0.2,
+    )
+    assert value, f"{what}: not within {timeout_s} s" + (
+        f" (the monitor exited {exited})" if exited is not None else ""
+    )
+    return value
+
+
+def runs(db: str) -> list[dict]:
+    store = Store(db)
+    try:
+        cid = MonitorStore(store).find("e2e-monitor")
+        return MonitorStore(store).runs(cid) if cid else []
+    finally:
+        store.close()
+
+
+def finished_runs(db: str, status: str = "ok") -> int:
+    return sum(r["status"] == status for r in runs(db))
+
+
+def start_monitor(spec: Path, db: str, *extra: str, log: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*cli_argv(), "monitor", str(spec), "--db", db, *extra],
+        cwd=spec.parent,
+        stdout=log.open("a"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, killed whole
+    )
+
+
+def stop_and_clean(procs: list[subprocess.Popen], db: str, cwd: Path) -> list[str]:
+    """SIGKILL the monitors still running; return what they left behind (then remove it, by the store)."""
+    for proc in procs:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+    left = leftovers(db)
+    if left:
+        vnb("clean", "--db", db, cwd=cwd, timeout=60)
+    return left
+
+
+@pytest.fixture
+def monitored(tmp_path: Path, store_url: str) -> Iterator[tuple[Path, str, list[subprocess.Popen]]]:
+    """A spec file, a store (SQLite or PostgreSQL) and a list of monitors to stop and clean up after."""
+    procs: list[subprocess.Popen] = []
+    yield tmp_path, store_url, procs
+    left = stop_and_clean(procs, store_url, tmp_path)
+    assert left == [], f"left behind: {left}"
+
+
+def _log(tmp: Path) -> str:
+    return (tmp / "monitor.log").read_text()[-4000:]
+
+
+def test_sigkill_after_the_third_run_and_a_restart_end_with_exactly_five_runs(monitored) -> None:
+    tmp, db, procs = monitored
+    spec = tmp / "mon.yaml"
+    spec.write_text(SPEC)
+    log = tmp / "monitor.log"
+    first = start_monitor(spec, db, "--max-runs", "5", "--no-dashboard", log=log)
+    procs.append(first)
+    wait_for(lambda: finished_runs(db) >= 3, 120, "3 runs stored", first)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(10)
+    assert first.returncode == -signal.SIGKILL
+    killed_at = runs(db)
+    assert 3 <= len([r for r in killed_at if r["status"] == "ok"]) <= 4, killed_at
+
+    second = start_monitor(spec, db, "--max-runs", "5", "--no-dashboard", log=log)
+    procs.append(second)
+    assert second.wait(180) == 0, _log(tmp)
+    assert "continuing campaign e2e-monitor" in _log(tmp)
+
+    done = runs(db)
+    assert [r["run"] for r in done] == [1, 2, 3, 4, 5], done
+    assert {r["status"] for r in done} == {"ok"}, done
+    assert all(r["steps_done"] == r["steps_total"] == KEYS_PER_RUN for r in done), done
+    store = Store(db)
+    try:
+        assert len(store.campaigns()) == 1  # one campaign: the runs are its repetitions
+        cid = store.campaigns()[0]["id"]
+        frame = store.measurements_frame(cid, latest_only=False)
+    finally:
+        store.close()
+    ok = frame[frame["status"] == "ok"]
+    counts = Counter(ok["key"])
+    assert len(counts) == 5 * KEYS_PER_RUN and set(counts.values()) == {1}, counts
+    assert sorted(set(ok["repetition"])) == [1, 2, 3, 4, 5]
+    assert sorted(Counter(ok["repetition"]).values()) == [KEYS_PER_RUN] * 5
+    # runs before the kill kept their measurements as they were
+    before = {r["run"]: r["started_utc_ns"] for r in killed_at if r["status"] == "ok"}
+    assert {r["run"]: r["started_utc_ns"] for r in done if r["run"] in before} == before
+
+
+def test_alert_fires_once_per_episode_metrics_health_and_sigterm(monitored) -> None:
+    tmp, db, procs = monitored
+    spec = tmp / "mon.yaml"
+    spec.write_text(SPEC + ALERTS)
+    receiver = WebhookReceiver()
+    try:
+        proc = start_monitor(spec, db, "--webhook", receiver.url, "--port", "0", log=tmp / "monitor.log")
+        procs.append(proc)
+        wait_for(lambda: finished_runs(db) >= 4, 120, "4 runs stored", proc)
+        store = Store(db)
+        mstore = MonitorStore(store)
+        cid = mstore.find("e2e-monitor")
+        base = mstore.monitored(cid)["url"]
+
+        # the episode opened at run 2 (for_runs: 2) and stays open: exactly one message, whatever came after
+        wait_for(lambda: receiver.bodies, 30, "the webhook message")
+        assert len(receiver.bodies) == 1, receiver.bodies
+        message = receiver.bodies[0]
+        assert message["status"] == "firing" and message["alert"] == "rtt-seen"
+        assert (message["src"], message["dst"], message["measurement"]) == ("a", "b", "rtt")
+        assert message["opened_run"] == 2 and message["value"] > 1
+        episodes = mstore.episodes(cid)
+        assert [(e["rule"], e["opened_run"], e["closed_run"]) for e in episodes] == [("rtt-seen", 2, None)]
+
+        status, text = http_get(f"{base}/metrics")
+        assert status == 200
+        families = {f.name: f for f in text_string_to_metric_families(text)}
+        latest = store.measurements_frame(cid)
+        newest = latest[latest["measurement"] == "rtt"].sort_values("repetition").iloc[-1]
+        rtt = [s for s in families["vnetbench_rtt_mean_ns"].samples if s.labels["campaign_id"] == cid]
+        # the scrape and the frame may straddle a run: the scraped value is one of the stored runs'
+        stored = set(latest.loc[latest["measurement"] == "rtt", "rtt_mean_ns"]) | {newest["rtt_mean_ns"]}
+        assert len(rtt) == 1 and rtt[0].labels["src"] == "a" and rtt[0].labels["dst"] == "b"
+        assert rtt[0].value in stored
+        by_status = {
+            s.labels["status"]: s.value
+            for s in families["vnetbench_monitor_runs"].samples
+            if s.name.endswith("_total")
+        }
+        assert by_status["ok"] >= 4
+        success = families["vnetbench_monitor_last_success_timestamp_seconds"].samples[0].value
+        assert abs(success - time.time()) < 120  # a run ended within the last two minutes (wide: load)
+        firing = {s.labels["severity"]: s.value for s in families["vnetbench_monitor_alerts_firing"].samples}
+        assert firing == {"warning": 1, "critical": 0}
+
+        status, text = http_get(f"{base}/health")
+        health = json.loads(text)
+        assert status == 200 and health["status"] == "warning", health
+        assert [a["rule"] for a in health["alerts_firing"]] == ["rtt-seen"]
+        status, text = http_get(f"{base}/api/alerts")
+        assert status == 200 and [e["rule"] for e in json.loads(text)] == ["rtt-seen"]
+        store.close()
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, _log(tmp)
+        assert len(receiver.bodies) == 1, receiver.bodies  # still one: the episode never ended
+    finally:
+        receiver.close()
+    state = runs(db)
+    assert state and state[-1]["status"] in ("ok", "interrupted")
+    store = Store(db)
+    try:
+        assert MonitorStore(store).monitored(cid)["state"] == "stopped"
+    finally:
+        store.close()
+
+
+def test_a_postgresql_restart_during_a_campaign_loses_no_measurement(
+    tmp_path: Path, postgres: PostgresServer
+) -> None:
+    db = postgres.create_database()
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC.replace("duration: 1s", "duration: 3s"))
+    log = tmp_path / "monitor.log"
+    proc = start_monitor(spec, db, "--max-runs", "3", "--no-dashboard", log=log)
+    try:
+        # restart while run 2 measures (its row says running, its TCP step is in flight)
+        wait_for(
+            lambda: any(r["run"] == 2 and r["status"] == "running" for r in runs(db)), 120, "run 2", proc
+        )
+        postgres.restart()
+        assert proc.wait(240) == 0, log.read_text()[-4000:]
+    finally:
+        left = stop_and_clean([proc], db, tmp_path)
+    assert left == [], left
+    done = runs(db)
+    assert [(r["run"], r["status"]) for r in done] == [(1, "ok"), (2, "ok"), (3, "ok")], done
+    store = Store(db)
+    try:
+        frame = store.measurements_frame(store.campaigns()[0]["id"], latest_only=False)
+    finally:
+        store.close()
+    ok = frame[frame["status"] == "ok"]
+    assert len(ok) == 3 * KEYS_PER_RUN and ok["key"].is_unique, ok[["key", "status"]]
+
+
+def test_two_campaigns_never_run_throughput_tests_at_once_and_sigterm_stops_both(
+    tmp_path: Path, store_url: str
+) -> None:
+    """perfSONAR's rule across campaigns: two specs under one monitor (two writers to one store), each a
+    1 s TCP test every second; their TCP tests take turns (the local machine is one throughput resource),
+    their RTT probes need not."""
+    db = store_url
+    names = ("mon-a", "mon-b")
+    for name in names:
+        (tmp_path / f"{name}.yaml").write_text(SPEC.replace("e2e-monitor", name).replace("PT2S", "PT1S"))
+    proc = subprocess.Popen(
+        [*cli_argv(), "monitor", *(str(tmp_path / f"{n}.yaml") for n in names), "--db", db, "--no-dashboard"],
+        cwd=tmp_path,
+        stdout=(tmp_path / "monitor.log").open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+
+    def ok_runs() -> dict[str, int]:
+        store = Store(db)
+        try:
+            mstore = MonitorStore(store)
+            return {n: sum(r["status"] == "ok" for r in mstore.runs(mstore.find(n) or "-")) for n in names}
+        finally:
+            store.close()
+
+    try:
+        wait_for(lambda: min(ok_runs().values()) >= 3, 180, "3 runs of each campaign", proc)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, _log(tmp_path)
+    finally:
+        left = stop_and_clean([proc], db, tmp_path)
+    assert left == [], left
+    store = Store(db)
+    try:
+        frames = [store.measurements_frame(c["id"]) for c in store.campaigns()]
+        states = [MonitorStore(store).monitored(c["id"])["state"] for c in store.campaigns()]
+    finally:
+        store.close()
+    assert len(frames) == 2 and states == ["stopped", "stopped"]
+    tcp = sorted(
+        (int(r.started_utc_ns), int(r.started_utc_ns + r.duration_ns), r.campaign_id)
+        for f in frames
+        for r in f[(f["measurement"] == "tcp") & (f["status"] == "ok")].itertuples()
+    )
+    assert len({c for _, _, c in tcp}) == 2 and len(tcp) >= 6
+    overlaps = [(a, b) for a, b in itertools.pairwise(tcp) if b[0] < a[1]]
+    assert overlaps == [], f"TCP tests of {len(overlaps)} pairs ran at the same time: {overlaps}"
+
+
+def test_sigterm_during_a_step_abandons_it_cleanly_and_the_next_start_finishes_that_run(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "term.db")
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC.replace("duration: 1s", "duration: 4s"))
+    log = tmp_path / "monitor.log"
+    proc = start_monitor(spec, db, "--max-runs", "2", "--no-dashboard", log=log)
+    procs = [proc]
+    try:
+        # run 1's RTT step is stored and its 4 s TCP step is in flight
+        wait_for(
+            lambda: any(r["run"] == 1 and r["steps_done"] == 1 for r in runs(db)),
+            120,
+            "run 1's first step",
+            proc,
+        )
+        time.sleep(1.0)  # well inside the TCP test (4 s): the step is abandoned, not finished
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 0, _log(tmp_path)
+        assert leftovers(db) == []  # it tore down what it built before exiting
+        assert [(r["run"], r["status"], r["steps_done"]) for r in runs(db)] == [(1, "interrupted", 1)]
+
+        procs.append(start_monitor(spec, db, "--max-runs", "2", "--no-dashboard", log=log))
+        assert procs[-1].wait(180) == 0, _log(tmp_path)
+    finally:
+        left = stop_and_clean(procs, db, tmp_path)
+    assert left == [], left
+    assert [(r["run"], r["status"], r["steps_done"]) for r in runs(db)] == [(1, "ok", 2), (2, "ok", 2)]
+    store = Store(db)
+    try:
+        frame = store.measurements_frame(store.campaigns()[0]["id"], latest_only=False)
+    finally:
+        store.close()
+    assert sorted(frame.loc[frame["status"] == "ok", "key"]) == [
+        "r001/p/rtt/a>b",
+        "r001/p/tcp/a>b",
+        "r002/p/rtt/a>b",
+        "r002/p/tcp/a>b",
+    ]

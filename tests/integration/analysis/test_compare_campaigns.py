@@ -1,0 +1,98 @@
+"""`vnetbench compare` on real campaigns: a short exogeni-exp3 run twice says "same" for every row;
+against a copy with the same-worker link's rate halved it says "worse" only for flows over that link,
+and for both their TCP and UDP throughput (it exits 1). A halved rate may also raise that link's UDP
+jitter for real, so a "worse" jitter there is allowed; nothing on the other link may be worse.
+
+Three campaigns of ≈ 40 s each: exogeni-exp3 scaled to 3 repetitions of 3 s flows and 10 pings.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.integration.requirements import missing
+
+pytestmark = pytest.mark.root
+
+VNB = [sys.executable, "-m", "vnetbench.cli"]
+
+if (reason := missing(("iperf3", "ping"))) is not None:
+    pytest.skip(reason, allow_module_level=True)
+
+
+def short_exp3(rate: str = "100mbit") -> str:
+    text = resources.files("vnetbench.scenarios").joinpath("exogeni-exp3.yaml").read_text()
+    for old, new in (
+        ("duration: 10s, omit: 1s", "duration: 3s, omit: 1s"),
+        ("duration: 10s, rate: link", "duration: 3s, rate: link"),
+        ("count: 50", "count: 10"),
+        ("repetitions: 4", "repetitions: 3"),
+        ("{name: same-worker, endpoints: [vma, vmb], rate: 100mbit}",
+         f"{{name: same-worker, endpoints: [vma, vmb], rate: {rate}}}"),
+    ):  # fmt: skip
+        assert old in text, old
+        text = text.replace(old, new)
+    return text
+
+
+def run_campaign(spec_text: str, db: Path, tmp_path: Path, name: str) -> str:
+    spec = tmp_path / f"{name}.yaml"
+    spec.write_text(spec_text)
+    before = campaign_ids(db)
+    run = subprocess.run([*VNB, "run", str(spec), "--db", str(db), "--no-report", "--seed", "5"],
+                         capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    [cid] = campaign_ids(db) - before
+    with sqlite3.connect(db) as conn:
+        live = conn.execute(
+            "select name from objects where campaign_id = ? and removed_utc_ns is null", (cid,)
+        ).fetchall()
+    assert live == []
+    assert f"vnb{cid}" not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return cid
+
+
+def campaign_ids(db: Path) -> set[str]:
+    if not db.exists():
+        return set()
+    with sqlite3.connect(db) as conn:
+        return {r[0] for r in conn.execute("select id from campaigns")}
+
+
+def compare(*args: str) -> tuple[int, dict]:
+    out = subprocess.run([*VNB, "compare", *args, "--json"], capture_output=True, text=True, timeout=300)
+    assert out.returncode in (0, 1), out.stderr
+    return out.returncode, json.loads(out.stdout)
+
+
+def test_same_scenario_is_same_and_a_halved_link_is_worse(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    first = run_campaign(short_exp3(), db, tmp_path, "a")
+    second = run_campaign(short_exp3(), db, tmp_path, "b")
+    halved_db = tmp_path / "halved.db"  # in a store of its own: the DB:ID form
+    halved = run_campaign(short_exp3("50mbit"), halved_db, tmp_path, "c")
+
+    code, same = compare(first, second, "--db", str(db), "--tolerance", "5%")
+    verdicts = {(r["pair"], r["measurement"], r["metric"]): r["verdict"] for r in same["rows"]}
+    assert set(verdicts.values()) == {"same"}, same["rows"]
+    assert code == 0
+    # both pairs × (tcp throughput; udp throughput, loss, jitter; rtt)
+    assert {(p, m) for p, m, _ in verdicts} == {
+        (p, m) for p in ("vma→vmb", "vmc→vmd") for m in ("tcp", "udp", "rtt")
+    }
+
+    code, worse = compare(first, f"{halved_db}:{halved}", "--db", str(db))
+    assert code == 1
+    bad = {(r["pair"], r["measurement"], r["metric"]) for r in worse["rows"] if r["verdict"] == "worse"}
+    throughput = {("vma→vmb", "tcp", "throughput_bps"), ("vma→vmb", "udp", "throughput_bps")}
+    assert throughput <= bad <= throughput | {("vma→vmb", "udp", "jitter_mean_ns")}, worse["rows"]
+    for r in worse["rows"]:
+        if (r["pair"], r["measurement"], r["metric"]) in throughput:
+            assert r["relative_change"] == pytest.approx(-0.5, abs=0.1)  # half the rate, half the goodput

@@ -1,0 +1,109 @@
+"""`compare`: Welch and Hodges–Lehmann rows against scipy/statsmodels, Holm, and the verdicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
+
+from vnetbench.analysis.compare import KEY, compare
+
+
+def obs(metric: str, values: list[float] | np.ndarray, pair: str = "a→b", kind: str = "tcp") -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "pattern": "p",
+            "measurement": kind,
+            "kind": kind,
+            "pair": pair,
+            "treatment": "—",
+            "metric": metric,
+            "value": values,
+        }
+    )
+
+
+def test_welch_row_matches_scipy_and_statsmodels() -> None:
+    a = np.array([9.41e9, 9.43e9, 9.40e9, 9.42e9])
+    b = np.array([9.30e9, 9.36e9, 9.28e9, 9.33e9, 9.31e9])
+    row = compare(obs("throughput_bps", a), obs("throughput_bps", b)).rows[0]
+    assert row.test == "welch" and row.difference == pytest.approx(b.mean() - a.mean())
+    assert row.p_value == pytest.approx(stats.ttest_ind(b, a, equal_var=False).pvalue)
+    low, high = CompareMeans(DescrStatsW(b), DescrStatsW(a)).tconfint_diff(alpha=0.05, usevar="unequal")
+    assert (row.ci_low, row.ci_high) == pytest.approx((low, high))
+    assert row.relative_change == pytest.approx((b.mean() - a.mean()) / a.mean())
+    # −1.1 % is significant but inside ±5 %: same; at ±0.5 % it is worse
+    assert row.verdict == "same"
+    assert (
+        compare(obs("throughput_bps", a), obs("throughput_bps", b), tolerance=0.005).rows[0].verdict
+        == "worse"
+    )
+
+
+def test_hodges_lehmann_shift_by_hand() -> None:
+    """x = 1, 2, 3 and y = 4, 5, 6, 7: the 12 differences y − x are 1, 2, 2, 3, 3, 3, 4, 4, 4, 5, 5, 6,
+    median (3 + 4)/2 = 3.5; Mann–Whitney from scipy."""
+    row = compare(obs("rtt_ns", [1.0, 2, 3], kind="rtt"), obs("rtt_ns", [4.0, 5, 6, 7], kind="rtt")).rows[0]
+    assert row.test == "mann-whitney" and row.difference == pytest.approx(3.5)
+    assert row.p_value == pytest.approx(
+        stats.mannwhitneyu([4, 5, 6, 7], [1, 2, 3], alternative="two-sided").pvalue
+    )
+    assert (row.center_a, row.center_b) == (2.0, 5.5)
+    assert row.ci_low <= 3.5 <= row.ci_high
+
+
+def test_hodges_lehmann_interval_covers_a_known_shift() -> None:
+    """Exponential RTTs shifted by 20 µs: the interval contains 20 µs, and with a 50 µs floor the
+    verdict stays "same" though the shift is significant."""
+    g = np.random.default_rng(1)
+    a = 60_000 + g.exponential(30_000, 400)
+    b = 80_000 + g.exponential(30_000, 400)
+    row = compare(obs("rtt_ns", a, kind="rtt"), obs("rtt_ns", b, kind="rtt")).rows[0]
+    assert row.ci_low < 20_000 < row.ci_high and row.p_holm < 0.05
+    assert row.band == 50_000 and row.verdict == "same"
+    worse = compare(obs("rtt_ns", a, kind="rtt"), obs("rtt_ns", b + 100_000, kind="rtt")).rows[0]
+    assert worse.verdict == "worse"
+
+
+def test_directions_holm_and_unmatched() -> None:
+    g = np.random.default_rng(2)
+    base = 100e6 + g.normal(0, 1e6, 4)
+    a = pd.concat(
+        [
+            obs("throughput_bps", base, "x→y"),
+            obs("throughput_bps", base, "u→v"),
+            obs("loss_ratio", [0.01] * 4, "u→v", "udp"),
+        ]
+    )
+    b = pd.concat([
+        obs("throughput_bps", base * 0.5, "x→y"),  # halved: worse
+        obs("throughput_bps", base * 1.5, "u→v"),  # +50 %: better
+        obs("loss_ratio", [0.01] * 4, "u→v", "udp"),  # identical, no spread: exact and same
+        obs("throughput_bps", base, "q→r"),  # only in B
+    ])  # fmt: skip
+    c = compare(a, b)
+    verdicts = {(r.key["pair"], r.key["metric"]): r.verdict for r in c.rows}
+    assert verdicts == {
+        ("x→y", "throughput_bps"): "worse",
+        ("u→v", "throughput_bps"): "better",
+        ("u→v", "loss_ratio"): "same",
+    }
+    p = sorted(r.p_value for r in c.rows if np.isfinite(r.p_value))
+    holm = sorted(r.p_holm for r in c.rows if np.isfinite(r.p_holm))
+    assert holm == pytest.approx([min(1, 2 * p[0]), max(min(1, 2 * p[0]), p[1])])
+    assert [k["pair"] for k in c.only_in_b] == ["q→r"] and [r.key["pair"] for r in c.worse] == ["x→y"]
+    assert c.to_dict()["counts"] == {"same": 1, "better": 1, "worse": 1}
+
+
+def test_loss_floor_keeps_tiny_ratios_same() -> None:
+    """0.006 % → 0.06 % loss is +900 % but 0.054 percentage points, under the 0.1 point floor."""
+    a = obs("loss_ratio", [0.00005, 0.00006, 0.00007, 0.00006], kind="udp")
+    b = obs("loss_ratio", [0.0006, 0.0005, 0.0007, 0.0006], kind="udp")
+    row = compare(a, b).rows[0]
+    assert row.relative_change > 5 and row.verdict == "same"
+
+
+def test_key_columns() -> None:
+    assert KEY == ["pattern", "measurement", "kind", "pair", "treatment", "metric"]

@@ -1,0 +1,108 @@
+"""Planning repetitions (Jain §13.9), assumption checks and transforms, against closed forms."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from tests.helpers.stats_app import ONL
+from vnetbench.analysis.assumptions import check_assumptions
+from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.one_factor import one_factor_anova
+from vnetbench.analysis.planning import parse_precision, plan_repetitions, repetitions_needed
+from vnetbench.analysis.transform import transform_response
+
+
+def test_jains_sample_size_example() -> None:
+    """Jain §13.9: a pilot gives x̄ = 20 s, s = 5 s; ±1 s (r = 5 %) at 95 % needs
+    n = (100·1.960·5/(5·20))² = 96.04 → 97. With t instead of z: the smallest n with
+    t[0.975; n−1]·5/√n ≤ 1 is 99 (t[0.975; 98] = 1.9845 → 0.99689; n = 98 gives 1.00268)."""
+    assert repetitions_needed(20, 5, 0.05) == (97, 99)
+    assert stats.t.ppf(0.975, 98) * 5 / np.sqrt(99) <= 1 < stats.t.ppf(0.975, 97) * 5 / np.sqrt(98)
+
+
+def test_plan_per_treatment_at_any_offset() -> None:
+    frame = pd.DataFrame(
+        {"f": ["a"] * 4 + ["b"] * 4, "y": [9.4e9 + d for d in (0, 1e6, -1e6, 2e6, 0, 0, 1e3, -1e3)]}
+    )
+    rows = {r.group["f"]: r for r in plan_repetitions(frame, "y", ["f"], parse_precision("0.01%"))}
+    sd_a = np.std([0, 1e6, -1e6, 2e6], ddof=1)
+    assert rows["a"].sd == pytest.approx(sd_a)
+    z = stats.norm.ppf(0.975)
+    assert rows["a"].needed_jain == math.ceil((z * sd_a / (1e-4 * rows["a"].mean)) ** 2)
+    assert rows["b"].needed == 2  # kbit/s spread at 9.4 Gbit/s is far inside ±0.01 %
+
+
+@pytest.mark.parametrize("text", ["0", "150%", "x", "1"])
+def test_bad_precision(text: str) -> None:
+    with pytest.raises(DataError, match="target-precision"):
+        parse_precision(text)
+
+
+def welch_anova_by_hand(groups: list[np.ndarray]) -> tuple[float, float]:
+    """Welch (1951): w_j = n_j/s_j², ȳ_w = Σw_jȳ_j/Σw_j, A = Σw_j(ȳ_j − ȳ_w)²/(k − 1),
+    Λ = Σ(1 − w_j/Σw)²/(n_j − 1), F = A / (1 + 2(k−2)Λ/(k²−1)) on (k−1, (k²−1)/(3Λ)) DF."""
+    k = len(groups)
+    n = np.array([g.size for g in groups])
+    m = np.array([g.mean() for g in groups])
+    w = n / np.array([g.var(ddof=1) for g in groups])
+    mw = (w * m).sum() / w.sum()
+    lam = ((1 - w / w.sum()) ** 2 / (n - 1)).sum()
+    f = ((w * (m - mw) ** 2).sum() / (k - 1)) / (1 + 2 * (k - 2) * lam / (k * k - 1))
+    return f, stats.f.sf(f, k - 1, (k * k - 1) / (3 * lam))
+
+
+def test_assumption_checks_on_growing_variance() -> None:
+    """SD ∝ mean (lognormal-like): Brown–Forsythe finds unequal variances, the log SD / log mean
+    slope is near 1, and the advice is a log transform. Levene's F equals the one-factor ANOVA F of
+    |y − level mean| (its definition); Welch's ANOVA and Kruskal–Wallis by their formulas."""
+    rng = np.random.default_rng(11)
+    levels = [1, 2, 4, 8]
+    frame = pd.DataFrame(
+        [{"f": lv, "y": lv * 10 * math.exp(rng.normal(0, 0.2))} for lv in levels for _ in range(8)]
+    )
+    a = one_factor_anova(frame, "y", "f")
+    c = check_assumptions(a)
+    dev = frame.assign(y=(frame["y"] - frame.groupby("f")["y"].transform("mean")).abs())
+    assert c.levene.statistic == pytest.approx(one_factor_anova(dev, "y", "f").f)
+    groups = [frame.loc[frame["f"] == lv, "y"].to_numpy() for lv in levels]
+    f, p = welch_anova_by_hand(groups)
+    assert (c.welch_anova.statistic, c.welch_anova.p_value) == pytest.approx((f, p))
+    ranks = stats.rankdata(frame["y"])
+    n = len(ranks)
+    h = 12 / (n * (n + 1)) * sum(ranks[frame["f"] == lv].sum() ** 2 / 8 for lv in levels) - 3 * (n + 1)
+    assert c.kruskal_wallis.statistic == pytest.approx(h)
+    assert c.brown_forsythe.p_value < 0.05
+    assert c.sd_mean_slope == pytest.approx(1, abs=0.35)
+    assert c.read == "transform" and "--transform log" in c.advice
+
+
+def test_equal_variances_read_the_anova() -> None:
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame([{"f": lv, "y": 100 + lv + rng.normal(0, 1)} for lv in range(3) for _ in range(10)])
+    c = check_assumptions(one_factor_anova(frame, "y", "f"))
+    assert c.read == "anova"
+
+
+def test_onl_loss_says_which_result_to_read() -> None:
+    """ONL's Table 3: SD 0 at 1–2 receivers, 2–4 points at 6–10; zeros forbid a plain log."""
+    a = one_factor_anova(pd.read_csv(ONL), "loss", "receivers")
+    c = check_assumptions(a)
+    assert c.brown_forsythe.p_value < 0.05
+    assert c.welch_anova.note is not None  # zero-variance levels: Welch's weights are infinite
+    assert c.read == "kruskal" and "zeros rule out a log transform" in c.advice
+
+
+def test_transforms() -> None:
+    frame = pd.DataFrame({"f": [1, 1, 2, 2], "y": [1.0, np.e, np.e**2, np.e**3]})
+    logged, t = transform_response(frame, "y", "log")
+    assert logged["y"].tolist() == pytest.approx([0, 1, 2, 3]) and t.label == "log(y)"
+    boxed, t = transform_response(frame, "y", "boxcox")
+    expected, lam = stats.boxcox(frame["y"].to_numpy())
+    assert t.lam == pytest.approx(lam) and boxed["y"].tolist() == pytest.approx(expected.tolist())
+    with pytest.raises(DataError, match="row 2 of the data is 0"):
+        transform_response(pd.DataFrame({"f": [1, 2], "y": [1.0, 0.0]}), "y", "log")

@@ -1,0 +1,132 @@
+"""The dashboard's JSON API and pages over a real uvicorn server on 127.0.0.1 and a real SQLite store:
+answers, the token guard, the static report, 404s that name the store, and the CLI's refusal to expose
+the dashboard beyond loopback without a token."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.helpers.dashboard_server import serving
+from tests.helpers.dashboard_stores import dashboard_store, record
+from tests.helpers.timing import wait_until
+from vnetbench.dashboard import create_app
+from vnetbench.store.db import Store
+
+POLL_DEADLINE_S = 10.0  # the dashboard re-checks the store every 0.25 s; wide for a loaded machine
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "d.db"
+    store = dashboard_store(path)
+    store.save_measurements([record("d1", 0, 1, "tcp", "a", "b", {"throughput_bps": 90e6})])
+    store.close()
+    return path
+
+
+def test_campaigns_grid_and_series_answers(db: Path) -> None:
+    with serving(create_app(str(db))) as url:
+        campaigns = httpx.get(f"{url}/api/campaigns").json()["campaigns"]
+        assert [(c["id"], c["status"], c["steps_done"], c["steps_total"]) for c in campaigns] == [
+            ("d1", "running", 1, 18)
+        ]
+        grids = httpx.get(f"{url}/api/campaigns/d1").json()["grids"]
+        assert [(g["measurement"], g["metric"], len(g["cells"])) for g in grids] == [
+            ("tcp", "throughput_bps", 1)
+        ]
+        params = {"measurement": "tcp", "src": "a", "dst": "b", "metric": "throughput_bps"}
+        series = httpx.get(f"{url}/api/campaigns/d1/series", params=params).json()
+        assert [p["value"] for p in series["points"]] == [90e6]
+        # another process writes the next result: the answers have it within a poll (no restart)
+        store = Store(db)
+        store.save_measurements([record("d1", 1, 2, "tcp", "a", "b", {"throughput_bps": 80e6})])
+        store.close()
+        series = f"{url}/api/campaigns/d1/series"
+        series_values = wait_until(
+            lambda: [p["value"] for p in httpx.get(series, params=params).json()["points"]],
+            lambda v: v == [90e6, 80e6],
+            POLL_DEADLINE_S,
+        )
+        assert series_values == [90e6, 80e6]
+        grid_value = wait_until(
+            lambda: httpx.get(f"{url}/api/campaigns/d1").json()["grids"][0]["cells"][0]["value"],
+            lambda v: v == 80e6,
+            POLL_DEADLINE_S,
+        )
+        assert grid_value == 80e6
+        for page in (
+            "/",
+            "/campaigns/d1",
+            "/campaigns/d1/series?measurement=tcp&src=a&dst=b&metric=throughput_bps",
+        ):
+            answer = httpx.get(url + page)
+            assert answer.status_code == 200 and "/static/dashboard.js" in answer.text, page
+        assert httpx.get(f"{url}/static/vendor/uPlot.iife.min.js").status_code == 200
+
+
+def test_unknown_campaign_is_a_404_naming_the_store(db: Path) -> None:
+    with serving(create_app(str(db))) as url:
+        answer = httpx.get(f"{url}/api/campaigns/nope")
+        assert answer.status_code == 404
+        assert "no campaign 'nope'" in answer.json()["detail"] and str(db) in answer.json()["detail"]
+        assert httpx.get(f"{url}/campaigns/nope").status_code == 404
+        missing = httpx.get(f"{url}/api/campaigns/d1/series", params={"measurement": "tcp"})
+        assert missing.status_code == 422  # src, dst and metric are required
+
+
+def test_token_guard(db: Path) -> None:
+    with serving(create_app(str(db), token="s3cret")) as url:
+        assert httpx.get(f"{url}/api/campaigns").status_code == 401
+        assert httpx.get(f"{url}/static/dashboard.js").status_code == 401
+        assert httpx.get(f"{url}/api/campaigns", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert (
+            httpx.get(f"{url}/api/campaigns", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        )
+        # a browser opens /?token=T once; the answer sets a cookie that its page's own requests carry
+        with httpx.Client(base_url=url) as browser:
+            assert browser.get("/campaigns/d1?token=s3cret").status_code == 200
+            assert browser.get("/api/campaigns").status_code == 200  # by the cookie alone
+            assert browser.get("/static/dashboard.js").status_code == 200
+        # a scraper's ?token= on an API path (the monitor's /metrics takes it that way too)
+        assert httpx.get(f"{url}/api/campaigns", params={"token": "s3cret"}).status_code == 200
+
+
+def test_report_dir_is_served_and_linked(db: Path, tmp_path: Path) -> None:
+    reports = tmp_path / "reports"
+    (reports / "dash-d1").mkdir(parents=True)
+    (reports / "dash-d1" / "index.html").write_text("<h1>the static report</h1>")
+    (reports / "dash-d1" / "report.json").write_text(json.dumps({"campaign": "d1"}))
+    with serving(create_app(str(db), report_dir=reports)) as url:
+        (campaign,) = httpx.get(f"{url}/api/campaigns").json()["campaigns"]
+        assert campaign["report_url"] == "/report/dash-d1/"
+        assert "the static report" in httpx.get(url + campaign["report_url"]).text
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "198.18.0.1", "::"])
+def test_cli_refuses_a_non_loopback_host_without_a_token(db: Path, host: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "vnetbench.cli", "dashboard", "--db", str(db), "--host", host],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+    )
+    assert done.returncode == 2
+    assert f"--host {host}" in done.stderr and "--token" in done.stderr
+
+
+def test_a_nan_in_the_store_is_null_in_the_answer(db: Path) -> None:
+    store = Store(db)
+    store.save_measurements([record("d1", 1, 2, "tcp", "a", "b", {"throughput_bps": float("nan")})])
+    store.close()
+    with serving(create_app(str(db))) as url:
+        answer = httpx.get(f"{url}/api/campaigns/d1")
+        assert answer.status_code == 200
+        (cell,) = answer.json()["grids"][0]["cells"]
+        assert cell["value"] is None and cell["level"] == "none"

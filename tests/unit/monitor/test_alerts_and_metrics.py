@@ -1,0 +1,224 @@
+"""Alert episodes, the webhook and /metrics against a real store, on SQLite and on PostgreSQL.
+
+The values are written through the store's own API as runs of a monitored campaign; the expected
+episodes follow from the rule by hand (loss > 1 % for 2 runs: runs 2-3 break it -> opens at 3 ...).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.helpers.http import WebhookReceiver
+from tests.helpers.stores import campaign_store
+from vnetbench.monitor import alerts, locks
+from vnetbench.monitor.metrics import StoreCollector
+from vnetbench.monitor.web import health
+from vnetbench.spec.monitoring import AlertRule
+from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore, Series
+from vnetbench.store.records import MeasurementRecord
+
+LOSSY = AlertRule(name="lossy", measurement="udp", metric="loss_ratio", op=">", threshold="1%", for_runs=2)
+
+
+def store_run(store: Store, run: int, loss: dict[tuple[str, str], float | None], cid: str = "c1") -> None:
+    """One run of a monitored campaign: a udp measurement per pair (None: the measurement failed)."""
+    mstore = MonitorStore(store)
+    mstore.start_run(cid, run, run * 10**9, len(loss))
+    records = [
+        MeasurementRecord(
+            campaign_id=cid,
+            key=f"r{run:03d}/p/udp/{src}>{dst}",
+            step_key=f"r{run:03d}/p/udp/{src}>{dst}",
+            seq=run,
+            repetition=run,
+            pattern="p",
+            pattern_kind="pairs",
+            group_kind="single",
+            group_size=1,
+            measurement="udp",
+            kind="udp",
+            src=src,
+            dst=dst,
+            placement="same-host",
+            status="ok" if value is not None else "failed",
+            started_utc_ns=run * 10**9,
+            summary={} if value is None else {"loss_ratio": value, "throughput_bps": 9e7},
+        )
+        for (src, dst), value in loss.items()
+    ]
+    store.save_measurements(records)
+    mstore.finish_run(cid, run, "ok" if all(v is not None for v in loss.values()) else "failed")
+
+
+@pytest.fixture
+def monitored(store_url: str) -> Any:
+    store = campaign_store(store_url, status="monitoring")
+    MonitorStore(store).register("c1", "name: t", "tests", pid=0)
+    yield store, MonitorStore(store)
+    store.close()
+
+
+def test_an_episode_opens_once_after_for_runs_and_closes_at_the_first_good_run(monitored) -> None:
+    store, mstore = monitored
+    ab, ac = ("a", "b"), ("a", "c")
+    # run:      1      2      3      4      5      6      7      8
+    a_b = [0.0, 0.02, 0.03, 0.05, 0.0, 0.02, 0.02, 0.02]  # breaks at 2-4 and 6-8
+    a_c = [0.02, 0.0, 0.02, None, 0.02, 0.0, 0.0, 0.0]  # never 2 in a row (run 4 failed)
+    states = []
+    for run in range(1, 9):
+        store_run(store, run, {ab: a_b[run - 1], ac: a_c[run - 1]})
+        states += [(run, c.state, c.series.dst) for c in alerts.evaluate(mstore, "c1", [LOSSY], run)]
+    assert states == [(3, "firing", "b"), (5, "resolved", "b"), (7, "firing", "b")]
+    episodes = sorted(mstore.episodes("c1"), key=lambda e: e["id"])
+    assert [(e["opened_run"], e["closed_run"], e["value"]) for e in episodes] == [
+        (3, 5, 0.03),
+        (7, None, 0.02),
+    ]
+    assert episodes[0]["condition"] == "loss_ratio > 0.01 for 2 runs" and episodes[0]["threshold"] == 0.01
+    assert [Series(e["measurement"], e["src"], e["dst"]) for e in mstore.open_episodes("c1")] == [
+        Series("udp", "a", "b")
+    ]
+    # evaluating the same run again (a restarted monitor) changes nothing: one episode, one message
+    assert alerts.evaluate(mstore, "c1", [LOSSY], 8) == []
+    # a rule removed from the spec releases its open episode
+    assert [c.state for c in alerts.evaluate(mstore, "c1", [], 8)] == ["resolved"]
+    assert mstore.open_episodes("c1") == []
+
+
+def test_the_webhook_gets_one_firing_and_one_resolved_message_per_episode(monitored) -> None:
+    store, mstore = monitored
+    receiver = WebhookReceiver()
+    try:
+        for run, loss in enumerate([0.02, 0.02, 0.02, 0.0, 0.0], start=1):
+            store_run(store, run, {("a", "b"): loss})
+            alerts.evaluate(mstore, "c1", [LOSSY], run)
+            assert alerts.notify(mstore, "c1", "t", receiver.url) == []
+        assert [(b["status"], b["opened_run"], b["closed_run"]) for b in receiver.bodies] == [
+            ("firing", 2, None),
+            ("resolved", 2, 4),
+        ]
+        first = receiver.bodies[0]
+        assert (first["alert"], first["campaign"], first["src"], first["dst"], first["value"]) == (
+            "lossy",
+            "t",
+            "a",
+            "b",
+            0.02,
+        )
+    finally:
+        receiver.close()
+    assert mstore.unnotified("c1") == []
+
+
+def test_a_webhook_that_is_down_gets_the_messages_later_in_order(monitored) -> None:
+    store, mstore = monitored
+    failing = WebhookReceiver(status=500)
+    for run, loss in enumerate([0.02, 0.02, 0.0], start=1):
+        store_run(store, run, {("a", "b"): loss})
+        alerts.evaluate(mstore, "c1", [LOSSY], run)
+        problems = alerts.notify(mstore, "c1", "t", failing.url)
+    failing.close()
+    assert problems and "500" in problems[0]
+    receiver = WebhookReceiver()
+    try:
+        assert alerts.notify(mstore, "c1", "t", receiver.url) == []
+        assert [b["status"] for b in receiver.bodies] == ["firing", "resolved"]
+    finally:
+        receiver.close()
+
+
+def test_metrics_show_the_latest_value_per_pair_runs_and_alerts(monitored) -> None:
+    store, mstore = monitored
+    for run, loss in enumerate([0.0, 0.02, 0.03], start=1):
+        store_run(store, run, {("a", "b"): loss, ("a", "c"): 0.001 * run})
+        alerts.evaluate(mstore, "c1", [LOSSY], run)
+    store_run(store, 4, {("a", "b"): 0.04, ("a", "c"): None})  # a->c failed: its latest stays run 3's
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(mstore))
+    families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    loss = {(s.labels["src"], s.labels["dst"]): s.value for s in families["vnetbench_loss_ratio"].samples}
+    assert loss == {("a", "b"): 0.04, ("a", "c"): 0.003}
+    sample = families["vnetbench_loss_ratio"].samples[0]
+    assert {k: sample.labels[k] for k in ("campaign", "campaign_id", "measurement")} == {
+        "campaign": "t",
+        "campaign_id": "c1",
+        "measurement": "udp",
+    }
+    runs = {
+        s.labels["status"]: s.value
+        for s in families["vnetbench_monitor_runs"].samples
+        if s.name.endswith("_total")
+    }
+    assert runs == {"ok": 3, "failed": 1}
+    success = families["vnetbench_monitor_last_success_timestamp_seconds"].samples[0].value
+    assert abs(success - time.time()) < 60
+    firing = {s.labels["severity"]: s.value for s in families["vnetbench_monitor_alerts_firing"].samples}
+    assert firing == {"warning": 1, "critical": 0}
+    body = health(mstore)
+    # a warning is firing, but the latest run failed a measurement: failing outranks warning
+    assert body["status"] == "failing"
+    assert body["campaigns"][0]["last_run"]["run"] == 4 and body["campaigns"][0]["alerts_firing"] == 1
+
+
+def test_a_throughput_step_waits_for_the_lock_an_rtt_step_needs_none(tmp_path) -> None:
+    from vnetbench.plan import Step
+
+    def step(kind: str) -> Step:
+        return Step("k", 0, 0, {}, 1, "p", "pairs", "single", kind, kind, (), False, 0, 0)
+
+    from vnetbench.spec.loader import parse_spec
+
+    campaign = parse_spec(
+        "name: x\ntopology: {nodes: [{name: a}, {name: b}], links: [{endpoints: [a, b]}]}\nmeasurements: [{name: t, kind: tcp}]\n"
+        "patterns: [{kind: pairs, pairs: [[a, b]], measurements: [t]}]\n",
+        "x.yaml",
+    ).campaign
+    assert locks.resources(campaign, step("rtt")) == []
+    assert locks.resources(campaign, step("tcp")) == ["local"]
+    order: list[str] = []
+
+    def second() -> None:
+        with locks.holding(["local"], str(tmp_path)):
+            order.append("second")
+
+    with locks.holding(["local"], str(tmp_path)):
+        waiter = threading.Thread(target=second)
+        waiter.start()
+        time.sleep(0.3)  # give the waiter the chance to (wrongly) get the lock
+        order.append("first released")
+    waiter.join(10)
+    assert order == ["first released", "second"]
+
+
+def test_on_ssh_the_lock_is_each_physical_host_or_address_of_the_flow() -> None:
+    from vnetbench.plan import Flow, Step
+    from vnetbench.spec.models import Campaign
+
+    campaign = Campaign.model_validate(
+        {
+            "name": "c",
+            "topology": {
+                "nodes": [{"name": "client"}, {"name": "vm2"}],
+                "links": [{"endpoints": ["client", "vm2"]}],
+            },
+            "measurements": [{"name": "tcp", "kind": "tcp"}],
+            "patterns": [{"kind": "pairs", "pairs": [["client", "vm2"]], "measurements": ["tcp"]}],
+            "inventory": {
+                "hosts": [
+                    {"name": "vm1", "address": "10.0.0.11", "physical_host": "r1"},
+                    {"name": "vm2", "address": "vm2.example"},
+                ],
+                "nodes": {"client": "vm1"},
+            },
+        }
+    )
+    flows = (Flow("k", "client", "vm2"),)
+    tcp = Step("k", 0, 0, {}, 1, "p", "pairs", "single", "tcp", "tcp", flows, False, 0, 0)
+    assert locks.resources(campaign, tcp) == ["ssh-r1", "ssh-vm2.example"]

@@ -1,0 +1,177 @@
+"""The monitor's pure parts: spec blocks, when the next run starts, and which keys run n measures."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from vnetbench.monitor.runs import next_run, run_plan
+from vnetbench.monitor.schedule import Limits, next_slot, slip_ns
+from vnetbench.monitor.service import check_monitorable
+from vnetbench.plan import make_plan
+from vnetbench.spec.loader import SpecInvalid, parse_spec
+from vnetbench.spec.monitoring import AlertRule, MonitorSchedule, parse_period_ns
+
+S = 10**9
+
+SPEC = """\
+name: mon
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b], rate: 100mbit}]
+measurements:
+  - {name: rtt, kind: rtt, count: 3}
+  - {name: tcp, kind: tcp, duration: 1s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
+monitor: {repeat: PT10M, slip: 30s}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "ns"),
+    [
+        ("PT10M", 600 * S),
+        ("PT1H", 3600 * S),
+        ("P1D", 86400 * S),
+        ("PT0.5S", S // 2),
+        ("10m", 600 * S),
+        ("2s", 2 * S),
+    ],
+)
+def test_repeat_accepts_iso_8601_and_the_specs_own_durations(text: str, ns: int) -> None:
+    assert parse_period_ns(text) == ns
+
+
+def test_a_schedule_needs_exactly_one_of_repeat_and_cron_and_a_valid_cron() -> None:
+    with pytest.raises(ValueError, match="exactly one of repeat"):
+        MonitorSchedule()
+    with pytest.raises(ValueError, match="exactly one of repeat"):
+        MonitorSchedule(repeat="PT1M", cron="* * * * *")
+    with pytest.raises(ValueError, match="not a cron rule"):
+        MonitorSchedule(cron="every minute")
+    with pytest.raises(ValueError, match="not a duration"):
+        MonitorSchedule(repeat="PT10X")
+    assert MonitorSchedule(cron="*/10 * * * *").cron == "*/10 * * * *"
+
+
+@pytest.mark.parametrize(
+    ("metric", "threshold", "value"),
+    [
+        ("loss_ratio", "1%", 0.01),
+        ("throughput_bps", "90mbit", 90e6),
+        ("rtt_mean_ns", "5ms", 5e6),
+        ("x", 3, 3.0),
+    ],
+)
+def test_alert_thresholds_are_read_in_the_unit_the_metric_name_carries(
+    metric: str, threshold, value: float
+) -> None:
+    rule = AlertRule(name="r", metric=metric, op=">", threshold=threshold)
+    assert rule.threshold == pytest.approx(value)
+    assert rule.breaks(value * 1.01) and not rule.breaks(value)
+
+
+def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
+    bad = SPEC.replace(
+        "monitor: {repeat: PT10M, slip: 30s}", "monitor: {repeat: PT10M}\nschedule: {repetitions: 3}"
+    )
+    bad += "alerts:\n  - {name: x, measurement: udp, metric: loss_ratio, op: '>', threshold: 1%}\n"
+    with pytest.raises(SpecInvalid) as caught:
+        check_monitorable(parse_spec(bad, "mon.yaml"))
+    text = str(caught.value)
+    assert "mon.yaml:11: schedule.repetitions: a monitored campaign's runs are its repetitions" in text
+    assert "mon.yaml:13: alerts[0].measurement: no measurement 'udp'; known: rtt, tcp" in text
+    with pytest.raises(SpecInvalid, match="threshold"):
+        parse_spec(SPEC + "alerts: [{name: x, metric: loss_ratio, op: '>', threshold: 2 apples}]\n", "m.yaml")
+
+
+def test_run_n_is_the_template_with_its_keys_and_repetition() -> None:
+    loaded = parse_spec(SPEC, "mon.yaml")
+    template = make_plan(loaded, "c1", 0)
+    assert [s.key for s in template.steps] == ["r001/p/rtt/a>b", "r001/p/tcp/a>b"]
+    run = run_plan(template, 12)
+    assert [s.key for s in run.steps] == ["r012/p/rtt/a>b", "r012/p/tcp/a>b"]
+    assert [f.key for s in run.steps for f in s.flows] == ["r012/p/rtt/a>b", "r012/p/tcp/a>b"]
+    assert {s.repetition for s in run.steps} == {12}
+    assert [s.seq for s in run.steps] == [22, 23]  # after runs 1..11's two steps each
+    assert {s.not_before_ns for s in run.steps} == {0}
+    assert run_plan(template, 1000).steps[0].key == "r1000/p/rtt/a>b"
+
+
+def test_the_next_run_is_derived_from_the_newest_stored_run() -> None:
+    assert next_run(None).run == 1
+    assert next_run({"run": 3, "status": "ok", "scheduled_utc_ns": 5}).run == 4
+    assert next_run({"run": 3, "status": "failed", "scheduled_utc_ns": 5}).run == 4
+    cut = next_run({"run": 4, "status": "running", "scheduled_utc_ns": 7})
+    assert (cut.run, cut.resumed, cut.scheduled_utc_ns) == (4, True, 7)
+    assert next_run({"run": 4, "status": "interrupted", "scheduled_utc_ns": 7}).resumed
+
+
+def test_slots_repeat_from_the_previous_slot_and_a_missed_one_runs_once_now() -> None:
+    every = MonitorSchedule(repeat="PT10M")
+    t0 = 1_700_000_000 * S
+    assert next_slot(every, None, t0) == t0
+    assert next_slot(every, t0, t0 + 5 * S) == t0 + 600 * S
+    assert next_slot(every, t0, t0 + 3600 * S) == t0 + 3600 * S  # down for an hour: one run now, no burst
+
+
+def test_cron_slots_are_the_next_matching_minute_in_utc() -> None:
+    cron = MonitorSchedule(cron="*/15 * * * *")
+    t = int(dt.datetime(2026, 1, 1, 10, 7, tzinfo=dt.UTC).timestamp()) * S
+    assert next_slot(cron, None, t) == int(dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC).timestamp()) * S
+    slot = int(dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC).timestamp()) * S
+    assert next_slot(cron, slot, slot + S) == slot + 900 * S
+
+
+def test_slip_is_random_within_its_bound_and_the_same_for_a_run_after_a_restart() -> None:
+    schedule = MonitorSchedule(repeat="PT10M", slip="PT30S")
+    slips = [slip_ns(schedule, 7, run) for run in range(1, 201)]
+    assert all(0 <= s <= 30 * S for s in slips)
+    assert len(set(slips)) == 200 and max(slips) > 20 * S and min(slips) < 10 * S
+    assert slip_ns(schedule, 7, 5) == slips[4]
+    assert slip_ns(MonitorSchedule(repeat="PT10M"), 7, 5) == 0
+
+
+def test_limits_stop_after_max_runs_or_past_until() -> None:
+    until = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    limits = Limits.of(MonitorSchedule(repeat="PT1H", max_runs=240), None, until)
+    end = int(until.timestamp()) * S
+    assert limits.reached(240, end) is None
+    assert "240 runs done" in (limits.reached(241, end) or "")
+    assert "until" in (limits.reached(5, end + 1) or "")
+    assert Limits.of(MonitorSchedule(repeat="PT1H", max_runs=240), 5, None).reached(6, 0) is not None
+
+
+def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_monitor(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from vnetbench.monitor.service import MonitorError, prepare
+    from vnetbench.store.db import Store
+    from vnetbench.store.monitoring import MonitorStore
+
+    store = Store(tmp_path / "m.db")
+    first = prepare(parse_spec(SPEC, "mon.yaml"), store)
+    assert not first.resumed
+    # the schedule and the rules may change: the same campaign goes on
+    again = prepare(parse_spec(SPEC.replace("PT10M", "PT5M") + "alerts: []\n", "mon.yaml"), store)
+    assert again.resumed and again.campaign_id == first.campaign_id and again.seed == first.seed
+    # what is measured may not: a new series needs --new-campaign
+    changed = SPEC.replace("count: 3", "count: 5")
+    with pytest.raises(MonitorError, match=r"different spec .* --new-campaign"):
+        prepare(parse_spec(changed, "mon.yaml"), store)
+    fresh = prepare(parse_spec(changed, "mon.yaml"), store, new_campaign=True)
+    assert fresh.campaign_id != first.campaign_id
+    # a live monitor process (here: a sleeper whose command line names vnetbench) keeps its campaign
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
+    try:
+        MonitorStore(store).set_state(fresh.campaign_id, pid=other.pid, state="running")
+        with pytest.raises(MonitorError, match=f"already monitored by process {other.pid}"):
+            prepare(parse_spec(changed, "mon.yaml"), store)
+    finally:
+        other.kill()
+        other.wait()
+    assert prepare(parse_spec(changed, "mon.yaml"), store).campaign_id == fresh.campaign_id  # it died
+    store.close()

@@ -1,0 +1,75 @@
+"""The monitor's HTTP endpoints over a real uvicorn server on 127.0.0.1: the token guard, /health,
+/api/alerts, and the glue that adds them to the dashboard's app when `vnetbench.dashboard` exists."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+
+from tests.helpers.http import http_get
+from tests.helpers.stores import campaign_store
+from vnetbench.monitor.web import WebServer, build_app
+from vnetbench.store.monitoring import MonitorStore
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> str:
+    path = str(tmp_path / "s.db")
+    store = campaign_store(path, status="monitoring")
+    MonitorStore(store).register("c1", "name: t", "tests", pid=0)
+    store.close()
+    return path
+
+
+@pytest.fixture
+def serve() -> Iterator:
+    servers: list[WebServer] = []
+
+    def start(app: FastAPI) -> str:
+        server = WebServer(app, "127.0.0.1", 0)
+        servers.append(server)
+        return server.start()
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+def test_without_the_dashboard_the_monitor_serves_its_own_routes_behind_the_token(db: str, serve) -> None:
+    base = serve(build_app(db, token="s3cret"))
+    for path in ("/health", "/metrics", "/api/alerts"):
+        assert http_get(base + path)[0] == 401
+        assert http_get(base + path, {"Authorization": "Bearer wrong"})[0] == 401
+        assert http_get(base + path, {"Authorization": "Bearer s3cret"})[0] == 200
+    assert http_get(base + "/health?token=s3cret")[0] == 200
+    assert http_get(base + "/health", {"Cookie": "vnetbench_token=s3cret"})[0] == 200
+    _, body = http_get(base + "/health?token=s3cret")
+    health = json.loads(body)
+    assert health["status"] == "ok" and [c["campaign_id"] for c in health["campaigns"]] == ["c1"]
+    assert health["campaigns"][0]["state"] == "waiting" and health["alerts_firing"] == []
+    assert json.loads(http_get(base + "/api/alerts?token=s3cret")[1]) == []
+
+
+def test_the_dashboards_app_gets_the_monitor_routes(db: str, serve, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for the dashboard package (until it is on main): create_app's app keeps its own routes
+    and gains /metrics, /health and /api/alerts."""
+    calls = []
+
+    def create_app(store_url: str, *, token: str | None = None, report_dir: Path | None = None) -> FastAPI:
+        calls.append((store_url, token, report_dir))
+        app = FastAPI()
+        app.get("/")(lambda: {"page": "dashboard"})
+        return app
+
+    monkeypatch.setitem(sys.modules, "vnetbench.dashboard", types.SimpleNamespace(create_app=create_app))
+    base = serve(build_app(db, report_dir=Path("/tmp/reports")))
+    assert calls == [(db, None, Path("/tmp/reports"))]
+    assert json.loads(http_get(base + "/")[1]) == {"page": "dashboard"}
+    assert http_get(base + "/health")[0] == 200
+    assert "vnetbench_monitor_runs" in http_get(base + "/metrics")[1]
