@@ -82,14 +82,11 @@ def insert_samples(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
 
 
 def sample_aggregates(
-    engine: Engine,
-    campaign_id: str,
-    metrics: Sequence[str],
-    omit_ns: int = 0,
-    measurement_ids: Sequence[int] | None = None,
+    engine: Engine, campaign_id: str, metrics: Sequence[str], omit_ns: int = 0
 ) -> pd.DataFrame:
-    """Per (measurement_id, metric): `count` of non-null values, their `sum` and `mean` at t ≥ omit_ns,
-    and `before_omit`, the samples before it (rows, null values too), as `drop_transient` counts."""
+    """Per (measurement_id, metric) of a campaign: `count` of non-null values, their `sum` and
+    `mean` at t ≥ omit_ns, and `before_omit`, the samples before it (rows, null values too), as
+    `drop_transient` counts."""
     s = t.samples.c
     early = case((s.t_ns < int(omit_ns), 1), else_=0)
     kept_value = case((s.t_ns >= int(omit_ns), s.value))
@@ -112,9 +109,7 @@ def sample_aggregates(
         frame[col] = frame[col].fillna(0).astype("int64")
     for col in ("sum", "mean"):
         frame[col] = frame[col].astype("float64")
-    if measurement_ids is not None:  # a small frame: filtered here, not in an IN list of any length
-        frame = frame[frame["measurement_id"].isin([int(i) for i in measurement_ids])]
-    return frame.reset_index(drop=True)
+    return frame
 
 
 class AggregatesCache:
@@ -149,7 +144,7 @@ class AggregatesCache:
             cached = (generation, sample_aggregates(engine, campaign_id, key[1], omit_ns))
             self._entries[key] = cached
         frame = cached[1]
-        if measurement_ids is not None:
+        if measurement_ids is not None:  # a small frame: filtered here, not in an IN list of any length
             frame = frame[frame["measurement_id"].isin([int(i) for i in measurement_ids])]
         return frame.reset_index(drop=True)
 
