@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""Build + teardown of an N-node star: the local provider against a plain ip/tc shell script.
+"""Build + teardown of 50, 200 and 1,000 nodes on 10 hosts at 3 sites: the local provider against a
+plain ip/tc shell script.
 
-Both build the same thing: N node namespaces and one host namespace, a veth from every node into
-the host namespace enslaved to one Linux bridge, an address on every node, `lo` up, and a tbf
-(100 Mbit/s, the layout's burst and limit) on both ends of every link. Both tear down by deleting
-their namespaces only (the kernel deletes the links with them). The two methods alternate
-(A B, B A, ...) so drifting machine load hits both alike.
+The topology (`sites_spec`): 3 sites, 10 hosts (h1..h10, site s1, s2, s3, s1, ...), the nodes shared
+evenly among the hosts, a Linux bridge per host with a 100 mbit link from each of its nodes, and a
+100 mbit VXLAN link between the first nodes of consecutive hosts (9 links, carried over the
+underlay between the host namespaces). Both methods build the same layout: every namespace with
+`lo` up, the bridges, a veth per link end pair with its address and a tbf on both ends, the VXLAN
+devices over the underlay. Both tear down by deleting their namespaces only (the kernel deletes the
+links with them). The methods alternate (A B, B A, ...) so drifting machine load hits both alike.
 
 The provider's numbers include what a real run pays: preflight (cached kernel probe), recording
 every object in a SQLite store before creating it, the registry file, and marking rows removed.
 
-Usage (root):  .venv/bin/python benchmarks/build_teardown/run.py [--nodes 50] [--reps 7]
-Writes the summary results.json and build_teardown.png next to this file; every run (raw/results.json,
-raw/results.csv) and the generated scripts (raw/star-*.sh) go to raw/, which git ignores.
+Usage (root):  .venv/bin/python benchmarks/build_teardown/run.py [--sizes 50,200,1000] [--reps 5]
+Writes the summary results.json and build_teardown.png next to this file; every run (raw/runs.json,
+raw/runs.csv) and the generated scripts (raw/sites-N-*.sh) go to raw/, which git ignores.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import platform
@@ -34,54 +38,82 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 from vnetbench.layout import Layout, build_layout  # noqa: E402
+from vnetbench.layout.objects import Interface  # noqa: E402
 from vnetbench.providers.local import LocalProvider  # noqa: E402
+from vnetbench.providers.local.links import VXLAN_PORT  # noqa: E402
 from vnetbench.spec import parse_spec  # noqa: E402
 from vnetbench.store.db import Store  # noqa: E402
 
 RATE = "100mbit"
+HOSTS, SITES = 10, 3
+GOAL_MS_PER_NODE = 2.0
+GOAL_RATIO = 5.0
 
 
-def star_spec(nodes: int) -> str:
-    node_lines = "\n".join(f"    - {{name: n{i}}}" for i in range(1, nodes + 1))
-    link_lines = "\n".join(f"    - {{endpoints: [n{i}, sw], rate: {RATE}}}" for i in range(1, nodes + 1))
-    return f"""
-name: star{nodes}
-topology:
-  nodes:
-{node_lines}
-  switches: [{{name: sw}}]
-  links:
-{link_lines}
-measurements: [{{name: ping, kind: rtt}}]
-patterns: [{{kind: pairs, pairs: [[n1, n2]], measurements: [ping]}}]
-"""
+def sites_spec(nodes: int, hosts: int = HOSTS, sites: int = SITES) -> str:
+    """N nodes on `hosts` hosts at `sites` sites: a bridge per host, VXLAN links between hosts."""
+    per = -(-nodes // hosts)
+    used = -(-nodes // per)  # hosts that get nodes
+    lines = [f"name: sites{nodes}", "topology:", f"  sites: [{', '.join(f's{i + 1}' for i in range(sites))}]"]
+    lines += ["  hosts:"] + [f"    - {{name: h{h + 1}, site: s{h % sites + 1}}}" for h in range(used)]
+    lines += ["  nodes:"] + [f"    - {{name: n{i + 1}, host: h{i // per + 1}}}" for i in range(nodes)]
+    lines += ["  switches:"]
+    lines += [f"    - {{name: sw{h + 1}, kind: linux-bridge, host: h{h + 1}}}" for h in range(used)]
+    lines += ["  links:"]
+    lines += [f"    - {{endpoints: [n{i + 1}, sw{i // per + 1}], rate: {RATE}}}" for i in range(nodes)]
+    firsts = [h * per + 1 for h in range(used)]
+    lines += [
+        f"    - {{name: x{h + 1}, endpoints: [n{a}, n{b}], rate: {RATE}, overlay: vxlan}}"
+        for h, (a, b) in enumerate(itertools.pairwise(firsts))
+    ]
+    lines += [
+        "measurements: [{name: rtt, kind: rtt, count: 5, interval: 200ms}]",
+        f"patterns: [{{name: p, kind: pairs, pairs: [[n1, n2], [n1, n{per + 1}]], measurements: [rtt]}}]",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _shaper(iface: Interface) -> str | None:
+    s = iface.shaper
+    if s is None:
+        return None
+    if s.kind == "tbf":
+        return f"root tbf rate {s.rate_bps}bit burst {s.burst_bytes} limit {s.queue_bytes}"
+    raise ValueError(f"the script knows tbf only, not {s.kind}")
+
+
+def _end(iface: Interface, ns: str) -> list[str]:
+    out = [f"ip -n {ns} link set {iface.name} master {iface.master}"] if iface.master else []
+    out += [f"ip -n {ns} addr add {iface.address} dev {iface.name}"] if iface.address else []
+    out.append(f"ip -n {ns} link set {iface.name} up")
+    if (tbf := _shaper(iface)) is not None:
+        out.append(f"tc -n {ns} qdisc add dev {iface.name} {tbf}")
+    return out
 
 
 def shell_scripts(layout: Layout, prefix: str) -> tuple[str, str, list[str]]:
     """(build script, teardown script, namespace names) doing what the provider does, with ip and tc."""
     rename = {ns: ns.replace(layout.prefix, prefix, 1) for ns in layout.namespaces}
-    host = rename[next(iter(layout.host_ns.values()))]
-    bridge = layout.bridges[0]
     lines = ["#!/bin/bash", "set -e"]
     lines += [f"ip netns add {ns}" for ns in rename.values()]
     lines += [f"ip -n {ns} link set lo up" for ns in rename.values()]
-    lines.append(f"ip -n {host} link add {bridge.name} mtu {bridge.mtu} type bridge")
-    lines.append(f"ip -n {host} link set {bridge.name} up")
+    for br in layout.bridges:
+        lines += [f"ip -n {rename[br.ns]} link add {br.name} mtu {br.mtu} type bridge"]
+        lines += [f"ip -n {rename[br.ns]} link set {br.name} up"]
     for pair in layout.veths:
-        node, port = pair.a, pair.b
-        node_ns, port_ns = rename[node.ns], rename[port.ns]
-        shaper = node.shaper
-        assert shaper is not None
-        tbf = f"root tbf rate {shaper.rate_bps}bit burst {shaper.burst_bytes} limit {shaper.queue_bytes}"
-        lines += [
-            f"ip -n {port_ns} link add {port.name} mtu {port.mtu} type veth "
-            f"peer name {node.name} mtu {node.mtu} netns {node_ns}",
-            f"ip -n {port_ns} link set {port.name} master {bridge.name} up",
-            f"ip -n {node_ns} addr add {node.address} dev {node.name}",
-            f"ip -n {node_ns} link set {node.name} up",
-            f"tc -n {node_ns} qdisc add dev {node.name} {tbf}",
-            f"tc -n {port_ns} qdisc add dev {port.name} {tbf}",
-        ]
+        a, b = pair.a, pair.b
+        lines.append(
+            f"ip -n {rename[a.ns]} link add {a.name} mtu {a.mtu} type veth "
+            f"peer name {b.name} mtu {b.mtu} netns {rename[b.ns]}"
+        )
+        lines += _end(a, rename[a.ns]) + _end(b, rename[b.ns])
+    for vx in layout.vxlans:
+        ns, iface = rename[vx.iface.ns], vx.iface
+        lines.append(
+            f"ip -n {ns} link add {iface.name} mtu {iface.mtu} type vxlan id {vx.vni} local {vx.local} "
+            f"remote {vx.remote} dev {vx.underlay_dev} dstport {VXLAN_PORT}"
+        )
+        lines += _end(iface, ns)
     teardown = ["#!/bin/bash", "set -e"] + [f"ip netns delete {ns}" for ns in rename.values()]
     return "\n".join(lines) + "\n", "\n".join(teardown) + "\n", list(rename.values())
 
@@ -112,35 +144,19 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--nodes", type=int, default=50)
-    parser.add_argument("--reps", type=int, default=7, help="repetitions of each method (>= 5)")
-    parser.add_argument("--pause", type=float, default=1.0, help="seconds between runs (kernel cleanup)")
-    parser.add_argument("--out", type=Path, default=HERE)
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        print("run as root: it creates network namespaces", file=sys.stderr)
-        return 2
-    raw = args.out / "raw"
-    raw.mkdir(parents=True, exist_ok=True)
-
+def bench_size(nodes: int, reps: int, pause: float, raw: Path, store: Store) -> list[dict]:
+    """Alternating runs of both methods on one size; each run's seconds."""
     tag = secrets.token_hex(3)
     campaign_id = f"bt{tag}"
-    spec = star_spec(args.nodes)
+    spec = sites_spec(nodes)
     layout = build_layout(parse_spec(spec).campaign, campaign_id)
     build_sh, teardown_sh, script_ns = shell_scripts(layout, f"vnbbench-{tag}")
-    build_path, teardown_path = raw / "star-build.sh", raw / "star-teardown.sh"
+    build_path, teardown_path = raw / f"sites-{nodes}-build.sh", raw / f"sites-{nodes}-teardown.sh"
     build_path.write_text(build_sh)
     teardown_path.write_text(teardown_sh)
-
-    workdir = Path(tempfile.mkdtemp(prefix="vnb-bench-"))
-    store = Store(workdir / "bench.db")
     store.create_campaign(
         id=campaign_id,
-        name=f"star{args.nodes}",
+        name=f"sites{nodes}",
         status="running",
         provider="local",
         spec_text=spec,
@@ -153,11 +169,10 @@ def main() -> int:
     provider = LocalProvider(campaign_id, store.location)
     problems = provider.preflight(layout)
     if problems:
-        print("\n".join(problems), file=sys.stderr)
-        return 1
+        raise RuntimeError("\n".join(problems))
 
     def provider_run() -> tuple[float, float]:
-        build_id = store.start_build(campaign_id, "star", {})
+        build_id = store.start_build(campaign_id, "sites", {})
         started = time.perf_counter()
         provider.build(layout, build_id, lambda items: store.record_objects(campaign_id, build_id, items))
         built = time.perf_counter()
@@ -175,109 +190,149 @@ def main() -> int:
     methods = {"provider": provider_run, "ip-script": script_run}
     runs = []
     try:
-        for rep in range(args.reps):
+        for rep in range(reps):
             order = ["provider", "ip-script"] if rep % 2 == 0 else ["ip-script", "provider"]
             for method in order:
                 build_s, teardown_s = methods[method]()
+                run = {"nodes": nodes, "namespaces": len(layout.namespaces), "method": method, "rep": rep}
                 runs.append(
-                    {
-                        "method": method,
-                        "rep": rep,
-                        "build_s": build_s,
-                        "teardown_s": teardown_s,
-                        "total_s": build_s + teardown_s,
-                    }
+                    run | {"build_s": build_s, "teardown_s": teardown_s, "total_s": build_s + teardown_s}
                 )
                 print(
-                    f"rep {rep} {method:9s} build {build_s * 1e3 / args.nodes:6.2f} ms/node  "
-                    f"teardown {teardown_s * 1e3 / args.nodes:6.2f} ms/node",
+                    f"{nodes:5d} nodes rep {rep} {method:9s} build {build_s * 1e3 / nodes:6.2f} ms/node  "
+                    f"teardown {teardown_s * 1e3 / nodes:6.2f} ms/node",
                     flush=True,
                 )
-                time.sleep(args.pause)
+                time.sleep(pause)
     finally:
         provider.teardown()
         remove_leftover_namespaces(script_ns)
-        store.close()
+    return runs
 
-    summary: dict[str, dict[str, dict[str, float]]] = {}
-    for method in methods:
-        mine = [r for r in runs if r["method"] == method]
-        summary[method] = {
-            phase: spread([r[f"{phase}_s"] * 1e3 / args.nodes for r in mine])
+
+def summarise(runs: list[dict], sizes: list[int]) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for nodes in sizes:
+        mine = [r for r in runs if r["nodes"] == nodes]
+        by = {
+            method: {
+                phase: spread([r[f"{phase}_s"] * 1e3 / nodes for r in mine if r["method"] == method])
+                for phase in ("build", "teardown", "total")
+            }
+            for method in ("provider", "ip-script")
+        }
+        ratio = {
+            phase: by["ip-script"][phase]["median"] / by["provider"][phase]["median"]
             for phase in ("build", "teardown", "total")
         }
-    ratio = {
-        phase: summary["ip-script"][phase]["median"] / summary["provider"][phase]["median"]
-        for phase in ("build", "teardown", "total")
-    }
+        out[str(nodes)] = {
+            "namespaces": mine[0]["namespaces"],
+            "ms_per_node": by,
+            "ratio_script_over_provider": ratio,
+            "goal_met": by["provider"]["total"]["median"] <= GOAL_MS_PER_NODE
+            and ratio["total"] >= GOAL_RATIO,
+        }
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="50,200,1000", help="node counts, comma-separated")
+    parser.add_argument("--reps", type=int, default=5, help="repetitions of each method per size (>= 5)")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds between runs (kernel cleanup)")
+    parser.add_argument("--out", type=Path, default=HERE)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("run as root: it creates network namespaces", file=sys.stderr)
+        return 2
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    raw = args.out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    workdir = Path(tempfile.mkdtemp(prefix="vnb-bench-"))
+    store = Store(workdir / "bench.db")
+    runs: list[dict] = []
+    try:
+        for nodes in sizes:
+            runs += bench_size(nodes, args.reps, args.pause, raw, store)
+    finally:
+        store.close()
+    summary = summarise(runs, sizes)
     import pyroute2
 
     result = {
         "benchmark": "build_teardown",
-        "nodes": args.nodes,
-        "namespaces": len(layout.namespaces),
+        "topology": f"{HOSTS} hosts at {SITES} sites, a bridge per host, {RATE} links, VXLAN between hosts",
+        "sizes": sizes,
         "repetitions": args.reps,
         "unit": "ms per node",
         "kernel": platform.release(),
         "cpus": os.cpu_count(),
+        "load_average_at_end": os.getloadavg(),
         "python": platform.python_version(),
         "pyroute2": pyroute2.__version__,
         "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "summary_ms_per_node": summary,
-        "ratio_script_over_provider": ratio,
-        "runs": runs,
+        "summary": summary,
     }
-    (raw / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    summary_only = {k: v for k, v in result.items() if k != "runs"}
-    (args.out / "results.json").write_text(json.dumps(summary_only, indent=2) + "\n")
-    with open(raw / "results.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["method", "rep", "build_s", "teardown_s", "total_s"])
+    (args.out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+    (raw / "runs.json").write_text(json.dumps(runs, indent=1) + "\n")
+    with open(raw / "runs.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(runs[0]))
         writer.writeheader()
         writer.writerows(runs)
-    figure(runs, args.nodes, args.out / "build_teardown.png")
-
-    print()
+    figure(runs, sizes, args.out / "build_teardown.png")
     print(
-        f"{'ms per node':12s} {'provider median [min-max]':>30s} "
-        f"{'ip script median [min-max]':>30s} {'ratio':>6s}"
+        f"\n{'nodes':>6} {'provider ms/node median [min-max]':>36} {'script ms/node':>16} {'ratio':>6}  goal"
     )
-    for phase in ("build", "teardown", "total"):
-        p, s = summary["provider"][phase], summary["ip-script"][phase]
+    for nodes in sizes:
+        s = summary[str(nodes)]
+        p, q = s["ms_per_node"]["provider"]["total"], s["ms_per_node"]["ip-script"]["total"]
         print(
-            f"{phase:12s} {p['median']:12.2f} [{p['min']:.2f}-{p['max']:.2f}]{'':6s}"
-            f"{s['median']:12.2f} [{s['min']:.2f}-{s['max']:.2f}]{'':6s}{ratio[phase]:6.1f}"
+            f"{nodes:6d} {p['median']:14.2f} [{p['min']:.2f}-{p['max']:.2f}]{'':9s}{q['median']:12.2f}"
+            f"{s['ratio_script_over_provider']['total']:9.1f}  {'met' if s['goal_met'] else 'NOT met'}"
         )
-    ok = summary["provider"]["total"]["median"] <= 10 and ratio["total"] > 1
-    print(f"goal (<= 10 ms/node total and faster than the script): {'met' if ok else 'NOT met'}")
-    return 0 if ok else 1
+    return 0
 
 
-def figure(runs: list[dict], nodes: int, path: Path) -> None:
+def figure(runs: list[dict], sizes: list[int], path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    phases = ("build", "teardown", "total")
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.6))
-    for ax, phase in zip(axes, phases, strict=True):
-        data = [
-            [r[f"{phase}_s"] * 1e3 / nodes for r in runs if r["method"] == method]
-            for method in ("provider", "ip-script")
-        ]
-        ax.boxplot(data, widths=0.5, showfliers=False)
-        for i, values in enumerate(data, start=1):
-            ax.scatter([i] * len(values), values, s=12, alpha=0.6, zorder=3)
-        ax.set_xticks([1, 2], ["provider", "ip/tc script"])
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
+    for ax, phase in zip(axes, ("build", "teardown", "total"), strict=True):
+        for method, label in (("provider", "provider"), ("ip-script", "ip/tc script")):
+            per = [
+                [r[f"{phase}_s"] * 1e3 / n for r in runs if r["nodes"] == n and r["method"] == method]
+                for n in sizes
+            ]
+            med = [statistics.median(v) for v in per]
+            err = [
+                [m - min(v) for m, v in zip(med, per, strict=True)],
+                [max(v) - m for m, v in zip(med, per, strict=True)],
+            ]
+            ax.errorbar(sizes, med, yerr=err, marker="o", capsize=3, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(sizes, [str(n) for n in sizes])
+        ax.set_xlabel("nodes (10 hosts, 3 sites)")
+        ax.set_ylabel("ms per node, median [min–max]")
         ax.set_title(phase)
-        ax.set_ylabel("ms per node")
-        ax.set_ylim(bottom=0)
-        ax.grid(axis="y", alpha=0.3)
-    if max(r["total_s"] for r in runs) * 1e3 / nodes > 10:
-        axes[2].axhline(10, color="grey", linestyle="--", linewidth=1)
-        axes[2].text(0.55, 10, "goal 10 ms/node", va="bottom", fontsize=8, color="grey")
-    reps = sum(1 for r in runs if r["method"] == "provider")
-    fig.suptitle(f"{nodes}-node star: build + teardown ({reps} runs each, alternating)")
+        ax.grid(alpha=0.3, which="both")
+    axes[2].axhline(GOAL_MS_PER_NODE, color="grey", ls="--", lw=1)
+    axes[2].text(
+        sizes[0],
+        GOAL_MS_PER_NODE,
+        f"goal {GOAL_MS_PER_NODE:g} ms/node",
+        va="bottom",
+        fontsize=8,
+        color="grey",
+    )
+    axes[0].legend(fontsize=8)
+    reps = sum(1 for r in runs if r["method"] == "provider" and r["nodes"] == sizes[0])
+    fig.suptitle(f"build + teardown per node ({reps} runs each per size, methods alternating)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -1,6 +1,10 @@
 """A stored campaign as analysis tables: one row per flow, one row per group of simultaneous flows.
 
-Pure functions over the store's frames (no store access here, see `load_campaign_frames`):
+Pure functions over the store's frames (no store access here, see `load_campaign_frames`) and over
+a campaign's samples, which may be millions: those are reached through a `SampleSource`, either
+`StoredSamples` (the store aggregates in SQL and hands out one metric's values in lean chunks:
+bounded memory) or `FrameSamples` (the same answers computed from a long-format DataFrame in memory,
+for callers that have one, and the reference the bounded-memory path is tested against):
 
 - `flow_table`: every ok measurement with its factor levels as columns, the build's ordinal, and its
   responses recomputed after transient removal (the first `omit_ns` of every flow are dropped from
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -99,21 +103,84 @@ RESERVED = frozenset(
 )
 
 
+class SampleSource(Protocol):
+    """What the analysis and the report read of a campaign's samples (sum rows only: stream NaN)."""
+
+    def stats(self, measurement_ids: Sequence[int], metrics: Sequence[str], omit_ns: int) -> pd.DataFrame:
+        """Per (measurement_id, metric): count, sum and mean of the values at t ≥ omit_ns, and
+        before_omit, the samples before it (store.samples.STATS_COLUMNS)."""
+        ...
+
+    def values(self, measurement_ids: Sequence[int], metric: str, since_ns: int) -> pd.DataFrame:
+        """One metric's samples at t ≥ since_ns: measurement_id, t_ns, metric, value, stream."""
+        ...
+
+
+class FrameSamples:
+    """A SampleSource over a long-format samples DataFrame held in memory."""
+
+    def __init__(self, samples: pd.DataFrame) -> None:
+        self.samples = samples
+
+    def _sum_rows(self, measurement_ids: Sequence[int], metrics: Sequence[str]) -> pd.DataFrame:
+        s = self.samples
+        if s.empty:
+            return pd.DataFrame(columns=["measurement_id", "t_ns", "metric", "value", "stream"])
+        mine = s[s["measurement_id"].isin(list(measurement_ids)) & s["metric"].isin(list(metrics))]
+        return mine[mine["stream"].isna()] if "stream" in mine else mine.assign(stream=np.nan)
+
+    def stats(self, measurement_ids: Sequence[int], metrics: Sequence[str], omit_ns: int) -> pd.DataFrame:
+        mine = self._sum_rows(measurement_ids, metrics)
+        filtered = drop_transient(mine, int(omit_ns)) if not mine.empty else None
+        if filtered is None:
+            return pd.DataFrame(columns=["measurement_id", "metric", "count", "sum", "mean", "before_omit"])
+        keys = ["measurement_id", "metric"]
+        kept = filtered.kept.groupby(keys)["value"].agg(["count", "sum", "mean"])
+        before = filtered.excluded.groupby(keys).size().rename("before_omit")
+        out = kept.join(before, how="outer").reset_index()
+        out["count"] = out["count"].fillna(0).astype("int64")
+        out["before_omit"] = out["before_omit"].fillna(0).astype("int64")
+        return out
+
+    def values(self, measurement_ids: Sequence[int], metric: str, since_ns: int) -> pd.DataFrame:
+        mine = self._sum_rows(measurement_ids, [metric])
+        return mine[mine["t_ns"] >= since_ns] if not mine.empty else mine
+
+
+class StoredSamples:
+    """A SampleSource over one campaign in a `Store`: SQL aggregates, values fetched in chunks."""
+
+    def __init__(self, store: Any, campaign_id: str) -> None:
+        self.store = store
+        self.campaign_id = campaign_id
+
+    def stats(self, measurement_ids: Sequence[int], metrics: Sequence[str], omit_ns: int) -> pd.DataFrame:
+        return self.store.sample_aggregates(self.campaign_id, list(metrics), omit_ns, list(measurement_ids))
+
+    def values(self, measurement_ids: Sequence[int], metric: str, since_ns: int) -> pd.DataFrame:
+        return self.store.sample_values(self.campaign_id, metric, measurement_ids, since_ns)
+
+
+def as_source(samples: pd.DataFrame | SampleSource) -> SampleSource:
+    """A DataFrame of samples becomes a FrameSamples; a source stays what it is."""
+    return FrameSamples(samples) if isinstance(samples, pd.DataFrame) else samples
+
+
 @dataclass(frozen=True)
 class CampaignFrames:
     campaign: dict[str, Any]
     measurements: pd.DataFrame
-    samples: pd.DataFrame
+    samples: pd.DataFrame | SampleSource  # a DataFrame in tests; StoredSamples from a store
     events: pd.DataFrame
     builds: pd.DataFrame
 
 
 def load_campaign_frames(store: Any, campaign_id: str) -> CampaignFrames:
-    """Everything the analysis reads, from a `Store`."""
+    """Everything the analysis reads, from a `Store`; the samples stay in it (StoredSamples)."""
     return CampaignFrames(
         campaign=store.campaign(campaign_id),
         measurements=store.measurements_frame(campaign_id),
-        samples=store.samples_frame(campaign_id, list(SAMPLE_METRICS)),
+        samples=StoredSamples(store, campaign_id),
         events=store.events_frame(campaign_id),
         builds=store.builds_frame(campaign_id),
     )
@@ -147,7 +214,7 @@ def _sweep_point(row: pd.Series | dict[str, Any]) -> str:
 
 def flow_table(
     measurements: pd.DataFrame,
-    samples: pd.DataFrame,
+    samples: pd.DataFrame | SampleSource,
     builds: pd.DataFrame,
     factors: Sequence[str],
     omit_ns: int = 0,
@@ -167,8 +234,8 @@ def flow_table(
     for col in ("throughput_bps", "loss_ratio", "rtt_mean_ns", "offered_bps", "unreachable_events"):
         if col not in ok:
             ok[col] = np.nan
-    if omit_ns > 0 and not samples.empty:
-        _recompute_after_omit(ok, samples, int(omit_ns), record)
+    if omit_ns > 0:
+        _recompute_after_omit(ok, as_source(samples), int(omit_ns), record)
     udp = ok["kind"] == "udp"
     ok["effective_throughput_bps"] = np.nan
     valid = udp & ok["loss_ratio"].between(0, 1) & ok["offered_bps"].notna()
@@ -180,17 +247,13 @@ def flow_table(
 
 
 def _recompute_after_omit(
-    ok: pd.DataFrame, samples: pd.DataFrame, omit_ns: int, record: dict[str, Any]
+    ok: pd.DataFrame, samples: SampleSource, omit_ns: int, record: dict[str, Any]
 ) -> None:
     """Responses from the samples at t ≥ omit: mean interval throughput, Σlost/(Σlost+Σreceived), mean
     RTT. Only the sum rows (stream NaN) of multi-stream tools are used."""
-    mine = samples[samples["measurement_id"].isin(ok["id"])]
-    if "stream" in mine:
-        mine = mine[mine["stream"].isna()]
-    filtered = drop_transient(mine, omit_ns)
-    record["samples_dropped"] = len(filtered.excluded)
-    kept = filtered.kept
-    wide = kept.groupby(["measurement_id", "metric"])["value"].agg(["mean", "sum", "count"])
+    stats = samples.stats([int(i) for i in ok["id"]], SAMPLE_METRICS, omit_ns)
+    record["samples_dropped"] = int(stats["before_omit"].sum())
+    wide = stats.set_index(["measurement_id", "metric"])
     recomputed = set()
 
     def metric(mid: int, name: str, how: str) -> float | None:

@@ -153,14 +153,11 @@ def observations(frames: cd.CampaignFrames, factors: Sequence[str], omit_ns: int
             continue
         sel = flows[flows["kind"].isin(kinds) & flows[metric].notna()]
         parts.append(sel.assign(metric=metric, value=sel[metric].astype(float))[columns])
-    samples = frames.samples
-    if not samples.empty:
-        if "stream" in samples:
-            samples = samples[samples["stream"].isna()]
-        if omit_ns > 0:
-            samples = samples[samples["t_ns"] >= omit_ns]
-        mine = samples[samples["metric"] == "rtt_ns"].dropna(subset=["value"])
-        joined = mine.merge(flows[flows["kind"] == "rtt"], left_on="measurement_id", right_on="id")
+    rtt_flows = flows[flows["kind"] == "rtt"]
+    if not rtt_flows.empty:  # every reply after omit (sum rows), read from the store in bounded memory
+        replies = cd.as_source(frames.samples).values([int(i) for i in rtt_flows["id"]], "rtt_ns", omit_ns)
+        mine = replies.dropna(subset=["value"])
+        joined = mine.merge(rtt_flows, left_on="measurement_id", right_on="id")
         parts.append(joined.assign(metric="rtt_ns", value=joined["value"].astype(float))[columns])
     out = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame()
     return out if not out.empty else pd.DataFrame(columns=columns)

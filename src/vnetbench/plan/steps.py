@@ -34,6 +34,26 @@ class Step:
     planned_ns: int  # how long the tools will run (for the ETA)
     params: dict[str, Any] = field(default_factory=dict)  # one point of a sweep (pps: rate and size)
 
+    def record_fields(self, flow: Flow, layout: Layout) -> dict[str, Any]:
+        """What a flow's measurement record takes from its step and the layout (provenance)."""
+        return {
+            "key": flow.key,
+            "step_key": self.key,
+            "seq": self.seq,
+            "repetition": self.repetition,
+            "pattern": self.pattern,
+            "pattern_kind": self.pattern_kind,
+            "group_kind": self.group_kind,
+            "group_size": len(self.flows),
+            "measurement": self.measurement,
+            "src": flow.src,
+            "dst": flow.dst,
+            "placement": layout.placement(flow.src, flow.dst),
+            "factors": dict(self.factors),
+            "src_host": layout.node_host[flow.src],
+            "dst_host": layout.node_host[flow.dst],
+        }
+
 
 @dataclass
 class Plan:

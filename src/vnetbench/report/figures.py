@@ -17,6 +17,31 @@ from vnetbench.analysis.descriptive import Competition
 from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
 
 PLACEMENT_STYLE = {"same-host": "-", "same-site": "--", "cross-site": ":"}
+# Points per line at most: a 7-inch figure is ~800 pixels wide, and a line of millions of points
+# (a long campaign's replies) takes seconds to draw and megabytes of SVG for nothing more to see.
+MAX_POINTS = 4000
+
+
+def thin_cdf(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A sorted sample's empirical CDF (x, F(x)) at no more than MAX_POINTS of its points, evenly
+    spaced in rank; first and last kept, so the curve's ends and every kept step are exact."""
+    y = np.arange(1, x.size + 1) / x.size
+    if x.size <= MAX_POINTS:
+        return x, y
+    keep = np.unique(np.linspace(0, x.size - 1, MAX_POINTS).round().astype(np.int64))
+    return x[keep], y[keep]
+
+
+def thin_series(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A time series of more than MAX_POINTS points as the means of consecutive blocks of equal
+    length (each at its block's first time)."""
+    if t.size <= MAX_POINTS:
+        return t, v
+    edges = np.linspace(0, t.size, MAX_POINTS + 1).round().astype(np.int64)[:-1]
+    sums = np.add.reduceat(np.nan_to_num(v), edges)
+    counts = np.add.reduceat(~np.isnan(v), edges)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return t[edges], sums / counts
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -58,10 +83,10 @@ def cdf(
         x = np.sort(np.asarray(pd.Series(values).dropna(), dtype=float))
         if x.size == 0:
             continue
-        y = np.arange(1, x.size + 1) / x.size
+        shown_x, shown_y = thin_cdf(x)
         ax.step(
-            x,
-            y,
+            shown_x,
+            shown_y,
             where="post",
             label=f"{label} (n={x.size})",
             linestyle=(styles or {}).get(label, "-"),
@@ -194,7 +219,8 @@ def _steps(ax: plt.Axes, samples: pd.DataFrame, labels: Mapping[int, str], metri
             (samples["measurement_id"] == mid) & (samples["metric"] == metric) & samples["stream"].isna()
         ]
         s = s.sort_values("t_ns")
-        ax.step(s["t_ns"] / 1e9, s["value"] / scale, where="post", label=label)
+        t, v = thin_series(s["t_ns"].to_numpy() / 1e9, s["value"].to_numpy(dtype=float) / scale)
+        ax.step(t, v, where="post", label=label)
         top = max(top, float((s["value"] / scale).max())) if len(s) else top
     ax.set_ylim(0, top * 1.15 if top > 0 else None)
     ax.grid(alpha=0.3)

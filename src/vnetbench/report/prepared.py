@@ -1,7 +1,10 @@
 """What the built-in report sections (RTT, TCP, UDP, simultaneous flows) read.
 
 The campaign's ok measurements, each labelled with its treatment (its factor levels), after the
-spec's transient removal (`analysis.omit`) and outlier policy (`analysis.outliers`). Both steps are
+spec's transient removal (`analysis.omit`) and outlier policy (`analysis.outliers`), and of the
+campaign's samples only those the sections show one by one: the replies of RTT measurements and the
+throughput intervals of flows measured together. The rest (millions, in a large campaign) stay in
+the store, which aggregates them (`campaign_data.StoredSamples`). Both steps are
 the analysis modules' own (`campaign_data.flow_table`, `transient.drop_transient`, `OutlierPolicy`),
 the ones `vnetbench analyze` uses, so the report's tables and the analysis agree.
 
@@ -24,7 +27,7 @@ from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_analysis import settings_from_spec
 from vnetbench.analysis.descriptive import ALONE
 from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
-from vnetbench.analysis.transient import NS, drop_transient
+from vnetbench.analysis.transient import NS
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import spec_of
 
@@ -35,7 +38,9 @@ CONNECTION = ("measurement", "src", "dst", "placement")
 @dataclass
 class Prepared:
     frame: pd.DataFrame  # ok measurements: responses after transient removal, outliers dropped
-    samples: pd.DataFrame  # samples at t ≥ omit, RTT replies judged outliers dropped
+    # sum-row samples at t ≥ omit of RTT flows (rtt_ns) and of flows together (throughput_bps);
+    # RTT replies judged outliers dropped
+    samples: pd.DataFrame
     treatments: list[str]  # labels in the design's standard order; empty without factors
     notes: dict[str, list[str]] = field(default_factory=dict)  # per section (tcp, udp, rtt, together)
 
@@ -77,24 +82,46 @@ def treatment_label(levels: Any, names: list[str]) -> str:
 
 
 def prepare(
-    campaign: dict[str, Any], frame: pd.DataFrame, samples: pd.DataFrame, builds: pd.DataFrame
+    campaign: dict[str, Any],
+    frame: pd.DataFrame,
+    samples: pd.DataFrame | cd.SampleSource,
+    builds: pd.DataFrame,
 ) -> Prepared:
     """The ok measurements with their treatments, after the spec's transient removal and outlier policy."""
     names, levels, omit_ns, method = _settings(campaign)
-    flows, _ = cd.flow_table(frame, samples, builds, names, omit_ns)
+    source = cd.as_source(samples)
+    flows, _ = cd.flow_table(frame, source, builds, names, omit_ns)
     treatments = _treatment_order(levels, names)
     if not flows.empty:
         flows[TREATMENT] = [treatment_label(f, names) for f in flows["factors"]] if names else ""
         seen = [t for t in dict.fromkeys(flows[TREATMENT]) if t not in treatments]
         treatments += seen if names else []
-    prep = Prepared(flows, samples, treatments, {k: [] for k in ("tcp", "udp", "rtt", "together")})
+    shown = _shown_samples(source, flows, omit_ns)
+    prep = Prepared(flows, shown, treatments, {k: [] for k in ("tcp", "udp", "rtt", "together")})
     if flows.empty:
         return prep
     if omit_ns > 0:
-        _omit(prep, omit_ns)
+        _omit(prep, source, omit_ns)
     if method != "none":
         _outliers(prep, OutlierPolicy(method))
     return prep
+
+
+def _shown_samples(source: cd.SampleSource, flows: pd.DataFrame, omit_ns: int) -> pd.DataFrame:
+    """RTT flows' replies and together flows' throughput intervals at t ≥ omit (sum rows)."""
+    if flows.empty:
+        return pd.DataFrame(columns=["measurement_id", "t_ns", "metric", "value", "stream"])
+    rtt = flows[flows["kind"] == "rtt"]["id"]
+    together = flows[~flows["group_kind"].isin(ALONE) & flows["kind"].isin(["tcp", "udp"])]["id"]
+    parts = [
+        source.values([int(i) for i in ids], metric, omit_ns)
+        for ids, metric in ((rtt, "rtt_ns"), (together, "throughput_bps"))
+        if len(ids)
+    ]
+    parts = [p for p in parts if not p.empty]
+    if not parts:
+        return pd.DataFrame(columns=["measurement_id", "t_ns", "metric", "value", "stream"])
+    return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
 
 
 def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str]:
@@ -113,15 +140,11 @@ def _treatment_order(levels: list[list[Any]], names: list[str]) -> list[str]:
     return [treatment_label(dict(zip(names, c, strict=True)), names) for c in itertools.product(*levels)]
 
 
-def _omit(prep: Prepared, omit_ns: int) -> None:
-    """Samples before omit leave the sample frame; flow_table already recomputed each flow's
-    responses from the rest. Count what left, per section."""
-    filtered = drop_transient(prep.samples, omit_ns)
-    prep.samples = filtered.kept
-    gone = filtered.excluded
-    if "stream" in gone:
-        gone = gone[gone["stream"].isna()]  # per-stream rows of multi-stream tools repeat the sums
+def _omit(prep: Prepared, source: cd.SampleSource, omit_ns: int) -> None:
+    """flow_table already recomputed each flow's responses from the samples at t ≥ omit, and only
+    those are in prep.samples. Count what the transient removal left out, per section."""
     flows = prep.frame.set_index("id")
+    gone = source.stats([int(i) for i in flows.index], ["throughput_bps", "rtt_ns"], omit_ns)
     kinds = gone["measurement_id"].map(flows["kind"])
     together = gone["measurement_id"].map(~flows["group_kind"].isin(ALONE)).fillna(False).astype(bool)
     seconds = f"{omit_ns / NS:g} s"
@@ -132,7 +155,7 @@ def _omit(prep: Prepared, omit_ns: int) -> None:
         ("rtt", rtt & (kinds == "rtt") & ~together, "replies"),
         ("together", tput & together, "throughput intervals"),
     ):
-        n = int(mask.fillna(False).astype(bool).sum())
+        n = int(gone.loc[mask.fillna(False).astype(bool), "before_omit"].sum())
         recomputed = "each value is recomputed from the rest" if section != "rtt" else "they are left out"
         prep.notes[section].append(
             f"Transient removal (analysis.omit): the first {seconds} of every flow is dropped, "

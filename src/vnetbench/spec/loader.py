@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from vnetbench.spec.errors import LineMap, Loc, SpecError, SpecInvalid, dotted, pydantic_errors
+from vnetbench.spec.errors import SAFE_LOADER, LineMap, Loc, SpecError, SpecInvalid, dotted, pydantic_errors
 from vnetbench.spec.inventory import inventory_text, load_inventory
 from vnetbench.spec.models import Campaign
 from vnetbench.spec.paths import apply_overrides
@@ -56,7 +56,7 @@ def load_spec(path: Path | str) -> LoadedSpec:
 def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | None = None) -> LoadedSpec:
     """Validate a campaign's YAML text (with --set overrides applied first); SpecInvalid on any problem."""
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)  # safe: CSafeLoader or SafeLoader
         lines = LineMap(text, source)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)

@@ -19,6 +19,7 @@ from sqlalchemy import Engine, create_engine, event, func, insert, inspect, sele
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, ProgrammingError
 
+from vnetbench.store import samples as bounded
 from vnetbench.store import schema as t
 from vnetbench.store.live import ensure_live_schema, sample_stats_rows
 from vnetbench.store.records import TELEMETRY_GAUGES, MeasurementRecord, TelemetryRun, now_utc_ns
@@ -87,6 +88,7 @@ class Store:
     def __init__(self, db: str | Path = DEFAULT_DB) -> None:
         self.location = str(db)
         self.engine = engine_for(db)
+        self._aggregates = bounded.AggregatesCache()
         had_sample_stats = inspect(self.engine).has_table(t.sample_stats.name)
         try:
             self._create_schema(had_sample_stats)
@@ -151,8 +153,11 @@ class Store:
         ]
         if not rows:
             return []
+        # One multi-row INSERT … RETURNING in the rows' order: a 1,000-node build records its
+        # namespaces in one statement instead of 1,000.
+        query = insert(t.objects).returning(t.objects.c.id, sort_by_parameter_order=True)
         with self.engine.begin() as conn:
-            return [conn.execute(insert(t.objects).values(**row)).inserted_primary_key[0] for row in rows]
+            return [int(r[0]) for r in conn.execute(query, rows)]
 
     @retry_transient
     def mark_removed(self, object_ids: Sequence[int]) -> None:
@@ -244,19 +249,8 @@ class Store:
                 ],
             )
         if rec.samples:
-            conn.execute(
-                insert(t.samples),
-                [
-                    {
-                        "measurement_id": mid,
-                        "t_ns": s.t_ns,
-                        "metric": s.metric,
-                        "value": s.value,
-                        "seq": s.seq,
-                        "stream": s.stream,
-                    }
-                    for s in rec.samples
-                ],
+            bounded.insert_samples(
+                conn, [(mid, s.t_ns, s.metric, s.value, s.seq, s.stream) for s in rec.samples]
             )
             conn.execute(insert(t.sample_stats), sample_stats_rows(mid, rec.samples))
         if rec.events:
@@ -351,11 +345,36 @@ class Store:
             m = m.merge(wide, left_on="id", right_index=True, how="left")
         return m.reset_index(drop=True)
 
-    def samples_frame(self, campaign_id: str, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+    def samples_frame(
+        self,
+        campaign_id: str,
+        metrics: Sequence[str] | None = None,
+        measurement_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Every sample (all columns) of a campaign, or of some of its measurements: for small ones;
+        large campaigns go through sample_aggregates / sample_values."""
         query = select(t.samples).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
         if metrics:
             query = query.where(t.samples.c.metric.in_(list(metrics)))
+        if measurement_ids is not None:
+            query = query.where(t.samples.c.measurement_id.in_([int(i) for i in measurement_ids]))
         return self._frame(query)
+
+    def sample_aggregates(
+        self,
+        campaign_id: str,
+        metrics: Sequence[str],
+        omit_ns: int = 0,
+        measurement_ids: Sequence[int] | None = None,
+    ) -> pd.DataFrame:
+        """Per measurement and metric: count, sum, mean at t ≥ omit_ns and the samples before it (SQL)."""
+        return self._aggregates.aggregates(self.engine, campaign_id, metrics, omit_ns, measurement_ids)
+
+    def sample_values(
+        self, campaign_id: str, metric: str, measurement_ids: Sequence[int] | None = None, since_ns: int = 0
+    ) -> pd.DataFrame:
+        """One metric's sum-row samples at t ≥ since_ns, fetched in chunks into lean columns."""
+        return bounded.sample_values(self.engine, campaign_id, metric, measurement_ids, since_ns)
 
     def events_frame(self, campaign_id: str) -> pd.DataFrame:
         return self._frame(select(t.events).where(t.events.c.campaign_id == campaign_id))

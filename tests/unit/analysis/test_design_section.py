@@ -30,6 +30,12 @@ class FrameStore:
     def samples_frame(self, _cid: str, _metrics: Any = None) -> pd.DataFrame:
         return self.frames.samples
 
+    def sample_aggregates(self, _cid: str, metrics: Any, omit_ns: int = 0, ids: Any = None) -> pd.DataFrame:
+        return cd.FrameSamples(self.frames.samples).stats(ids, metrics, omit_ns)
+
+    def sample_values(self, _cid: str, metric: str, ids: Any = None, since_ns: int = 0) -> pd.DataFrame:
+        return cd.FrameSamples(self.frames.samples).values(ids, metric, since_ns)
+
     def events_frame(self, _cid: str) -> pd.DataFrame:
         return self.frames.events
 

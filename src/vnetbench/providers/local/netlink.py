@@ -5,7 +5,10 @@ with its rate table costs about as much again. Here every request of a namespace
 (ifinfmsg / ifaddrmsg / tcmsg from pyroute2), concatenated, sent in one sendmsg() on a netlink
 socket bound in that namespace, and the acks are read back. Identical requests that differ only in
 their interface index (the same tbf on 100 ports, `lo up` in every namespace) are encoded once
-and patched: the index sits at the same offset in all three message types.
+and patched: the index sits at the same offset in all three message types. Requests unique to
+one link (creating a veth or bridge, an IPv4 address) are packed directly with struct (`_direct`),
+byte for byte what pyroute2 would encode (tests/unit/providers/test_netlink_direct.py), ten times
+faster: at 1,000 nodes pyroute2's encoding alone took ~1.2 ms per node.
 """
 
 from __future__ import annotations
@@ -62,8 +65,88 @@ class Op:
         return repr((self.kind, self.create, sorted(self.fields.items()), self.attrs))
 
 
+# Link attributes packed here directly (NLA type, how): a veth's creation is unique to its names and
+# namespaces, so no template serves it, and pyroute2 takes ~1 ms to encode one (1 ms per node of a
+# build). Anything else goes through pyroute2; tests compare the bytes with pyroute2's.
+_LINK_NLAS = {"IFLA_IFNAME": (3, "str"), "IFLA_MTU": (4, "u32"), "IFLA_MASTER": (10, "u32")}
+_LINK_NLAS |= {"IFLA_NET_NS_FD": (28, "u32")}
+IFLA_LINKINFO, IFLA_INFO_KIND, IFLA_INFO_DATA, VETH_INFO_PEER = 18, 1, 2, 1
+IFINFO = struct.Struct("=BxHiII")  # family, pad, type, index, flags, change
+
+
+def _nla(kind: int, payload: bytes) -> bytes:
+    length = 4 + len(payload)
+    return struct.pack("=HH", length, kind) + payload + b"\0" * (-length % 4)
+
+
+def _ifinfo(index: int, fields: dict[str, Any], attrs: list[Any]) -> bytes | None:
+    """ifinfomsg + its NLAs, or None when a field or attribute is not one _LINK_NLAS knows."""
+    if set(fields) - {"flags", "change"}:
+        return None
+    out = [IFINFO.pack(0, 0, index, fields.get("flags", 0), fields.get("change", 0))]
+    for name, value in attrs:
+        if name == "IFLA_LINKINFO":
+            info = _linkinfo(value)
+            if info is None:
+                return None
+            out.append(_nla(IFLA_LINKINFO, info))
+        elif name in _LINK_NLAS:
+            kind, how = _LINK_NLAS[name]
+            out.append(_nla(kind, value.encode() + b"\0" if how == "str" else struct.pack("=I", value)))
+        else:
+            return None
+    return b"".join(out)
+
+
+def _linkinfo(value: dict[str, Any]) -> bytes | None:
+    """IFLA_LINKINFO's payload: the kind, and for a veth its peer (an ifinfomsg with NLAs)."""
+    out = []
+    for name, inner in value["attrs"]:
+        if name == "IFLA_INFO_KIND":
+            out.append(_nla(IFLA_INFO_KIND, inner.encode() + b"\0"))
+        elif name == "IFLA_INFO_DATA" and [a[0] for a in inner["attrs"]] == ["VETH_INFO_PEER"]:
+            peer = inner["attrs"][0][1]
+            body = _ifinfo(peer.get("index", 0), {}, peer.get("attrs", []))
+            if body is None:
+                return None
+            out.append(_nla(IFLA_INFO_DATA, _nla(VETH_INFO_PEER, body)))
+        else:
+            return None
+    return b"".join(out)
+
+
+IFA_NLAS = {"IFA_ADDRESS": 1, "IFA_LOCAL": 2, "IFA_BROADCAST": 4}
+IFADDR = struct.Struct("=BBBBI")  # family, prefixlen, flags, scope, index
+
+
+def _ifaddr(index: int, fields: dict[str, Any], attrs: list[Any]) -> bytes | None:
+    """ifaddrmsg + its NLAs for an IPv4 address, or None for anything else."""
+    if fields.get("family") != socket.AF_INET or set(fields) - {"family", "prefixlen"}:
+        return None
+    if any(name not in IFA_NLAS for name, _ in attrs):
+        return None
+    nlas = [_nla(IFA_NLAS[name], socket.inet_aton(value)) for name, value in attrs]
+    return IFADDR.pack(socket.AF_INET, fields.get("prefixlen", 0), 0, 0, index) + b"".join(nlas)
+
+
+def _direct(op: Op, seq: int) -> bytes | None:
+    """A link or IPv4 address request packed without pyroute2 (see _LINK_NLAS), or None."""
+    if op.kind == "link":
+        body, msg_type = _ifinfo(op.index, op.fields, op.attrs), RTM_NEWLINK
+    elif op.kind == "addr":
+        body, msg_type = _ifaddr(op.index, op.fields, op.attrs), RTM_NEWADDR
+    else:
+        return None
+    if body is None:
+        return None
+    flags = NLM_F_REQUEST | NLM_F_ACK | (NLM_F_CREATE | NLM_F_EXCL if op.create else 0)
+    return HEADER.pack(HEADER.size + len(body), msg_type, flags, seq, 0) + body
+
+
 def encode(op: Op, seq: int) -> bytes:
     """The request's bytes; identical requests up to the interface index are encoded only once."""
+    if op.create and (direct := _direct(op, seq)) is not None:
+        return direct
     key = op.key()
     template = _templates.get(key)
     if template is None:

@@ -8,7 +8,7 @@ import shutil
 from collections.abc import Mapping, Sequence
 
 from vnetbench.layout import Layout
-from vnetbench.providers.local import cgroups, delaynode, features, netns, ovs
+from vnetbench.providers.local import cgroups, delaynode, features, limits, netns, ovs
 from vnetbench.providers.local.procs import package_of
 from vnetbench.providers.local.shaping import TBF_MAX_RATE_BPS
 
@@ -89,7 +89,7 @@ def problems(
                 f"{_rate(TBF_MAX_RATE_BPS)} (a 32-bit byte rate): use `shaper: htb` for this link"
             )
 
-    out += missing_tools(tools)
+    out += missing_tools(tools) + _process_problems(layout)
     if layout.delay_nodes and delaynode.binary() is None:
         out.append("delay nodes need vnb-probe, which is not installed: `pip install .` builds it")
     if any(br.kind == "ovs" for br in layout.bridges):
@@ -104,6 +104,12 @@ def problems(
             f"CPU quotas ({keys}) need the cgroup cpu controller, which is not mounted: mount cgroup2 "
             "with the cpu controller enabled (or cgroup v1's cpu), or remove `cpu:` from hosts and nodes"
         )
+    return out
+
+
+def _process_problems(layout: Layout) -> list[str]:
+    """What this process and this machine cannot take: descriptors, namespaces' names already taken."""
+    out = [p for p in [limits.descriptor_problem(len(layout.namespaces))] if p]
     for name in layout.namespaces:
         if os.path.exists(netns.path_of(name)):
             out.append(

@@ -15,6 +15,7 @@ right before exec.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import signal
@@ -68,9 +69,13 @@ class LocalGate(Gate):
         stamps: dict[int, int] = {}
         buf = b""
         deadline = time.monotonic() + timeout_s
+        # poll, not select: select() cannot watch a descriptor numbered 1024 or above, which a
+        # campaign of 1,000 nodes reaches (one descriptor per namespace).
+        poller = select.poll()
+        poller.register(self.report_r, select.POLLIN)
         while len(stamps) < len(self.procs):
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.report_r], [], [], left)[0]:
+            if left <= 0 or not poller.poll(max(1, math.ceil(left * 1000))):
                 break
             chunk = os.read(self.report_r, 4096)
             if not chunk:

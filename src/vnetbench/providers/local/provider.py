@@ -35,6 +35,7 @@ from vnetbench.providers.local import (
     cgroups,
     delaynode,
     features,
+    limits,
     links,
     netns,
     offload,
@@ -136,30 +137,8 @@ class LocalProvider(Provider, NamespaceAccess):
         if self.store_location:
             self._active = True  # set first: an interrupt must not leave the file unknown
             runtime.mark_active(self.campaign_id, self.store_location)
-        names = list(layout.namespaces)
-        # Recorded and remembered in one piece: an interrupt between the two would leave rows that
-        # teardown() can never report as removed.
-        with signals.deferred():
-            ids = record(
-                [("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names]
-            )
-            self._ns_ids = dict(zip(names, ids, strict=True))
-        try:
-            netns.create(names, lambda ns: self.namespaces.__setitem__(ns.name, ns))
-        except FileExistsError as err:
-            raise ProviderError(
-                f"network namespace {err.filename} already exists (left by a killed run?): "
-                f"run `vnetbench clean`, or remove it with `ip netns delete`"
-            ) from err
-        except OSError as err:
-            raise ProviderError(f"could not create network namespaces: {err}") from err
-
-        plans = links.plan_requests(layout, {n: ns.fd for n, ns in self.namespaces.items()})
-        for round_name in ("round1", "round2"):
-            for name, plan in plans.items():
-                batch = Batch(name, self.namespaces[name].nl)
-                batch.extend(getattr(plan, round_name))
-                batch.commit()
+        self._build_namespaces(layout, record)
+        self._build_links(layout)
 
         by_ns: dict[str, list[str]] = defaultdict(list)
         for iface in layout.interfaces():
@@ -183,6 +162,46 @@ class LocalProvider(Provider, NamespaceAccess):
             proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
             self._delay_procs[node.link] = proc
             delaynode.wait_ready(proc, node.link)
+
+    def _build_namespaces(self, layout: Layout, record: Recorder) -> None:
+        names = list(layout.namespaces)
+        before, after = limits.raise_descriptor_limit(len(names))
+        if after != before:
+            log.info(
+                "open descriptors: soft limit raised from %d to %d for %d namespaces",
+                before,
+                after,
+                len(names),
+            )
+        # Recorded and remembered in one piece: an interrupt between the two would leave rows that
+        # teardown() can never report as removed.
+        with signals.deferred():
+            ids = record(
+                [("netns", n, {"path": netns.path_of(n), "role": layout.namespaces[n]}) for n in names]
+            )
+            self._ns_ids = dict(zip(names, ids, strict=True))
+        try:
+            netns.create(names, lambda ns: self.namespaces.__setitem__(ns.name, ns))
+        except FileExistsError as err:
+            raise ProviderError(
+                f"network namespace {err.filename} already exists (left by a killed run?): "
+                f"run `vnetbench clean`, or remove it with `ip netns delete`"
+            ) from err
+        except OSError as err:
+            raise ProviderError(f"could not create network namespaces: {err}") from err
+
+    def _build_links(self, layout: Layout) -> None:
+        """Two rounds of netlink batches per namespace (links, then what needs both ends)."""
+        plans = links.plan_requests(layout, {n: ns.fd for n, ns in self.namespaces.items()})
+        for round_name in ("round1", "round2"):
+            for name, plan in plans.items():
+                nl = self.namespaces[name].nl
+                assert nl is not None  # open from creation until the build is done with it
+                batch = Batch(name, nl)
+                batch.extend(getattr(plan, round_name))
+                batch.commit()
+        for ns in self.namespaces.values():
+            ns.close_netlink()
 
     def _build_cgroups(self, layout: Layout, record: Recorder) -> None:
         controller = cgroups.detect()

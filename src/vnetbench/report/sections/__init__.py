@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, analyze_campaign
-from vnetbench.analysis.campaign_data import SAMPLE_METRICS, load_campaign_frames
+from vnetbench.analysis.campaign_data import SampleSource, StoredSamples, load_campaign_frames
 from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.loss import Localization, NotAccounted, campaign_accounting
 from vnetbench.report.prepared import Prepared, prepare
@@ -44,9 +44,10 @@ class ReportContext:
         return str(self.campaign["id"])
 
     @cached_property
-    def samples(self) -> pd.DataFrame:
-        """The samples the built-in sections read (throughput intervals, RTT replies, ...)."""
-        return self.store.samples_frame(self.campaign_id, list(SAMPLE_METRICS))
+    def samples(self) -> SampleSource:
+        """The campaign's samples, left in the store: it aggregates them in SQL, and a section loads
+        one metric of the measurements it shows (`values`), in bounded memory at any size."""
+        return StoredSamples(self.store, self.campaign_id)
 
     @cached_property
     def prepared(self) -> Prepared:

@@ -209,9 +209,7 @@ def probe_findings(ctx: ReportContext) -> list[str]:
         out.append("<b>CPU share</b> (median of the runs): " + "; ".join(nodes) + ".")
     probes = ok[ok["kind"] == "probe-rtt"]
     if not probes.empty:
-        rtts = ctx.samples[
-            (ctx.samples["metric"] == "rtt_ns") & ctx.samples["measurement_id"].isin(probes["id"])
-        ]
+        rtts = ctx.samples.values([int(i) for i in probes["id"]], "rtt_ns", 0)
         ids = probes.set_index("id")
         lines = []
         for (src, dst), g in rtts.groupby(

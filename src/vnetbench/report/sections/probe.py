@@ -307,8 +307,7 @@ def _draw_trace(
 def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
     if rows.empty:
         return None
-    samples = ctx.store.samples_frame(ctx.campaign_id, ["throughput_bps"])
-    samples = samples[samples["measurement_id"].isin(rows["id"])]
+    samples = ctx.store.samples_frame(ctx.campaign_id, ["throughput_bps"], list(rows["id"]))
     if samples.empty:
         return None
     section = Section(
@@ -445,8 +444,7 @@ def _cpushare_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
 def _rtt_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
     if rows.empty:
         return None
-    samples = ctx.store.samples_frame(ctx.campaign_id, ["rtt_ns"])
-    samples = samples[samples["measurement_id"].isin(rows["id"])]
+    samples = ctx.store.samples_frame(ctx.campaign_id, ["rtt_ns"], list(rows["id"]))
     section = Section(
         "UDP round-trip time (vnb-probe)",
         "probe-rtt",
