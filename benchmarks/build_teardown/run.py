@@ -3,7 +3,8 @@
 
 Both build the same thing: N node namespaces and one host namespace, a veth from every node into
 the host namespace enslaved to one Linux bridge, an address on every node, `lo` up, and a tbf
-(100 Mbit/s, the layout's burst and limit) on both ends of every link. Both tear down by deleting
+(100 Mbit/s, the layout's burst and limit) on both ends of every link, each with the default
+`shaping: network` relay (an IFB, a clsact qdisc and a mirred redirect filter). Both tear down by deleting
 their namespaces only (the kernel deletes the links with them). The two methods alternate
 (A B, B A, ...) so drifting machine load hits both alike.
 
@@ -82,6 +83,16 @@ def shell_scripts(layout: Layout, prefix: str) -> tuple[str, str, list[str]]:
             f"tc -n {node_ns} qdisc add dev {node.name} {tbf}",
             f"tc -n {port_ns} qdisc add dev {port.name} {tbf}",
         ]
+        for ns, iface in ((node_ns, node), (port_ns, port)):
+            if iface.shaper and iface.shaper.placement == "network":  # shaping: network (the default)
+                relay = f"q{iface.name}"
+                lines += [
+                    f"ip -n {ns} link add {relay} mtu {iface.mtu} txqueuelen 10000 type ifb",
+                    f"ip -n {ns} link set {relay} up",
+                    f"tc -n {ns} qdisc add dev {iface.name} clsact",
+                    f"tc -n {ns} filter add dev {iface.name} egress protocol all u32 match u32 0 0 "
+                    f"action mirred egress redirect dev {relay}",
+                ]
     teardown = ["#!/bin/bash", "set -e"] + [f"ip netns delete {ns}" for ns in rename.values()]
     return "\n".join(lines) + "\n", "\n".join(teardown) + "\n", list(rename.values())
 
