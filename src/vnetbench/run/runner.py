@@ -213,8 +213,9 @@ class Runner:
         self.store.mark_removed(removed)
         self.store.finish_build(self.active.build_id, teardown_ns=time.monotonic_ns() - started)
         # the delay nodes' own accounts of this build (frames, drops by cause, timing error, CPU)
-        for link, report in self.provider.emulator_reports().items():
-            detail = {"build_id": self.active.build_id, "link": link, "report": report}
+        for key, report in self.provider.emulator_reports().items():
+            link = report.get("link") or key
+            detail = {"build_id": self.active.build_id, "link": link, "node": key, "report": report}
             self.store.add_event(self.campaign_id, EMULATOR_EVENT, json.dumps(detail))
         self.active = None
 
