@@ -36,6 +36,7 @@ from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningSte
 from vnetbench.plan import Flow, Plan, Step, path_facts
 from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
 from vnetbench.run.background import background_plans
+from vnetbench.run.priming import prime_paths
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
 from vnetbench.store.records import Event, MeasurementRecord, now_utc_ns
@@ -254,6 +255,8 @@ class Runner:
         m = variant.measurement(step.measurement)
         flows = self._flows(step, attempt, variant, layout)
         records = [f.record for f in flows]
+        if variant.schedule.prime:
+            prime_paths(self.provider, records, lambda dst, src: self.provider.address_of(layout, dst, src))
         running = RunningStep(step, variant, layout, m, [])  # its flows: those whose client started
         try:
             try:

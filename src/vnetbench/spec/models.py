@@ -357,6 +357,11 @@ class Schedule(Strict):
     seed: int | None = Field(None, description="seed for random order (recorded; default: drawn and stored)")
     retries: int = Field(0, ge=0, le=10, description="re-run a failed measurement up to this many times")
     pause: DurationNs = Field(0, description="pause between measurements (lets queues drain)")
+    prime: bool = Field(
+        True,
+        description="before each step, one unmeasured ping per flow so that no sample pays for path"
+        " set-up (ARP through a delay node)",
+    )
 
 
 class Factor(Strict):
