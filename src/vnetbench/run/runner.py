@@ -389,7 +389,7 @@ class Runner:
         kind = kind_of(m.kind)
         path = path_facts(layout, flow.src, flow.dst)
         offered = kind.offered(m, path, step.params)
-        return MeasurementRecord(
+        rec = MeasurementRecord(
             campaign_id=self.campaign_id,
             key=flow.key,
             step_key=step.key,
@@ -416,6 +416,10 @@ class Runner:
             tool=kind.driver.tool,
             tool_version=self.tool_versions.get(kind.driver.tool),
         )
+        pps = layout.path_pps(flow.src, flow.dst)
+        if pps:  # a switch's packet-rate capacity on the path (the report draws it as the limit)
+            rec.summary["path_pps_limit"] = float(pps)
+        return rec
 
 
 def _setup_gave_up(records: list[MeasurementRecord], attempts: int) -> None:
