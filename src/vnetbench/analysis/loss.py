@@ -232,6 +232,19 @@ def _hop_stage(
                             f"{metric} on bridge {prev.label}", v / k, "bridge/OVS drop", bridge, metric
                         )
                     )
+            if prev.kind == "delay-node" and before is not None:
+                arrived = _get(totals, f"if:{before.ns}/{before.name}", "rx_packets")
+                held = (arrived - frames) / k if arrived is not None and frames is not None else 0.0
+                if held > 0:
+                    ex.append(
+                        Explainer(
+                            f"not forwarded by the delay node {prev.label} (received − sent)",
+                            held,
+                            "delay node: emulated loss or its queue (its report at teardown splits them)",
+                            f"if:{prev.ns}",
+                            "rx_packets − tx_packets",
+                        )
+                    )
             if prev.kind == "ovs":
                 ex.extend(_ovs_explainers(totals, hop, prev, before, k))
                 stage.after_ovs = prev.label

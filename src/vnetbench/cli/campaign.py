@@ -105,7 +105,8 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         ) from None
     err.print(
         f"{summary.flows_ok} measurements ok, {summary.flows_failed} failed"
-        + (f", {summary.skipped} already in the store" if summary.skipped else ""),
+        + (f", {summary.skipped} already in the store" if summary.skipped else "")
+        + (f"; {summary.setup_failures} tool setups failed, re-run" if summary.setup_failures else ""),
         highlight=False,
     )
     for line in summary.failures[:10]:

@@ -39,6 +39,9 @@ class Parsed:
     events: list[Event] = field(default_factory=list)
     error: str | None = None  # the tool reported a failure: the measurement is stored as failed
     started_utc_ns: int | None = None  # when the tool says the test started, where it says so
+    # The tool failed while setting the test up (e.g. iperf3's UDP handshake lost on a lossy path),
+    # before it measured anything: not a result; the runner retries the step (bounded).
+    setup_failed: bool = False
 
 
 # ------------------------------------------------ additive: what drivers parse, and their shape

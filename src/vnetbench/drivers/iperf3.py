@@ -305,7 +305,10 @@ def _mean(values: Iterable[float | None]) -> float | None:
 def parse(client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
     """Parse a finished client (and its server). Never raises: unreadable output is Parsed.error."""
     try:
-        return _parse(client, server)
+        out = _parse(client, server)
+        if out.error is not None:
+            out.setup_failed = _is_setup_failure(out.error, _load(client.stdout)[0])
+        return out
     except Exception as err:  # a parser bug must not lose the measurement; the raw output is stored
         return Parsed(error=f"could not read iperf3's output ({type(err).__name__}: {err}); raw output kept")
 
@@ -343,6 +346,7 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
         _udp(out, ts, cdoc, receiver, sender, omit_s, _num(ts, "blksize"))
     else:
         _tcp(out, cdoc, sender, omit_s)
+        _tcp_window(out, receiver, omit_s)
     if out.error is None and cdoc is not None:
         _cpu(out, cdoc, reverse)
     if out.error is not None:
@@ -419,6 +423,23 @@ def _cpu(out: Parsed, cdoc: dict[str, Any], reverse: bool) -> None:
     out.summary["receiver_cpu_ratio"] = None if rcv is None else rcv / 100
 
 
+# iperf3 3.12's messages for a handshake that did not complete: the UDP "connect" datagram or its
+# answer lost (the client waits 30 s on it, then gives up), the control connection not established.
+SETUP_ERRORS = (
+    "unable to read from stream socket",
+    "unable to write to stream socket",
+    "unable to connect stream",
+    "unable to send cookie",
+    "unable to connect to server: connection timed out",
+)
+
+
+def _is_setup_failure(error: str, cdoc: dict[str, Any] | None) -> bool:
+    """A setup message, and no interval measured: the path lost the handshake, not the test."""
+    measured = bool(cdoc and cdoc.get("intervals"))
+    return not measured and any(msg in error.lower() for msg in SETUP_ERRORS)
+
+
 def _tcp(out: Parsed, cdoc: dict[str, Any] | None, sender: _Side | None, omit_s: float) -> None:
     if sender:
 
@@ -473,6 +494,55 @@ class _UdpCounts:
     expected: float | None  # the receiver's sequence-number range
     claimed: float | None  # iperf3's lost_packets
     plausible: bool
+
+
+def window_goodput(doc: dict[str, Any], omit_s: float) -> tuple[float, float] | None:
+    """(bytes, seconds) the receiver read in the full-length intervals of the measured window.
+
+    Left out: the drain tail (the receiver's last interval, when shorter than half the others: bytes
+    that were in the link's queue when the sender stopped) and, after a non-zero omit, the first
+    interval — it also holds bytes that arrived before the omit ended but were read after it (TCP's
+    out-of-order queue released by a retransmission, or a receiver the CPU kept waiting): measured
+    up to 103 % of the link in that interval (docs/fidelity-notes.md). None without two intervals.
+    """
+    rows: list[tuple[float, float]] = []
+    prev_end = 0.0
+    for item in doc.get("intervals") or []:
+        s = item.get("sum") if isinstance(item, dict) else None
+        if not isinstance(s, dict) or s.get("omitted"):
+            continue
+        end, nbytes = _num(s, "end"), _num(s, "bytes")
+        if end is None or nbytes is None or end <= prev_end:
+            continue
+        rows.append((nbytes, end - prev_end))
+        prev_end = end
+    if len(rows) < 2:
+        return None
+    nominal = statistics.median(t for _, t in rows)
+    full = [(b, t) for b, t in rows if t >= 0.5 * nominal]
+    if omit_s > 0 and len(full) >= 2:
+        full = full[1:]
+    return sum(b for b, _ in full), sum(t for _, t in full)
+
+
+def _tcp_window(out: Parsed, receiver: _Side | None, omit_s: float) -> None:
+    """throughput_bps = the receiver's bytes inside the measured window (window_goodput)."""
+    if out.error is not None or "throughput_bps" not in out.summary:
+        return
+    out.summary["iperf3_throughput_bps"] = out.summary["throughput_bps"]
+    window = window_goodput(receiver.doc, omit_s) if receiver else None
+    if window is None or window[1] <= 0:
+        out.events.append(
+            Event(
+                "tool_anomaly",
+                "TCP goodput from iperf3's own summary: the receiver reported fewer than two intervals",
+            )
+        )
+        return
+    nbytes, seconds = window
+    out.summary["throughput_bps"] = nbytes * 8 / seconds
+    out.summary["window_bytes_received"] = nbytes
+    out.summary["window_ns"] = round(seconds * NS)
 
 
 def _udp(

@@ -13,7 +13,10 @@ How a topology is realised (the emulated data centre):
 - a node–switch link is a veth from the node into its host's namespace, enslaved to the switch;
 - a link between different hosts is carried host to host by a veth "wire" (same site, plain L2)
   or a VXLAN tunnel over the underlay (`overlay: vxlan`); a node end attaches via a per-link bridge;
-- each direction is shaped once, at the interface where it leaves its sending end.
+- each direction is shaped once, at the interface where it leaves its sending end: with the link's
+  `shaping: network` (the default) behind a cloning redirect through an IFB relay, so the sender
+  never feels the queue and overload is dropped there; with `shaping: sender` as that interface's
+  own qdisc, which pushes back on the sending socket.
 Nothing is created in the root namespace, so deleting our namespaces deletes every link with them.
 The L2 segments and their addresses follow from the spec alone (`spec/segments.py`).
 """

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from vnetbench.layout.objects import Interface, Layout
 
-Direction = Literal["tx", "rx", "fwd"]
+Direction = Literal["tx", "rx", "fwd"]  # fwd: a bridge, an OVS switch or a delay node
 
 
 @dataclass(frozen=True)
@@ -106,10 +106,19 @@ class _Graph:
                 if other.vni == vx.vni and other.iface.ns != vx.iface.ns:
                     self.vxlan_remote[key] = (other.iface.ns, other.iface.name)
         self.bridge_kind = {(b.ns, b.name): b.kind for b in layout.bridges}
+        # a delay node (vnb-probe delay) forwards between its two interfaces like a two-port switch
+        self.delay_across: dict[tuple[str, str], tuple[str, str]] = {}
+        for node in layout.delay_nodes:
+            self.delay_across[(node.ns, node.a)] = (node.ns, node.b)
+            self.delay_across[(node.ns, node.b)] = (node.ns, node.a)
 
     def hop(self, key: tuple[str, str], direction: Direction) -> Hop:
         iface = self.iface[key]
-        shaper = iface.shaper.kind if direction == "tx" and iface.shaper else None
+        shaper = None
+        if direction == "tx" and iface.shaper:
+            # "tbf, network shaping": the sender never hears of its drops; "tbf": back-pressure
+            network = iface.shaper.placement == "network"
+            shaper = iface.shaper.kind + (", network shaping" if network else "")
         return Hop(
             key[0], key[1], direction, self.kind[key], self.layout.namespaces[key[0]], shaper, iface.master
         )
@@ -140,6 +149,11 @@ class _Graph:
             hops = [self.hop(out, "tx"), self.hop(arrived, "rx")]
         if arrived == target:
             return hops
+        if arrived in self.delay_across:
+            ns = arrived[0]
+            fwd = Hop(ns, "delay-node", "fwd", "delay-node", self.layout.namespaces[ns])
+            rest = self.walk(self.delay_across[arrived], target, seen)
+            return None if rest is None else [*hops, fwd, *rest]
         master = self.iface[arrived].master
         if master is None:
             return None

@@ -63,6 +63,17 @@ def realise(layout: Layout, kernel_has_netem: bool) -> tuple[Layout, dict[str, E
     return out, choice
 
 
+def sides(layout: Layout, node: DelayNode) -> dict[str, str]:
+    """{interface: the role of the namespace beyond it} — e.g. {"da": "node:vm0", "db": "host:pc1"}:
+    which end of the link each of the node's interfaces faces (a report's `from`/`to` name them)."""
+    out: dict[str, str] = {}
+    for pair in layout.veths:
+        for mine, other in ((pair.a, pair.b), (pair.b, pair.a)):
+            if mine.ns == node.ns and mine.name in (node.a, node.b):
+                out[mine.name] = layout.namespaces.get(other.ns, other.ns)
+    return out
+
+
 def _duration(ns: int) -> str:
     return f"{ns}ns"
 

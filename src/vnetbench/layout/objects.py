@@ -26,6 +26,12 @@ class Shaper:
     rate_bps: int
     queue_bytes: int
     burst_bytes: int
+    # network: the sender hands every frame over at once (a cloning redirect through an IFB relay,
+    # providers/local/netshaping.py); sender: the interface's own root qdisc pushes back on it
+    placement: Literal["network", "sender"] = "sender"
+    # minimum bytes charged per frame (tbf's mpu): with a link's `pps`, rate / pps, so that small
+    # frames are limited to pps packets/s; 0: every frame costs its length
+    min_frame_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,11 @@ class Layout:
     def bottleneck_rate(self, src: str, dst: str) -> int | None:
         rates = [link.rate for link in self.path_links(src, dst) if link.rate]
         return min(rates) if rates else None
+
+    def path_pps(self, src: str, dst: str) -> int | None:
+        """The smallest packet-rate capacity (a link's `pps`) on the path, if any link has one."""
+        caps = [link.pps for link in self.path_links(src, dst) if link.pps]
+        return min(caps) if caps else None
 
     def path_mtu(self, src: str, dst: str) -> int:
         return min((link.mtu for link in self.path_links(src, dst)), default=1500)

@@ -29,9 +29,19 @@ def layout_summary(layout: Layout) -> dict[str, Any]:
                     "rate_bps": i.shaper.rate_bps,
                     "queue_bytes": i.shaper.queue_bytes,
                     "burst_bytes": i.shaper.burst_bytes,
+                    "placement": i.shaper.placement,
                 },
             }
             for i in layout.interfaces()
+        ],
+        # per link: how its rate is enforced (network: the link's queue drops; sender: back-pressure)
+        "links": [
+            {
+                "link": link.label,
+                "rate_bps": link.rate,
+                "shaping": link.shaping if link.rate or link.pps else None,
+            }
+            for link in layout.links
         ],
         "node_host": layout.node_host,
         "host_site": layout.host_site,

@@ -22,6 +22,7 @@ class RunSummary:
     steps_run: int = 0
     flows_ok: int = 0
     flows_failed: int = 0
+    setup_failures: int = 0  # attempts whose tool setup failed; the step was re-run (run/runner.py)
     skipped: int = 0  # flows already in the store (resume)
     interrupted: bool = False
     failures: list[str] = field(default_factory=list)

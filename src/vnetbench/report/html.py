@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 from pathlib import Path
@@ -12,12 +13,14 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.loss import campaign_losses
 from vnetbench.providers.base import EMULATOR_EVENT
-from vnetbench.report import figures
+from vnetbench.report import fidelity, figures
 from vnetbench.report import format as fmt
 from vnetbench.report.prepared import TREATMENT, Prepared
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
+from vnetbench.report.sections.delay_nodes import reports as node_reports
 from vnetbench.report.shared_link import SharedLink, SharedLinks
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.spec.units import format_duration, format_rate
@@ -128,12 +131,17 @@ def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: P
         links = spec.get("topology", {}).get("links", [])
         png = figures.topology(layout, links, fig_dir / "topology")
         section.figures.append(Figure("Topology", png, wide=len(layout["node_host"]) > 8))
+        section.items += fidelity.shaping_items(layout)
         times = builds["build_ns"].dropna()
         if len(times):
             section.items.append(
                 f"The topology was built {len(builds)} time(s): build {format_duration(times.median())} "
                 f"median, teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
             )
+    with contextlib.suppress(yaml.YAMLError):
+        section.items += fidelity.method_items(yaml.safe_load(row["spec_text"]) or {})
+    section.items += fidelity.machine_items(frame, campaign_losses(store, row["id"], frame))
+    section.items += fidelity.rtt_loss_items(frame, node_reports(store.events_frame(row["id"])))
     return section
 
 

@@ -36,13 +36,16 @@ from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningSte
 from vnetbench.plan import Flow, Plan, Step, path_facts
 from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
 from vnetbench.run.background import background_plans
+from vnetbench.run.priming import prime_paths
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
 from vnetbench.store.records import Event, MeasurementRecord, now_utc_ns
 from vnetbench.telemetry.observer import TelemetryObserver
 
 SERVER_START_TIMEOUT_S = 10.0
-DEFAULT_GRACE_S = 30.0
+DEFAULT_GRACE_S = 45.0  # > iperf3's 30 s wait for a lost UDP handshake, so that fails by itself first
+SETUP_ATTEMPTS = 8  # a step whose tool setup failed runs at most this often (20 % loss: ~43 % fail)
+SETUP_FAILED = "setup_failed"  # measurements.status of an attempt whose tool never got to measure
 PORT_RANGE = (5201, 5999)
 
 
@@ -138,18 +141,33 @@ class Runner:
             self._wait_until(started_utc_ns + step.not_before_ns, progress, task)
             progress.update(task, description=_describe(step))
             with self.step_guard(step) if self.step_guard else contextlib.nullcontext():
-                for attempt_offset in range(retries + 1):
-                    attempt = (
-                        max((attempts.get(f.key, 0) for f in step.flows), default=0) + 1 + attempt_offset
-                    )
-                    records = self._run_step(step, attempt)
-                    self._commit(records, summary)
-                    if all(r.status == "ok" for r in records):
-                        break
+                self._attempts(
+                    step, max((attempts.get(f.key, 0) for f in step.flows), default=0), retries, summary
+                )
             progress.advance(task, step.planned_ns / 1e9)
             pause = self.plan.variants[step.variant].schedule.pause
             if pause:
                 time.sleep(pause / 1e9)
+
+    def _attempts(self, step: Step, attempt: int, retries: int, summary: RunSummary) -> None:
+        """Run a step until it succeeds: `retries` re-runs after a failure, and, on a budget of its
+        own, up to SETUP_ATTEMPTS runs while the tool's setup fails (a lost handshake is no result)."""
+        failed_runs = setup_runs = 0
+        while True:
+            attempt += 1
+            records = self._run_step(step, attempt)
+            setup = any(r.status == SETUP_FAILED for r in records)
+            if setup and setup_runs + 1 >= SETUP_ATTEMPTS:
+                _setup_gave_up(records, SETUP_ATTEMPTS)
+            self._commit(records, summary)
+            if all(r.status == "ok" for r in records):
+                return
+            if setup and setup_runs + 1 < SETUP_ATTEMPTS:
+                setup_runs += 1
+                continue
+            failed_runs += 1
+            if failed_runs > retries:
+                return
 
     def _commit(self, records: list[MeasurementRecord], summary: RunSummary) -> None:
         self.store.save_measurements(records)
@@ -157,6 +175,8 @@ class Runner:
         for rec in records:
             if rec.status == "ok":
                 summary.flows_ok += 1
+            elif rec.status == SETUP_FAILED:
+                summary.setup_failures += 1
             else:
                 summary.flows_failed += 1
                 summary.failures.append(f"{rec.key}: {rec.reason}")
@@ -213,8 +233,9 @@ class Runner:
         self.store.mark_removed(removed)
         self.store.finish_build(self.active.build_id, teardown_ns=time.monotonic_ns() - started)
         # the delay nodes' own accounts of this build (frames, drops by cause, timing error, CPU)
-        for link, report in self.provider.emulator_reports().items():
-            detail = {"build_id": self.active.build_id, "link": link, "report": report}
+        for key, report in self.provider.emulator_reports().items():
+            link = report.get("link") or key
+            detail = {"build_id": self.active.build_id, "link": link, "node": key, "report": report}
             self.store.add_event(self.campaign_id, EMULATOR_EVENT, json.dumps(detail))
         self.active = None
 
@@ -234,6 +255,8 @@ class Runner:
         m = variant.measurement(step.measurement)
         flows = self._flows(step, attempt, variant, layout)
         records = [f.record for f in flows]
+        if variant.schedule.prime:
+            prime_paths(self.provider, records, lambda dst, src: self.provider.address_of(layout, dst, src))
         running = RunningStep(step, variant, layout, m, [])  # its flows: those whose client started
         try:
             try:
@@ -351,6 +374,11 @@ class Runner:
         rec.events.extend(parsed.events)
         if parsed.error and rec.status == "ok":
             _fail(rec, parsed.error)
+            if parsed.setup_failed:
+                rec.status = SETUP_FAILED
+                rec.events.append(
+                    Event("setup_failed", f"{driver.tool} setup failed, step re-run: {parsed.error}")
+                )
         elif client.returncode not in (0, None) and rec.status == "ok" and not parsed.summary:
             _fail(rec, f"{driver.tool} exited with {client.returncode}: {_last_line(client.stderr)}")
 
@@ -361,7 +389,7 @@ class Runner:
         kind = kind_of(m.kind)
         path = path_facts(layout, flow.src, flow.dst)
         offered = kind.offered(m, path, step.params)
-        return MeasurementRecord(
+        rec = MeasurementRecord(
             campaign_id=self.campaign_id,
             **step.record_fields(flow, layout),
             kind=m.kind,
@@ -374,6 +402,17 @@ class Runner:
             tool=kind.driver.tool,
             tool_version=self.tool_versions.get(kind.driver.tool),
         )
+        pps = layout.path_pps(flow.src, flow.dst)
+        if pps:  # a switch's packet-rate capacity on the path (the report draws it as the limit)
+            rec.summary["path_pps_limit"] = float(pps)
+        return rec
+
+
+def _setup_gave_up(records: list[MeasurementRecord], attempts: int) -> None:
+    """The last setup attempt failed too: now it is a failed measurement."""
+    for rec in records:
+        if rec.status == SETUP_FAILED:
+            rec.status, rec.reason = "failed", f"{rec.reason} (tool setup failed on {attempts} attempts)"
 
 
 def _fail(rec: MeasurementRecord, reason: str) -> None:

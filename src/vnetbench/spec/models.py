@@ -72,6 +72,20 @@ class Link(Strict):
     mtu: int = Field(1500, ge=576, le=9000)
     queue: SizeBytes | None = Field(None, description="shaper queue limit in bytes (default: 50 ms at rate)")
     shaper: Literal["tbf", "htb"] = "tbf"
+    pps: int | None = Field(
+        None,
+        ge=1,
+        le=100_000_000,
+        description="forwarding capacity in packets/s per direction (a switch's or vNIC's packet"
+        " processing limit): each frame costs the shaper at least rate / pps bytes; without rate,"
+        " rate = pps full frames",
+    )
+    shaping: Literal["network", "sender"] = Field(
+        "network",
+        description="network: the link's queue drops what exceeds the rate, the sender never blocks on it"
+        " (a shaper in the hypervisor or the network); sender: the sending interface's own qdisc, which"
+        " pushes back on the sender's socket (a physical NIC)",
+    )
     delay: DurationNs | None = Field(None, description="one-way delay per direction (netem or a delay node)")
     jitter: DurationNs | None = Field(
         None, description="delay variation: uniform half-width, normal sd, or netem's pareto scale"
@@ -343,6 +357,11 @@ class Schedule(Strict):
     seed: int | None = Field(None, description="seed for random order (recorded; default: drawn and stored)")
     retries: int = Field(0, ge=0, le=10, description="re-run a failed measurement up to this many times")
     pause: DurationNs = Field(0, description="pause between measurements (lets queues drain)")
+    prime: bool = Field(
+        True,
+        description="before each step, one unmeasured ping per flow so that no sample pays for path"
+        " set-up (ARP through a delay node)",
+    )
 
 
 class Factor(Strict):

@@ -109,6 +109,18 @@ def _links(campaign: Campaign) -> list[Problem]:
                     f"both ends are on host '{host_of[a]}'; an overlay joins different hosts",
                 )
             )
+        if link.pps is not None and link.shaper == "htb":
+            problems.append(
+                Problem(("topology", "links", i, "pps"), "pps needs tbf: remove `shaper: htb` or pps")
+            )
+        elif link.pps is not None and link.rate and link.rate / 8 / link.pps > 65535:
+            problems.append(
+                Problem(
+                    ("topology", "links", i, "pps"),
+                    f"rate / pps = {link.rate / 8 / link.pps:.0f} bytes per packet, above tbf's 65535: "
+                    "lower the rate or raise pps",
+                )
+            )
         if link.jitter is not None and link.delay is None:
             problems.append(
                 Problem(("topology", "links", i, "jitter"), "jitter needs a delay on the same link")

@@ -103,8 +103,11 @@ class TelemetryObserver(Observer):
         interfaces: dict[str, set[str]] = {}
         shaped: set[str] = set()
         pids: dict[str, int] = {}
+        # the provider's own layout has what it spliced in (delay nodes), so their hops are counted too
+        built = getattr(self.provider, "layout", None)
+        walked = built if isinstance(built, Layout) and built.campaign_id == layout.campaign_id else layout
         for f in flows:
-            path = flow_path(layout, f.record.src, f.record.dst)
+            path = flow_path(walked, f.record.src, f.record.dst)
             frags = fragments_per_datagram(datagram, path.mtu) if datagram else None
             names: dict[str, str] = {}
             for role, proc in (("client", f.client), ("server", f.server)):

@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pandas as pd
+
 from vnetbench.providers.local import cgroups, runtime
 from vnetbench.providers.local.netns import NETNS_DIR
 from vnetbench.store.db import Store
@@ -111,3 +113,25 @@ def clean_up(db: Path | str, cwd: Path) -> None:
     """Remove whatever a failed test left, through this store's records only (never a bare clean)."""
     if "://" in str(db) or Path(db).exists():
         vnb("clean", "--db", str(db), cwd=cwd, timeout=60)
+
+
+def run_measurements(tmp: Path, name: str, text: str, timeout: float = 600) -> pd.DataFrame:
+    """Run a campaign file through the CLI on a fresh SQLite store (no report) and return its
+    measurements, latest attempt per key; asserts that it finished and left nothing behind."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    spec, db = tmp / f"{name}.yaml", tmp / f"{name}.db"
+    spec.write_text(text)
+    try:
+        proc = vnb("run", str(spec), "--db", str(db), "--no-report", cwd=tmp, timeout=timeout)
+        assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
+        store = Store(db)
+        try:
+            frame = store.measurements_frame(only_campaign(db)["id"])
+        finally:
+            store.close()
+    finally:
+        left = leftovers(db) if db.exists() else []
+        if left:
+            clean_up(db, tmp)
+    assert left == [], f"the campaign left these behind: {left}"
+    return frame

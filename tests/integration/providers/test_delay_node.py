@@ -163,7 +163,9 @@ def test_delay_node_reports_drops_and_release_error_at_teardown(tmp_path: Path) 
         dst = built.layout.address_of("d", "a")
         built.provider.spawn("a", ["ping", "-c", "200", "-i", "0.002", "-q", dst]).wait(10)
         provider = built.provider
-    report = provider.delay_reports["lossy"]
+    # reports are kept per node (a link between hosts has two); the provider adds the link and sides
+    (report,) = [r for r in provider.delay_reports.values() if r["link"] == "lossy"]
+    assert set(report["sides"].values()) == {"node:a", "node:d"}
     a_to_d = report["directions"][0]
     assert a_to_d["loss_model"] == "random" and a_to_d["loss_ratio"] == 0.01
     assert a_to_d["rx_frames"] >= 200
@@ -172,7 +174,7 @@ def test_delay_node_reports_drops_and_release_error_at_teardown(tmp_path: Path) 
     assert report["cpu_per_frame_ns"] > 0
     # every key it prints is documented in its --help
     doc = subprocess.run([str(delaynode.binary()), "delay", "--help"], capture_output=True, text=True).stdout
-    keys = set(report) - {"tool", "version", "command", "clock"}
+    keys = set(report) - {"tool", "version", "command", "clock", "link", "sides"}
     assert all(k in doc for k in keys | set(a_to_d)), sorted(k for k in keys | set(a_to_d) if k not in doc)
 
 

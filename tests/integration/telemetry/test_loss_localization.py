@@ -87,7 +87,7 @@ def test_tbf_bottleneck_puts_the_loss_at_that_qdisc(tmp_path: Path) -> None:
     (loc,) = data["loss_localization"]
     assert loc["app_lost"] > 0.5 * loc["sent"], "offering 3x the link rate should lose ~2/3"
     assert loc["hop_where"] == "host:host/p1x0"  # the switch port towards b, where tbf shapes sw→b
-    assert loc["hop"] == "sent by host:host/p1x0 (tbf)"
+    assert loc["hop"] == "sent by host:host/p1x0 (tbf, network shaping)"
     assert loc["cause"] == "qdisc drop"
     assert loc["counter"] == "tbf drops on host:host/p1x0"
     assert loc["counter_packets"] == pytest.approx(loc["app_lost"], rel=0.02)

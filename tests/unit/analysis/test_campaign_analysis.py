@@ -178,7 +178,7 @@ def test_outlier_policy_is_explicit() -> None:
     ("name", "design", "steps"),
     [
         ("onl-tcp-factorial", "2k-r", 2**3 * 3),
-        ("onl-udp-receivers", "one-factor", 8 * 3),
+        ("onl-udp-receivers", "one-factor", 8 * 5),
         ("exogeni-exp5", None, 6 * 3 * 2 * 3),
         ("geni-categories", None, 5 * 3 * 2),
     ],

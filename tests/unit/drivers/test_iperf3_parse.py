@@ -40,6 +40,19 @@ def not_omitted(doc: dict) -> list[dict]:
     return [i for i in doc["intervals"] if not i["sum"]["omitted"]]
 
 
+def receiver_window_bps(doc: dict, omit: bool) -> float:
+    """The stored TCP goodput, computed here from the receiver's JSON: bytes over the intervals that
+    are at least half as long as the others (the drain tail is not), without the first after -O."""
+    ivs = not_omitted(doc)
+    ends = [i["sum"]["end"] for i in ivs]
+    lengths = [e - s for s, e in zip([0.0, *ends[:-1]], ends, strict=True)]
+    rows = [
+        (i["sum"]["bytes"], t) for i, t in zip(ivs, lengths, strict=True) if t >= 0.5 * np.median(lengths)
+    ]
+    rows = rows[1:] if omit else rows
+    return sum(b for b, _ in rows) * 8 / sum(t for _, t in rows)
+
+
 # ------------------------------------------------------------------------------------------- TCP
 
 
@@ -49,7 +62,12 @@ def test_tcp_single_summary_is_what_iperf3_measured() -> None:
     end = c["end"]
     assert p.error is None
     s = p.summary
-    assert s["throughput_bps"] == end["sum_received"]["bits_per_second"]  # receiver view
+    assert s["iperf3_throughput_bps"] == end["sum_received"]["bits_per_second"]  # iperf3's own figure
+    # stored: the receiver's bytes inside the measured window (-O 1: the first interval left out)
+    assert s["throughput_bps"] == pytest.approx(
+        receiver_window_bps(iperf3_json("tcp_single", "server"), True)
+    )
+    assert s["window_ns"] == pytest.approx(3e9, rel=0.01)  # 4 s measured, the first second left out
     assert s["sender_throughput_bps"] == end["sum_sent"]["bits_per_second"]
     assert s["bytes_received"] == end["sum_received"]["bytes"] == 47812960
     assert s["retransmits"] == 0
@@ -99,9 +117,11 @@ def test_tcp_three_streams_sum_to_the_total() -> None:
     c = iperf3_json("tcp_parallel3")
     streams = c["end"]["streams"]
     assert len(streams) == 3
-    assert p.summary["throughput_bps"] == pytest.approx(
+    assert p.summary["iperf3_throughput_bps"] == pytest.approx(
         sum(st["receiver"]["bits_per_second"] for st in streams)
     )
+    server = iperf3_json("tcp_parallel3", "server")
+    assert p.summary["throughput_bps"] == pytest.approx(receiver_window_bps(server, False))
     assert p.summary["max_cwnd_bytes"] == max(st["sender"]["max_snd_cwnd"] for st in streams) == 167968
     assert p.summary["mean_rtt_ns"] == pytest.approx(
         np.mean([st["sender"]["mean_rtt"] for st in streams]) * 1000
@@ -147,7 +167,8 @@ def test_tcp_reverse_reads_the_sender_side_from_the_server() -> None:
     s = p.summary
     assert s["mean_rtt_ns"] == pytest.approx(np.mean([5343, 5342]) * 1000)
     assert s["max_cwnd_bytes"] == 37648
-    assert s["throughput_bps"] == c["end"]["sum_received"]["bits_per_second"]
+    assert s["iperf3_throughput_bps"] == c["end"]["sum_received"]["bits_per_second"]
+    assert s["throughput_bps"] == pytest.approx(receiver_window_bps(c, False))  # -R: the client receives
     assert s["retransmits"] == srv["end"]["sum_sent"]["retransmits"]
     # the server sends: remote (server) CPU is the sender's, host (client) the receiver's
     cpu = c["end"]["cpu_utilization_percent"]
@@ -276,6 +297,16 @@ def test_connection_refused_exits_0_but_is_an_error() -> None:
     assert "nothing listens on that port" in p.error
     assert "\n" not in p.error
     assert p.summary == {} and p.samples == []
+
+
+def test_a_lost_udp_handshake_is_a_setup_failure_not_a_result() -> None:
+    p = parsed("error_udp_setup_lost")
+    assert p.error == "iperf3 client: unable to read from stream socket: Resource temporarily unavailable"
+    assert p.setup_failed and p.summary == {}
+    # failures after the test started, or that the path did not cause, are not setup failures
+    assert not parsed("error_refused").setup_failed
+    assert not parsed("error_client_killed").setup_failed
+    assert not parsed("error_server_killed").setup_failed
 
 
 def test_connect_timeout() -> None:

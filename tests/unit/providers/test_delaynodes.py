@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vnetbench.layout import build_layout
-from vnetbench.layout.link_emulation import command, realise
+from vnetbench.layout.link_emulation import command, realise, sides
 from vnetbench.spec import parse_spec
 
 SPEC = """
@@ -100,3 +100,14 @@ def test_an_empirical_delay_cdf_replaces_delay_and_jitter_on_the_node() -> None:
     assert argv[argv.index("--delay-cdf") + 1] == "0.0:24700000ns,0.9:26200000ns,1.0:375000000ns"
     assert "--delay" not in argv and "--jitter" not in argv and "--jitter-dist" not in argv
     assert "--reorder" in argv
+
+
+def test_each_node_knows_which_end_each_of_its_interfaces_faces() -> None:
+    layout, _ = realise(_layout(), kernel_has_netem=False)
+    faced = {(node.link, tuple(sorted(sides(layout, node).values()))) for node in layout.delay_nodes}
+    # near: one node between a and b; far (between hosts): one node per node end, facing its host
+    assert faced == {
+        ("near", ("node:a", "node:b")),
+        ("far", ("host:h1", "node:a")),
+        ("far", ("host:h2", "node:c")),
+    }

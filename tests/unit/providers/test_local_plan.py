@@ -40,7 +40,11 @@ def test_indexes_are_unique_per_namespace_and_skip_lo(layout) -> None:
         per_ns.setdefault(ns, []).append(idx)
     for ns, values in per_ns.items():
         assert sorted(values) == list(range(2, 2 + len(values))), ns
-    assert len(index) == len(layout.interfaces()) + sum(b.kind == "linux-bridge" for b in layout.bridges)
+    ifbs = sum(1 for i in layout.interfaces() if i.shaper and i.shaper.placement == "network")
+    assert ifbs > 0  # the fixture's links are network-shaped (the default): one IFB per shaper
+    assert (
+        len(index) == len(layout.interfaces()) + sum(b.kind == "linux-bridge" for b in layout.bridges) + ifbs
+    )
 
 
 def test_round_one_brings_lo_up_then_bridges_then_veths(layout, plans) -> None:

@@ -31,7 +31,8 @@ def test_preflight_without_root_says_so(monkeypatch: pytest.MonkeyPatch) -> None
 
 @pytest.fixture
 def kernel_without_netem(monkeypatch: pytest.MonkeyPatch) -> None:
-    kinds = {k: True for k in (*features.LINK_KINDS, *features.QDISC_KINDS)} | {"netem": False}
+    kinds = {k: True for k in (*features.LINK_KINDS, *features.QDISC_KINDS, *features.SHAPING_KINDS)}
+    kinds["netem"] = False
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(features, "probe", lambda refresh=False: features.Features(True, None, kinds))
 
@@ -47,6 +48,17 @@ def test_preflight_names_the_link_the_missing_netem_and_the_fix(kernel_without_n
         preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=(), emulation={"slow": "delay-node"})
         == []
     )
+
+
+def test_preflight_names_network_shaping_without_ifb_and_the_fix(kernel_without_netem, monkeypatch) -> None:
+    kinds = dict(features.probe().kinds, ifb=False, redirect=False)
+    monkeypatch.setattr(features, "probe", lambda refresh=False: features.Features(True, None, kinds))
+    problems = preflight.problems(
+        _layout("delay.yaml", "c0ffee04"), tools=(), emulation={"slow": "delay-node"}
+    )
+    assert len(problems) == 2
+    assert all("a link with `shaping: network` (the default)" in p for p in problems)
+    assert all("set `shaping: sender` on the link" in p for p in problems)
 
 
 def test_preflight_names_missing_tools_and_their_packages(kernel_without_netem, monkeypatch) -> None:

@@ -65,3 +65,28 @@ def test_no_stored_report_no_section(tmp_path: Path) -> None:
     store = campaign_store(tmp_path / "s.db")
     ctx = ReportContext(store, store.campaign("c1"), pd.DataFrame(), tmp_path)
     assert delay_nodes.build(ctx) == []
+
+
+def test_a_link_between_hosts_has_a_node_at_each_end_named_by_what_each_side_faces(tmp_path: Path) -> None:
+    """geni-categories' cross-site link: each node end's delay node delays what leaves its node and
+    passes the other direction at once; both nodes' reports are kept, and each row names the real
+    direction (issue #13: the return direction showed as configured 0.000 ms, counts as swapped)."""
+    store = campaign_store(tmp_path / "s.db")
+    ends = {"vm0": "vnbX-d0", "vm3": "vnbX-d1"}
+    for node, ns in ends.items():
+        delayed = _direction(**{"from": "da", "to": "db", "rx_frames": 60, "tx_frames": 60, "lost_frames": 0})
+        passed = _direction(
+            **{"from": "db", "to": "da", "delay_ns": 0, "loss_ratio": 0, "rx_frames": 55, "tx_frames": 55},
+            lost_frames=0,
+        )
+        report = {"cpu_per_frame_ns": 1e3, "directions": [delayed, passed], "link": "cross",
+                  "sides": {"da": f"node:{node}", "db": f"host:h-{node}"}}  # fmt: skip
+        detail = {"build_id": 1, "link": "cross", "node": ns, "report": report}
+        store.add_event("c1", EMULATOR_EVENT, json.dumps(detail))
+    ctx = ReportContext(store, store.campaign("c1"), pd.DataFrame(), tmp_path)
+    (section,) = delay_nodes.build(ctx)
+    rows = {r[2]: r for r in section.tables[0].rows}
+    assert set(rows) == {"vm0 → host h-vm0", "host h-vm0 → vm0", "vm3 → host h-vm3", "host h-vm3 → vm3"}
+    assert rows["vm0 → host h-vm0"][3] == "25.000 ms, loss 1 %" and rows["vm0 → host h-vm0"][4] == "60"
+    assert rows["host h-vm0 → vm0"][3] == "passed at once (delayed by the node at the other end)"
+    assert rows["host h-vm0 → vm0"][4] == "55"

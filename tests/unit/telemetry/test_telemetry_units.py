@@ -61,10 +61,10 @@ def test_flow_paths_through_switch_wire_and_vxlan() -> None:
     layout = build_layout(parse_spec(SPEC).campaign, "c0ffee00")
     same_switch = flow_path(layout, "n1", "n2")
     assert [(h.label, h.direction, h.shaper) for h in same_switch.hops] == [
-        ("node:n1/eth0", "tx", "tbf"),
+        ("node:n1/eth0", "tx", "tbf, network shaping"),
         ("host:h1/p0x0", "rx", None),
         ("host:h1/sw0", "fwd", None),
-        ("host:h1/p1x0", "tx", "tbf"),
+        ("host:h1/p1x0", "tx", "tbf, network shaping"),
         ("node:n2/eth0", "rx", None),
     ]
     assert same_switch.hops[2].kind == "ovs"
@@ -82,7 +82,7 @@ def test_localize_finds_the_hop_and_the_counter(k: int) -> None:
     layout = build_layout(parse_spec(SPEC).campaign, "c0ffee00")
     path = flow_path(layout, "n1", "n2")
     loc = localize(path, _totals(path, 10_000, 3_000, 100, k), 10_000, 6_900, fragments=k)
-    assert loc.hop == "sent by host:h1/p1x0 (tbf)" and loc.cause == "qdisc drop"
+    assert loc.hop == "sent by host:h1/p1x0 (tbf, network shaping)" and loc.cause == "qdisc drop"
     assert loc.counter == "tbf drops on host:h1/p1x0" and loc.counter_packets == 3000
     socket = next(s for s in loc.stages if s.key == "socket")
     assert socket.lost == 100 and socket.explainers[0].counter == "Udp.RcvbufErrors on node:n2"

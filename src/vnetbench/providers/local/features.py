@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from vnetbench.layout import Netem, Shaper
-from vnetbench.providers.local import kernel, shaping, signals
+from vnetbench.layout import Interface, Netem, Shaper
+from vnetbench.providers.local import kernel, netshaping, shaping, signals
 from vnetbench.providers.local.netlink import Batch, NetlinkFailure, Op
 from vnetbench.providers.local.netns import netlink_socket
 
 LINK_KINDS = ("veth", "bridge", "vxlan")
 QDISC_KINDS = ("tbf", "htb", "bfifo", "netem")
+SHAPING_KINDS = ("ifb", "redirect")  # what `shaping: network` needs (netshaping.py)
 KERNEL_OPTION = {
     "veth": "CONFIG_VETH (module veth)",
     "bridge": "CONFIG_BRIDGE (module bridge)",
@@ -26,6 +28,8 @@ KERNEL_OPTION = {
     "htb": "CONFIG_NET_SCH_HTB (module sch_htb)",
     "bfifo": "CONFIG_NET_SCH_FIFO",
     "netem": "CONFIG_NET_SCH_NETEM (module sch_netem)",
+    "ifb": "CONFIG_IFB (module ifb)",
+    "redirect": "clsact, u32 and mirred: CONFIG_NET_SCH_INGRESS, CONFIG_NET_CLS_U32, CONFIG_NET_ACT_MIRRED",
 }
 
 
@@ -60,6 +64,12 @@ def _qdisc_op(kind: str, index: int) -> Op:
         fields={"handle": 0x10000, "parent": 0xFFFFFFFF},
         attrs=[["TCA_KIND", kind], ["TCA_OPTIONS", options]],
     )
+
+
+def _redirect_works(attempt: Callable[[Op], bool]) -> bool:
+    """`shaping: network`'s clsact + u32 + mirred redirect, from a veth (index 10) to the IFB (30)."""
+    iface = Interface("probe", "vnbprobe10", 1500, shaper=Shaper("tbf", 10**7, 10**5, 3000, "network"))
+    return all(attempt(op) for op in netshaping.redirect_ops(iface, 10, 30))
 
 
 def _probe() -> Features:
@@ -111,6 +121,8 @@ def _probe() -> Features:
                 peer = {"index": idx + 1, "attrs": [["IFLA_IFNAME", f"vnbprobe{idx + 1}"]]}
                 target = idx if found.kinds["veth"] and attempt(link("veth", idx, peer=peer)) else 1
                 found.kinds[kind] = attempt(_qdisc_op(kind, target))
+            found.kinds["ifb"] = attempt(link("ifb", 30))
+            found.kinds["redirect"] = found.kinds["ifb"] and _redirect_works(attempt)
         finally:
             with contextlib.suppress(OSError):
                 sock.close()

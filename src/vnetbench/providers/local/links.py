@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vnetbench.layout import Bridge, Interface, Layout, VethPair, Vxlan
+from vnetbench.providers.local import netshaping
 from vnetbench.providers.local.netlink import IFF_UP, Op, link_up
 from vnetbench.providers.local.shaping import qdisc_ops
 
@@ -53,6 +54,9 @@ def assign_indexes(layout: Layout) -> dict[tuple[str, str], int]:
         take(pair.b.ns, pair.b.name)
     for vx in layout.vxlans:
         take(vx.iface.ns, vx.iface.name)
+    for iface in layout.interfaces():
+        if netshaping.is_network_shaped(iface):
+            take(iface.ns, netshaping.ifb_name(iface))
     return out
 
 
@@ -117,6 +121,10 @@ def plan_requests(layout: Layout, ns_fd: Mapping[str, int]) -> dict[str, NsReque
         if iface.address:
             plans[iface.ns].round2.append(address_op(iface, idx))
         plans[iface.ns].round2.extend(qdisc_ops(iface, idx))
+        if netshaping.is_network_shaped(iface):  # after the shaper: no frame passes unshaped
+            ifb = index[(iface.ns, netshaping.ifb_name(iface))]
+            plans[iface.ns].round1.append(netshaping.ifb_op(iface, ifb))
+            plans[iface.ns].round2.extend(netshaping.redirect_ops(iface, idx, ifb))
     return plans
 
 

@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyroute2.netlink.rtnl import RTM_NEWADDR, RTM_NEWLINK, RTM_NEWQDISC, RTM_NEWTCLASS
+from pyroute2.netlink.rtnl import RTM_NEWADDR, RTM_NEWLINK, RTM_NEWQDISC, RTM_NEWTCLASS, RTM_NEWTFILTER
 from pyroute2.netlink.rtnl.ifaddrmsg import ifaddrmsg
 from pyroute2.netlink.rtnl.ifinfmsg import ifinfmsg
 from pyroute2.netlink.rtnl.tcmsg import tcmsg
@@ -46,13 +46,14 @@ _KINDS: dict[str, tuple[type, int]] = {
     "addr": (ifaddrmsg, RTM_NEWADDR),
     "qdisc": (tcmsg, RTM_NEWQDISC),
     "class": (tcmsg, RTM_NEWTCLASS),
+    "filter": (tcmsg, RTM_NEWTFILTER),
 }
 _templates: dict[str, bytes] = {}
 
 
 @dataclass
 class Op:
-    """One rtnetlink request: kind (link/addr/qdisc/class), the fixed fields and the NLAs."""
+    """One rtnetlink request: kind (link/addr/qdisc/class/filter), the fixed fields and the NLAs."""
 
     what: str  # for error messages: "create veth eth0 in vnb…-n-vm1"
     kind: str

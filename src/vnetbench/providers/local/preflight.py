@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import platform
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from vnetbench.layout import Layout
 from vnetbench.providers.local import cgroups, delaynode, features, limits, netns, ovs
@@ -29,6 +29,19 @@ def missing_tools(tools: Sequence[str]) -> list[str]:
         for tool in tools
         if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}")
     ]
+
+
+def _shaping_needs(layout: Layout, need: Callable[[str, str, str], None]) -> None:
+    """The kernel features the layout's shapers use (`need(kind, why, fix)` notes a missing one)."""
+    shaper_kinds = {i.shaper.kind for i in layout.interfaces() if i.shaper}
+    if "tbf" in shaper_kinds:
+        need("tbf", "rate shaping (shaper: tbf)", "use `shaper: htb`, or run where sch_tbf exists")
+    if "htb" in shaper_kinds:
+        need("htb", "rate shaping (shaper: htb)", "use `shaper: tbf`, or run where sch_htb exists")
+        need("bfifo", "the htb shaper's queue", "run where the fifo qdiscs exist")
+    if any(i.shaper.placement == "network" for i in layout.interfaces() if i.shaper):
+        for kind in ("ifb", "redirect"):
+            need(kind, "a link with `shaping: network` (the default)", "set `shaping: sender` on the link")
 
 
 def problems(
@@ -60,12 +73,7 @@ def problems(
     if layout.vxlans:
         labels = sorted({link.label for link in layout.links if link.overlay == "vxlan"})
         need("vxlan", f"link {', '.join(labels)} (overlay: vxlan)", "remove `overlay: vxlan` or load vxlan")
-    shaper_kinds = {i.shaper.kind for i in layout.interfaces() if i.shaper}
-    if "tbf" in shaper_kinds:
-        need("tbf", "rate shaping (shaper: tbf)", "use `shaper: htb`, or run where sch_tbf exists")
-    if "htb" in shaper_kinds:
-        need("htb", "rate shaping (shaper: htb)", "use `shaper: tbf`, or run where sch_htb exists")
-        need("bfifo", "the htb shaper's queue", "run where the fifo qdiscs exist")
+    _shaping_needs(layout, need)
     for link in layout.links:
         asked = [f for f in NETEM_FIELDS if getattr(link, f) is not None]
         emulator = (emulation or {}).get(link.label, "netem")

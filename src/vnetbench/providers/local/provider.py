@@ -69,7 +69,8 @@ class LocalProvider(Provider, NamespaceAccess):
         # row removed twice is harmless). The next build() starts a new list.
         self._removed: list[int] = []
         self.link_emulation: dict[str, str] = {}  # link -> "netem" | "delay-node" (provenance)
-        self.delay_reports: dict[str, Any] = {}  # link -> the delay node's JSON report at teardown
+        # delay node namespace -> its JSON report at teardown, with "link" and "sides" added
+        self.delay_reports: dict[str, Any] = {}
         self._reset()
 
     def _reset(self) -> None:
@@ -87,7 +88,9 @@ class LocalProvider(Provider, NamespaceAccess):
         self._rundir_id: int | None = None
         self._procs: list[procs.LocalToolProcess] = []
         self._active = False
-        self._delay_procs: dict[str, procs.LocalToolProcess] = {}  # link -> its delay node
+        # delay node namespace -> (its process, the link, which end of the link is on each side)
+        self._delay_procs: dict[str, procs.LocalToolProcess] = {}
+        self._delay_nodes: dict[str, tuple[str, dict[str, str]]] = {}
 
     # ------------------------------------------------------------------ checks
 
@@ -160,7 +163,9 @@ class LocalProvider(Provider, NamespaceAccess):
                 raise ProviderError("vnb-probe is not installed: `pip install .` builds and ships it")
             argv = emulation.command(node, binary)
             proc = self._spawn(node.ns, f"delay:{node.link}", argv, None, None, "delay-node")
-            self._delay_procs[node.link] = proc
+            # keyed by namespace: a link between hosts has a node at each end (two per link)
+            self._delay_procs[node.ns] = proc
+            self._delay_nodes[node.ns] = (node.link, emulation.sides(layout, node))
             delaynode.wait_ready(proc, node.link)
 
     def _build_namespaces(self, layout: Layout, record: Recorder) -> None:
@@ -365,11 +370,12 @@ class LocalProvider(Provider, NamespaceAccess):
             for proc in self._delay_procs.values():
                 delaynode.terminate(proc)  # all at once; each prints its report (drops, timing error)
             deadline = time.monotonic() + delaynode.STOP_TIMEOUT_S
-            for link, proc in list(self._delay_procs.items()):
+            for ns, proc in list(self._delay_procs.items()):
                 report = delaynode.report(proc, deadline)
                 if report is not None:
-                    self.delay_reports[link] = report
-                self._delay_procs.pop(link)
+                    link, sides = self._delay_nodes.get(ns, ("", {}))
+                    self.delay_reports[ns] = {**report, "link": link, "sides": sides}
+                self._delay_procs.pop(ns)
             self._stop_processes(problems)
             self._remove_namespaces(problems)
             self._remove_cgroups(problems)

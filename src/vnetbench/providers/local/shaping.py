@@ -37,10 +37,13 @@ def _bit(rate_bps: int) -> str:
 
 
 def tbf_options(shaper: Shaper) -> dict:
-    """pyroute2's tbf parameters of a shaper."""
-    return sched_tbf.get_parameters(
+    """pyroute2's tbf parameters of a shaper (a link's pps: its minimum packet unit)."""
+    options = sched_tbf.get_parameters(
         {"rate": _bit(shaper.rate_bps), "burst": shaper.burst_bytes, "limit": shaper.queue_bytes}
     )
+    if shaper.min_frame_bytes:  # a link's pps: each frame costs at least this many bytes
+        options["attrs"][0][1]["rate_mpu"] = shaper.min_frame_bytes
+    return options
 
 
 def htb_quantum(shaper: Shaper, mtu: int) -> int:

@@ -77,40 +77,52 @@ def unaccounted(d: dict[str, Any]) -> int:
     return int(d.get("rx_frames") or 0) - kept
 
 
-def link_ends(spec: Any) -> dict[str, tuple[str, str]]:
-    """link label -> its two endpoints as written (a node's report lists A->B, then B->A); {} without
-    a readable spec (interface names are shown instead)."""
-    return {} if spec is None else {link.label: tuple(link.endpoints) for link in spec.topology.links}
+def _side(role: str) -> str:
+    """ "node:vm0" -> "vm0", "host:pc1" -> "host pc1" (a node's own delay node faces its host)."""
+    kind, _, name = role.partition(":")
+    return name if kind == "node" else f"{kind} {name}" if name else role
 
 
-def _direction(d: dict[str, Any], index: int, ends: tuple[str, str] | None) -> str:
-    if ends is not None and index in (0, 1):
-        a, b = ends if index == 0 else ends[::-1]
-        return f"{a} → {b}"
-    return f"{d.get('from', '?')} → {d.get('to', '?')}"
+def _direction(d: dict[str, Any], sides: dict[str, str] | None) -> str:
+    """Which way the frames went, from what the node's interfaces face (its report's from/to)."""
+    src, dst = str(d.get("from", "?")), str(d.get("to", "?"))
+    if sides and src in sides and dst in sides:
+        return f"{_side(sides[src])} → {_side(sides[dst])}"
+    return f"{src} → {dst}"
+
+
+def _passes_at_once(d: dict[str, Any]) -> bool:
+    """A direction the node does not impair (on a link between hosts, the far end's node delays it)."""
+    return not (
+        d.get("delay_ns")
+        or d.get("jitter_ns")
+        or d.get("delay_cdf")
+        or d.get("loss_ratio")
+        or d.get("rate_bps")
+    )
 
 
 def build(ctx: ReportContext) -> list[Section]:
     items_in = reports(ctx.store.events_frame(ctx.campaign_id))
     if not items_in:
         return []
-    ends_of = link_ends(ctx.spec)
     rows, items = [], []
     for item in items_in:
         rep = item["report"]
         cpu = rep.get("cpu_per_frame_ns")
-        ends = ends_of.get(str(item.get("link")))
-        for index, d in enumerate(rep.get("directions", [])):
-            if not d.get("rx_frames") and not d.get("delay_ns") and not d.get("delay_cdf"):
+        sides = rep.get("sides") if isinstance(rep.get("sides"), dict) else None
+        for d in rep.get("directions", []):
+            if not d.get("rx_frames") and _passes_at_once(d):
                 continue  # a direction that passes frames at once and saw none
             err = d.get("release_error") or {}
             drops = unasked_drops(d)
+            configured = "passed at once (delayed by the node at the other end)" if _passes_at_once(d) else ""
             rows.append(
                 [
                     str(item.get("build_id", "")),
                     str(item.get("link", "")),
-                    _direction(d, index, ends),
-                    _configured(d),
+                    _direction(d, sides),
+                    configured or _configured(d),
                     f"{int(d.get('rx_frames') or 0):,}",
                     f"{int(d.get('tx_frames') or 0):,}",
                     f"{int(d.get('lost_frames') or 0):,}",
@@ -119,7 +131,7 @@ def build(ctx: ReportContext) -> list[Section]:
                     "–" if cpu is None else f"{cpu / 1e3:.2f}",
                 ]
             )
-            where = f"link {item.get('link')} ({_direction(d, index, ends)}, build {item.get('build_id')})"
+            where = f"link {item.get('link')} ({_direction(d, sides)}, build {item.get('build_id')})"
             if drops:
                 items.append(
                     f"{where}: the node dropped frames that were not asked for — "

@@ -113,6 +113,8 @@ def sweep_points(rows: pd.DataFrame) -> pd.DataFrame:
             "loss": _col(rows, "loss_ratio"),
             "lateness_p99_ns": _col(rows, "send_lateness_p99_ns"),
             "link_rate_bps": _col(rows, "link_rate_bps"),
+            "path_pps_limit": _col(rows, "path_pps_limit"),
+            "repetition": _col(rows, "repetition"),
         }
     )
     df = df.dropna(subset=["size", "offered_pps"])
@@ -124,8 +126,21 @@ def sweep_points(rows: pd.DataFrame) -> pd.DataFrame:
         loss=("loss", "mean"),
         lateness_p99_ns=("lateness_p99_ns", "max"),
         link_rate_bps=("link_rate_bps", "first"),
+        path_pps_limit=("path_pps_limit", "first"),
         n=("received_pps", "size"),
     )
+
+
+def ceiling(rows: pd.DataFrame, series: str, size: float) -> tuple[float, float, int] | None:
+    """The series' ceiling: the most packets/s received in each repetition; (mean, sd, repetitions)."""
+    if rows.empty or "repetition" not in rows:
+        return None
+    mask = (rows.apply(_series_label, axis=1) == series) & (_col(rows, "payload_bytes") == size)
+    per_rep = _col(rows[mask], "received_pps").groupby(_col(rows[mask], "repetition")).max().dropna()
+    if per_rep.empty:
+        return None
+    sd = float(per_rep.std(ddof=1)) if len(per_rep) > 1 else float("nan")
+    return float(per_rep.mean()), sd, len(per_rep)
 
 
 # ------------------------------------------------------------------------------------------ sweeps
@@ -158,7 +173,7 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
         section.intro += " " + multi.intro
     rows_out: list[list[str]] = []
     for size, by_size in pts.groupby("size"):
-        png = _size_figure(int(size), by_size, rows_out, fig_dir / f"probe_pps_{int(size)}")
+        png = _size_figure(int(size), by_size, rows, rows_out, fig_dir / f"probe_pps_{int(size)}")
         section.figures.append(Figure(f"Received vs offered, {int(size)}-byte payloads", png))
     if rows_out:
         section.tables.append(
@@ -170,13 +185,18 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                     "frame B",
                     "knee (pps)",
                     "max received (pps)",
+                    "ceiling mean ± sd over repetitions",
                     "link limit (pps)",
+                    "points limited by the sender",
                     "max loss %",
                     "max |achieved/target − 1| %",
                     "max lateness p99 µs",
                 ],
                 rows_out,
-                note="Every step stores the sender's achieved rate and its send lateness p50/p99/max.",
+                note="Every step stores the sender's achieved rate and its send lateness p50/p99/max. The "
+                "ceiling is the most packets/s received in each repetition (mean ± sample SD); a point whose "
+                "sender sent < 95 % of the offered rate measured this machine, not the path. The link "
+                "limit includes a switch's packet-rate capacity (a link's pps) on the path.",
             )
         )
     if multi is not None:
@@ -185,9 +205,11 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
     return section
 
 
-def _size_figure(size: int, by_size: pd.DataFrame, rows_out: list[list[str]], path: Path) -> Path:
+def _size_figure(
+    size: int, by_size: pd.DataFrame, rows: pd.DataFrame, rows_out: list[list[str]], path: Path
+) -> Path:
     """Received vs offered of every series at one payload size, with knees and the link's limit;
-    each series' summary row is added to rows_out."""
+    each series' summary row is added to rows_out (`rows`: the measurements, for the ceiling)."""
     fig, ax = plt.subplots(figsize=(7, 4))
     top = float(by_size["offered_pps"].max())
     limits = set()
@@ -200,8 +222,16 @@ def _size_figure(size: int, by_size: pd.DataFrame, rows_out: list[list[str]], pa
         if k is not None:
             ax.axvline(k, color=line[0].get_color(), ls=":", lw=1)
         lim = limit_pps(s["link_rate_bps"].iloc[0], size)
+        cap = s["path_pps_limit"].iloc[0]
+        if cap is not None and np.isfinite(cap) and cap > 0:  # a switch's packet-rate capacity
+            lim = min(lim, float(cap)) if lim is not None else float(cap)
         if lim is not None:
             limits.add(lim)
+        top_rx = ceiling(rows, str(series), float(size))
+        spread = "—"
+        if top_rx and top_rx[2] > 1:
+            spread = f"{top_rx[0]:,.0f} ± {top_rx[1]:,.0f} (n={top_rx[2]})"
+        limited = int((s["achieved_pps"] < KNEE_SENT * s["offered_pps"]).sum())
         rows_out.append(
             [
                 series,
@@ -209,7 +239,9 @@ def _size_figure(size: int, by_size: pd.DataFrame, rows_out: list[list[str]], pa
                 str(int(frame_bytes(size))),
                 fmt.sig(k) if k is not None else "none passed",
                 fmt.sig(s["received_pps"].max()),
+                spread,
                 fmt.sig(lim) if lim is not None else "no link-rate limit (unshaped)",
+                f"{limited} of {len(s)}" + (" (the sender, i.e. this machine)" if limited else ""),
                 fmt.sig(s["loss"].max() * 100, 2),
                 fmt.sig(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
                 fmt.sig(s["lateness_p99_ns"].max() / 1e3),

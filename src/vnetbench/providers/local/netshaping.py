@@ -1,0 +1,102 @@
+"""`shaping: network` — a link's shaper the sender never hears from, as in a network.
+
+A qdisc on an interface is charged to the socket that sent each skb: with the shaper as the root
+qdisc of the sending node's own interface and nothing else (`shaping: sender`), a UDP socket blocks
+once the queue holds as much as its send buffer, and overload becomes back-pressure instead of loss.
+Measured (docs/fidelity-notes.md): the skb keeps its owner across veths and into an ingress IFB, so
+shaping "at the far end" does not help by itself; but `act_mirred` redirecting at *egress* sends a
+clone (no owner) and consumes the original at once. So for a network-shaped interface IF:
+
+    IF:  the link's tbf/htb (and netem) as its root qdisc, as with `shaping: sender`;
+         clsact; egress filter u32 (match all) -> mirred egress redirect to qIF
+    qIF: an IFB relay in the same namespace, with a long transmit queue and no shaper
+
+Every frame leaves the sender's socket at once (as a clone) into the IFB, which hands it straight
+back to IF past the filter; IF's root qdisc then shapes, queues and drops as a network would. The
+IFB never drops (its queue holds TXQUEUE_FRAMES): were it to, mirred would report the failed
+redirect and the sender's socket would get ENOBUFS — a signal a network does not give (a TCP sender
+takes it as local congestion and backs off at once). The shaper's counters stay on IF.
+Pure data: netlink Ops from a layout Interface.
+"""
+
+from __future__ import annotations
+
+import socket
+
+from pyroute2.netlink.rtnl import TC_H_CLSACT
+
+from vnetbench.layout import Interface
+from vnetbench.providers.local.netlink import IFF_UP, Op
+
+CLSACT_HANDLE = 0xFFFF0000
+EGRESS_PARENT = 0xFFFFFFF3  # TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+ETH_P_ALL = 0x0003
+FILTER_PRIO = 1
+TCA_MIRRED_EGRESS_REDIRECT = 1
+TC_ACT_STOLEN = 4
+TC_U32_TERMINAL = 1
+TXQUEUE_FRAMES = 10_000  # the relay's own queue: only frames between redirect and re-send sit there
+
+
+def ifb_name(iface: Interface) -> str:
+    """The IFB relay of iface's network shaping ("q" + the name: no layout name starts with q)."""
+    return f"q{iface.name}"
+
+
+def is_network_shaped(iface: Interface) -> bool:
+    return iface.shaper is not None and iface.shaper.placement == "network"
+
+
+def ifb_op(iface: Interface, ifb_index: int) -> Op:
+    """Create the IFB relay (up, the link's MTU, a long transmit queue) in iface's namespace."""
+    return Op(
+        f"create ifb {ifb_name(iface)} (shaper of {iface.name}) in {iface.ns}",
+        "link",
+        ifb_index,
+        create=True,
+        fields={"flags": IFF_UP, "change": IFF_UP},
+        attrs=[
+            ["IFLA_IFNAME", ifb_name(iface)],
+            ["IFLA_MTU", iface.mtu],
+            ["IFLA_TXQLEN", TXQUEUE_FRAMES],
+            ["IFLA_LINKINFO", {"attrs": [["IFLA_INFO_KIND", "ifb"]]}],
+        ],
+    )
+
+
+def redirect_ops(iface: Interface, index: int, ifb_index: int) -> list[Op]:
+    """clsact on iface and the egress filter that redirects a clone of every frame to its IFB."""
+    where = f"{iface.name} in {iface.ns}"
+    mirred = {
+        "attrs": [
+            [
+                "TCA_MIRRED_PARMS",
+                {"eaction": TCA_MIRRED_EGRESS_REDIRECT, "action": TC_ACT_STOLEN, "ifindex": ifb_index},
+            ]
+        ]
+    }
+    action = {"attrs": [["TCA_ACT_KIND", "mirred"], ["TCA_ACT_OPTIONS", mirred]]}
+    u32 = {
+        "attrs": [
+            ["TCA_U32_ACT", {"attrs": [["TCA_ACT_PRIO_1", action]]}],
+            ["TCA_U32_SEL", {"flags": TC_U32_TERMINAL, "keys": ["0x0/0x0+0"]}],
+        ]
+    }
+    return [
+        Op(
+            f"clsact on {where}",
+            "qdisc",
+            index,
+            create=True,
+            fields={"handle": CLSACT_HANDLE, "parent": TC_H_CLSACT},
+            attrs=[["TCA_KIND", "clsact"]],
+        ),
+        Op(
+            f"egress redirect {where} -> {ifb_name(iface)}",
+            "filter",
+            index,
+            create=True,
+            fields={"parent": EGRESS_PARENT, "info": socket.htons(ETH_P_ALL) | FILTER_PRIO << 16},
+            attrs=[["TCA_KIND", "u32"], ["TCA_OPTIONS", u32]],
+        ),
+    ]

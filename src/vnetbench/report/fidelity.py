@@ -1,0 +1,121 @@
+"""What the report says about how a campaign's numbers were made: link shaping, path priming, and
+how TCP goodput is computed (issue #13). Pure functions of the stored build layout and spec."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from vnetbench.report import format as fmt
+
+SHAPING_MEANING = {
+    "network": "the link's queue drops what exceeds the rate; the sender never blocks on it",
+    "sender": "the sending interface's own qdisc pushes back on the sender's socket (a physical NIC)",
+}
+
+
+def shaping_items(layout: dict[str, Any] | None) -> list[str]:
+    """One sentence per shaping mode used, naming its links (older stores have no 'links': none)."""
+    by_mode: dict[str, list[str]] = {}
+    for link in (layout or {}).get("links") or []:
+        if link.get("shaping"):
+            by_mode.setdefault(link["shaping"], []).append(str(link["link"]))
+    return [
+        f"Link shaping {mode} ({SHAPING_MEANING.get(mode, mode)}): {', '.join(links)}."
+        for mode, links in sorted(by_mode.items())
+    ]
+
+
+def method_items(spec: dict[str, Any]) -> list[str]:
+    """How samples were taken: priming, and what a TCP throughput is."""
+    schedule = spec.get("schedule") or {}
+    kinds = {m.get("kind") for m in spec.get("measurements") or [] if isinstance(m, dict)}
+    items = []
+    if schedule.get("prime", True):
+        items.append(
+            "Paths primed: before each step one unmeasured ping per flow resolved the neighbour entries, "
+            "so no sample includes path set-up (ARP)."
+        )
+    else:
+        items.append("Paths not primed (schedule.prime: false): first samples may include path set-up (ARP).")
+    if "tcp" in kinds:
+        items.append(
+            "TCP throughput: the receiver's bytes inside the measured window (its full-length intervals, "
+            "without the queue's drain at the end and, after a warm-up omit, without the first interval); "
+            "iperf3's own figure is kept as iperf3_throughput_bps."
+        )
+    return items
+
+
+# Causes of loss that are this machine's, not the emulated network's: a receiving tool that did not
+# run in time, a CPU's backlog, a userspace switch that could not read its port.
+MACHINE_CAUSES = ("socket buffer full", "backlog full", "not read by userspace OVS")
+
+
+def machine_items(frame: pd.DataFrame | None, localizations: list[Any]) -> list[str]:
+    """Where this machine, not the emulated network, limited a measurement (issue #13)."""
+    items = []
+    if frame is not None and not frame.empty and "offered_bps" in frame:
+        ok = frame[frame["status"] == "ok"]
+        # iperf3's sender_throughput_bps, vnb-probe's achieved_bps: whichever the row has
+        columns = [ok[c] for c in ("sender_throughput_bps", "achieved_bps") if c in ok]
+        sent = columns[0].fillna(columns[1]) if len(columns) == 2 else (columns[0] if columns else None)
+        if sent is not None:
+            udp = ok[ok["kind"].isin(["udp", "pps", "trace"]) & ok["offered_bps"].notna()]
+            short = udp[(sent[udp.index] < 0.95 * udp["offered_bps"])]
+            if len(short):
+                items.append(
+                    f"Machine as bottleneck: in {len(short)} of {len(udp)} constant-rate measurements the "
+                    "sender sent less than 95 % of the offered rate (it did not get the CPU in time); their "
+                    "loss is measured against what was sent."
+                )
+    by_cause: dict[str, list[float]] = {}
+    for loc in localizations:
+        cause = str(getattr(loc, "cause", "") or "")
+        if any(c in cause for c in MACHINE_CAUSES):
+            by_cause.setdefault(cause, []).append(float(getattr(loc, "app_lost", 0.0)))
+    for cause, lost in sorted(by_cause.items()):
+        items.append(
+            f"Machine as bottleneck: {len(lost)} measurement(s) lost most of their datagrams to '{cause}' "
+            f"({fmt.count(sum(lost))} datagrams): this machine, not the emulated network "
+            "(see Where the packets went)."
+        )
+    return items
+
+
+def rtt_loss_items(frame: pd.DataFrame | None, node_reports: list[dict[str, Any]]) -> list[str]:
+    """Account for ping requests that got no reply: a drop counter, or the reason none can say."""
+    if frame is None or frame.empty or "received_packets" not in frame:
+        return []
+    rtt = frame[(frame["kind"] == "rtt") & (frame["status"] == "ok")]
+    lost = float((rtt["sent_packets"] - rtt["received_packets"]).clip(lower=0).sum()) if len(rtt) else 0.0
+    if lost <= 0:
+        return []
+    dropped = 0
+    tails = []
+    for item in node_reports:
+        for d in item.get("report", {}).get("directions", []):
+            dropped += int(d.get("lost_frames") or 0) + sum(
+                int(d.get(k) or 0)
+                for k in ("queue_drop_frames", "limit_drop_frames", "oversize_drop_frames", "tx_error_frames")
+            )
+            dropped += int(d.get("kernel_rx_drop_frames") or 0)
+            if d.get("delay_cdf") or d.get("jitter_ns"):
+                tails.append(str(item.get("link")))
+    text = f"{fmt.count(lost)} ping request(s) got no reply. "
+    if dropped:
+        text += (
+            f"The delay nodes dropped {fmt.count(dropped)} frames of all traffic in these builds "
+            "(table below). "
+        )
+    else:
+        text += "No delay node dropped a frame (their table below), so no drop counter explains them. "
+    if tails:
+        text += (
+            f"Links {', '.join(sorted(set(tails)))} delay frames by a random amount with a tail: a reply "
+            "drawn from the tail can arrive after ping stops waiting (max(2 × the largest RTT seen, the "
+            "interval) after its last request), which ping reports as lost; a longer interval between "
+            "requests than the largest round trip avoids it."
+        )
+    return [text.strip()]

@@ -1,0 +1,77 @@
+"""What the report's campaign section says about how the numbers were made (report/fidelity.py,
+issue #13): link shaping per link, priming, TCP's window, where the machine limited a number, and
+an account of every ping request without a reply. Frames built by hand (no root)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+
+from vnetbench.report import fidelity
+
+
+def test_shaping_names_each_mode_and_its_links_and_skips_unshaped_links() -> None:
+    layout = {
+        "links": [
+            {"link": "net", "rate_bps": 20_000_000, "shaping": "network"},
+            {"link": "nic", "rate_bps": 20_000_000, "shaping": "sender"},
+            {"link": "fast", "rate_bps": 100_000_000, "shaping": "network"},
+            {"link": "bare", "rate_bps": None, "shaping": None},
+        ]
+    }
+    items = fidelity.shaping_items(layout)
+    assert len(items) == 2
+    assert items[0].startswith("Link shaping network (") and items[0].endswith(": net, fast.")
+    assert items[1].startswith("Link shaping sender (") and items[1].endswith(": nic.")
+    assert fidelity.shaping_items({}) == [] and fidelity.shaping_items(None) == []  # stores before #13
+
+
+def test_method_says_whether_paths_were_primed_and_how_tcp_goodput_is_computed() -> None:
+    tcp = {"measurements": [{"kind": "tcp"}]}
+    primed = fidelity.method_items(tcp)
+    assert primed[0].startswith("Paths primed") and "measured window" in primed[1]
+    off = fidelity.method_items({"schedule": {"prime": False}, "measurements": [{"kind": "rtt"}]})
+    assert off == ["Paths not primed (schedule.prime: false): first samples may include path set-up (ARP)."]
+
+
+def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_causes() -> None:
+    frame = pd.DataFrame(
+        {
+            "kind": ["udp", "udp", "pps", "tcp"],
+            "status": ["ok", "ok", "ok", "ok"],
+            "offered_bps": [60e6, 60e6, 10e6, None],
+            # 0.94 × offered is short (< 95 %), 0.96 × is not; the probe's column for pps
+            "sender_throughput_bps": [0.94 * 60e6, 0.96 * 60e6, None, 90e6],
+            "achieved_bps": [None, None, 0.5 * 10e6, None],
+        }
+    )
+    socket = SimpleNamespace(cause="socket buffer full", app_lost=1500.0)
+    qdisc = SimpleNamespace(cause="qdisc drop", app_lost=9000.0)  # the link's own: not the machine
+    items = fidelity.machine_items(frame, [socket, qdisc, socket])
+    assert items[0].startswith("Machine as bottleneck: in 2 of 3 constant-rate measurements")
+    assert items[1].startswith("Machine as bottleneck: 2 measurement(s) lost most of their datagrams to")
+    assert "'socket buffer full' (3,000 datagrams)" in items[1]
+    assert len(items) == 2
+
+
+def _rtt(sent: int, received: int) -> dict:
+    return {"kind": "rtt", "status": "ok", "sent_packets": sent, "received_packets": received}
+
+
+def test_rtt_loss_without_any_drop_counter_says_why_none_can_explain_it() -> None:
+    frame = pd.DataFrame([_rtt(50, 49), _rtt(50, 49), _rtt(50, 50)])
+    tail = {"link": "cross", "report": {"directions": [{"delay_cdf": "0:1ms,1:40ms", "rx_frames": 99}]}}
+    (item,) = fidelity.rtt_loss_items(frame, [tail])
+    assert item.startswith("2 ping request(s) got no reply. No delay node dropped a frame")
+    assert "Links cross delay frames by a random amount with a tail" in item
+
+
+def test_rtt_loss_names_the_delay_nodes_drops_and_nothing_lost_says_nothing() -> None:
+    frame = pd.DataFrame([_rtt(30, 28)])
+    lossy = {"link": "l", "report": {"directions": [{"lost_frames": 3, "queue_drop_frames": 1}]}}
+    (item,) = fidelity.rtt_loss_items(frame, [lossy])
+    assert item == "2 ping request(s) got no reply. The delay nodes dropped 4 frames of all traffic in " + (
+        "these builds (table below)."
+    )
+    assert fidelity.rtt_loss_items(pd.DataFrame([_rtt(30, 30)]), [lossy]) == []
