@@ -8,15 +8,18 @@ What is compared, and how:
 - throughput_bps (TCP, UDP; higher is better), loss_ratio and jitter_mean_ns (UDP; lower is better):
   one value per flow and replication (its mean over the run, after `omit`); Welch's t and interval of
   the difference of means;
-- rtt_ns (RTT; lower is better): every reply of every replication; Mann–Whitney U and the
-  Hodges–Lehmann shift with its distribution-free interval.
+- rtt_ns (RTT; lower is better): one value per flow and replication, its median reply; Mann–Whitney
+  U and the Hodges–Lehmann shift with its distribution-free interval.
 
-Throughput, loss and jitter are means over a run: the replication is the unit, and Welch's t
-allows the two campaigns different spreads (iperf3's per-second jitter values within a run are not
-independent, so pooling them made noise look significant). RTT is latency-like: skewed, with a long
-tail, so the shift of the distribution (the median of all differences b − a, Hodges–Lehmann) is
-compared instead of the mean. Replies within a run are not independent either, so their p-values
-are optimistic; the absolute floor below is what keeps a tiny shift from failing a comparison.
+The replication is the unit for every metric. Throughput, loss and jitter are means over a run, and
+Welch's t allows the two campaigns different spreads (iperf3's per-second jitter values within a run
+are not independent, so pooling them made noise look significant). RTT is latency-like: skewed, with
+a long tail, so each run gives its median and the shift of those medians (the median of all
+differences b − a, Hodges–Lehmann) is compared. Replies within a run are not independent either:
+pooling every reply made a 60 µs drift of a loaded machine between two campaigns "significant"
+(p ≈ 0 over 30 v 30 replies). The price is power: with m and n runs the smallest two-sided
+Mann–Whitney p is 2 / C(m + n, m) (0.1 at 3 v 3), and a note says so when RTT rows cannot reach
+significance.
 
 Verdict: "worse" (or "better") when the change is significant after Holm's correction over every row
 of the comparison AND the difference is beyond the tolerance band in the bad (good) direction; else
@@ -154,10 +157,10 @@ def observations(frames: cd.CampaignFrames, factors: Sequence[str], omit_ns: int
         sel = flows[flows["kind"].isin(kinds) & flows[metric].notna()]
         parts.append(sel.assign(metric=metric, value=sel[metric].astype(float))[columns])
     rtt_flows = flows[flows["kind"] == "rtt"]
-    if not rtt_flows.empty:  # every reply after omit (sum rows), read from the store in bounded memory
+    if not rtt_flows.empty:  # each run's median reply after omit (read from the store in bounded memory)
         replies = cd.as_source(frames.samples).values([int(i) for i in rtt_flows["id"]], "rtt_ns", omit_ns)
-        mine = replies.dropna(subset=["value"])
-        joined = mine.merge(rtt_flows, left_on="measurement_id", right_on="id")
+        medians = replies.dropna(subset=["value"]).groupby("measurement_id", as_index=False)["value"].median()
+        joined = medians.merge(rtt_flows, left_on="measurement_id", right_on="id")
         parts.append(joined.assign(metric="rtt_ns", value=joined["value"].astype(float))[columns])
     out = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame()
     return out if not out.empty else pd.DataFrame(columns=columns)
@@ -222,6 +225,27 @@ def compare(
         tuple(out),
         tuple(dict(zip(KEY, k, strict=True)) for k in sorted(set(groups_a) - set(groups_b))),
         tuple(dict(zip(KEY, k, strict=True)) for k in sorted(set(groups_b) - set(groups_a))),
+        _power_notes(out, alpha),
+    )
+
+
+def smallest_rank_p(m: int, n: int) -> float:
+    """The smallest two-sided p an exact Mann–Whitney test can give with m and n values: every value
+    of one side below every value of the other, 2 / C(m + n, m)."""
+    return min(1.0, 2 / math.comb(m + n, m))
+
+
+def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
+    """A note when latency rows (one median per run) have too few runs to ever be significant."""
+    weak = [r for r in rows if r.test == "mann-whitney" and smallest_rank_p(r.n_a, r.n_b) >= alpha]
+    if not weak:
+        return ()
+    runs = sorted({(r.n_a, r.n_b) for r in weak})
+    sizes = ", ".join(f"{m} v {n}" for m, n in runs)
+    return (
+        f"{len(weak)} RTT row(s) compare {sizes} run medians: too few runs for any RTT change to be "
+        f"significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
+        "give the campaigns more repetitions to test RTT.",
     )
 
 

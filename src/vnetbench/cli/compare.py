@@ -98,5 +98,7 @@ def print_tables(result: Any) -> None:
     for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
         for k in keys:
             out.print(f"only in {side}: {k['pair']} · {k['measurement']} · {k['metric']} · {k['treatment']}")
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False)
     n = counts(result)
     out.print(f"{n['same']} same, {n['better']} better, {n['worse']} worse", highlight=False)

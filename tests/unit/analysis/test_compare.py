@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
-from vnetbench.analysis.compare import KEY, compare
+from vnetbench.analysis.compare import KEY, compare, smallest_rank_p
 
 
 def obs(metric: str, values: list[float] | np.ndarray, pair: str = "a→b", kind: str = "tcp") -> pd.DataFrame:
@@ -107,3 +107,18 @@ def test_loss_floor_keeps_tiny_ratios_same() -> None:
 
 def test_key_columns() -> None:
     assert KEY == ["pattern", "measurement", "kind", "pair", "treatment", "metric"]
+
+
+def test_smallest_rank_p_is_two_over_the_arrangements() -> None:
+    # 3 v 3: C(6, 3) = 20 equally likely arrangements under H0, the two extreme ones give p = 2/20
+    assert smallest_rank_p(3, 3) == pytest.approx(0.1)
+    assert smallest_rank_p(4, 4) == pytest.approx(2 / 70)
+
+
+def test_rtt_rows_with_too_few_runs_carry_a_note() -> None:
+    few = compare(obs("rtt_ns", [1.0, 2, 3], kind="rtt"), obs("rtt_ns", [4.0, 5, 6], kind="rtt"))
+    assert few.rows[0].verdict == "same" and len(few.notes) == 1 and "3 v 3" in few.notes[0]
+    enough = compare(
+        obs("rtt_ns", [1.0, 2, 3, 4, 5], kind="rtt"), obs("rtt_ns", [6.0, 7, 8, 9, 10], kind="rtt")
+    )
+    assert enough.notes == ()

@@ -52,4 +52,5 @@ def build(ctx: ReportContext) -> list[Section]:
     section.items += [
         f"Worse: {r.key['pair']} · {r.key['measurement']} · {r.key['metric']}" for r in result.worse
     ]
+    section.items += list(result.notes)
     return [section]
