@@ -3,7 +3,7 @@ against a copy with the same-worker link's rate halved it says "worse" only for 
 and for both their TCP and UDP throughput (it exits 1). A halved rate may also raise that link's UDP
 jitter for real, so a "worse" jitter there is allowed; nothing on the other link may be worse.
 
-Three campaigns of ≈ 40 s each: exogeni-exp3 scaled to 3 repetitions of 3 s flows and 10 pings.
+Three campaigns of ≈ 30 s each: exogeni-exp3 scaled to 3 repetitions of 2 s flows and 10 pings.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ if (reason := missing(("iperf3", "ping"))) is not None:
 def short_exp3(rate: str = "100mbit") -> str:
     text = resources.files("vnetbench.scenarios").joinpath("exogeni-exp3.yaml").read_text()
     for old, new in (
-        ("duration: 10s, omit: 1s", "duration: 3s, omit: 1s"),
-        ("duration: 10s, rate: link", "duration: 3s, rate: link"),
+        ("duration: 10s, omit: 1s", "duration: 2s, omit: 1s"),
+        ("duration: 10s, rate: link", "duration: 2s, rate: link"),
         ("count: 50", "count: 10"),
         ("repetitions: 4", "repetitions: 3"),
         ("{name: same-worker, endpoints: [vma, vmb], rate: 100mbit}",

@@ -138,7 +138,11 @@ def test_ssh_campaign_loss_at_a_qdisc_on_the_senders_interface(sshnet: SshNet, t
     assert loc["counter_scope"] == f"qdisc:{sender.name}/eth0/tbf:5"
     assert loc["counter_packets"] == pytest.approx(loc["app_lost"], rel=0.01)
     stages = {s["key"]: s for s in loc["stages"]}
-    assert stages["tx:node:a/eth0"]["lost"] == pytest.approx(loc["app_lost"], rel=0.01)
+    # eth0 also carries the SSH sessions that drive the run and read its counters (TCP, segmented by
+    # GSO): their frames count as sent there, so the interface's loss can fall short of the flow's by
+    # a few dozen frames, more on a loaded machine (a CI run: 7098 of 7186); never above it
+    tx_lost = stages["tx:node:a/eth0"]["lost"]
+    assert 0.97 * loc["app_lost"] <= tx_lost <= 1.01 * loc["app_lost"], (tx_lost, loc["app_lost"])
     # the kernel also reports these drops to the socket (Udp.SndbufErrors): not counted twice
     assert stages["sender-udp"]["count"] == pytest.approx(loc["sent"], rel=0.01)
     assert not stages["sender-udp"]["explainers"]
