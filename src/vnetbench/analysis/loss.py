@@ -540,10 +540,19 @@ def campaign_accounting(
 
 
 def _app_counts(m: pd.Series) -> tuple[float | None, float | None]:
-    """What the tool says it sent and received (None where it said nothing)."""
+    """What the tool says it sent and received (None where it said nothing).
+
+    iperf3 UDP with `omit`: each side resets its counters at its own omit end, the receiver's shifted
+    by the path's delay, so the sender's count is not comparable with the receiver's (a lossy 10 ms
+    link showed 64 more received than sent). The receiver's own window is used instead: what arrived
+    plus what its sequence numbers say was lost (the driver's `lost_packets`; without omit that is
+    sent − received, the same numbers as before)."""
     names = APP_COUNTS.get(str(m["kind"]), ("sent_packets", "received_packets"))
     values = [m.get(name) for name in names]
     sent, received = (None if v is None or pd.isna(v) else float(v) for v in values)
+    lost = m.get("lost_packets")
+    if m["kind"] == "udp" and received is not None and lost is not None and not pd.isna(lost):
+        sent = received + float(lost)
     return sent, received
 
 

@@ -69,6 +69,16 @@ def engine_for(db: str | Path) -> Engine:
         url = f"sqlite:///{path}"
     # pre-ping: after a database restart, a pooled connection is tested and replaced, not used dead
     engine = create_engine(url, future=True, pool_pre_ping=not url.startswith("sqlite"))
+    if engine.dialect.name == "postgresql":
+
+        @event.listens_for(engine, "handle_error")
+        def _busy_is_dead(ctx: Any) -> None:
+            # A pooled psycopg connection left mid-statement refuses every use ("can't change
+            # 'autocommit' now: connection in transaction status ACTIVE"; seen once when a monitor
+            # was stopped by SIGTERM while its store was busy): replace it, as a dead one is.
+            if ctx.is_pre_ping and "transaction status ACTIVE" in str(ctx.original_exception):
+                ctx.is_disconnect = True
+
     if engine.dialect.name == "sqlite":
 
         @event.listens_for(engine, "connect")

@@ -26,7 +26,7 @@ def _path() -> FlowPath:
 def test_a_few_datagrams_dropped_at_a_tbf_are_the_tbfs() -> None:
     path = _path()
     loc = localize(path, _totals(path, 10_000, 2, 0), 10_000, 9_998)  # 2 ≤ the noise threshold
-    assert loc.hop == "sent by host:h1/p1x0 (tbf)" == loc.verdict
+    assert loc.hop == "sent by host:h1/p1x0 (tbf, network shaping)" == loc.verdict
     assert loc.cause == "qdisc drop" and loc.counter == "tbf drops on host:h1/p1x0"
     assert loc.counter_packets == 2 and loc.explained_packets == 2
 
@@ -95,13 +95,13 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
     )
     located, skipped = campaign_accounting(store, "c1")
     assert [(loc.sent, loc.app_lost, loc.hop, loc.cause) for loc in located] == [
-        (10_000, 3_000, "sent by host:h1/p1x0 (tbf)", "qdisc drop")
+        (10_000, 3_000, "sent by host:h1/p1x0 (tbf, network shaping)", "qdisc drop")
     ]
     assert [(n.kind, n.lost) for n in skipped] == [("pps", 1_000), ("probe-rtt", 3)]
     assert "no counters were read" in skipped[0].reason and "round trip" in skipped[1].reason
 
     result = CliRunner().invoke(app, ["loss", "c1", "--db", str(tmp_path / "s.db")], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
-    assert "sent by host:h1/p1x0 (tbf)" in result.output and "3,000 (30.00%)" in result.output
+    assert "sent by host:h1/p1x0 (tbf, network shaping)" in result.output and "3,000 (30.00%)" in result.output
     assert "not accounted for hop by hop" in result.output and "round trip" in result.output
     assert "…" not in result.output
