@@ -102,6 +102,8 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
 
     result = CliRunner().invoke(app, ["loss", "c1", "--db", str(tmp_path / "s.db")], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
-    assert "sent by host:h1/p1x0 (tbf, network shaping)" in result.output and "3,000 (30.00%)" in result.output
+    assert (
+        "sent by host:h1/p1x0 (tbf, network shaping)" in result.output and "3,000 (30.00%)" in result.output
+    )
     assert "not accounted for hop by hop" in result.output and "round trip" in result.output
     assert "…" not in result.output
