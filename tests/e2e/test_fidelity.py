@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -52,7 +53,7 @@ measurements:
   - {name: udp, kind: udp, duration: 2s, omit: 1s, rate: 10mbit}
 patterns:
   - {kind: pairs, pairs: [[a, b]], measurements: [udp]}
-schedule: {repetitions: 10}
+schedule: {repetitions: 6}
 """
 
 PRIMING = """\
@@ -171,7 +172,7 @@ def lossy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ran]:
 
 def test_udp_over_a_lossy_link_survives_lost_handshakes(lossy: Ran) -> None:
     # every repetition ends with a measurement: a lost handshake was retried, never stored as a result
-    assert len(lossy.frame) == 10 and (lossy.frame["status"] == "ok").all(), lossy.frame["reason"].tolist()
+    assert len(lossy.frame) == 6 and (lossy.frame["status"] == "ok").all(), lossy.frame["reason"].tolist()
     # every attempt is in the store; a setup failure is its own attempt, followed by a later one
     attempts = lossy.all_attempts
     setup = attempts[attempts["status"] == "setup_failed"]
@@ -186,7 +187,7 @@ def test_every_datagram_lost_on_a_lossy_link_is_accounted_for(lossy: Ran) -> Non
     proc = vnb("loss", "--db", str(lossy.db), "--json", cwd=lossy.tmp)
     assert proc.returncode == 0, proc.stderr
     locs = json.loads(proc.stdout)["loss_localization"]
-    assert len(locs) == 10
+    assert len(locs) == 6
     for loc in locs:
         stages = {s["key"]: s for s in loc["stages"]}
         (node,) = [
@@ -213,9 +214,14 @@ def test_priming_keeps_path_setup_out_of_the_samples(tmp_path: Path, prime: bool
         primed = ran.events[ran.events["kind"] == "path_primed"]
         if prime:
             assert len(primed) == 1
-            # 2 x 20 ms through a delay node at real-time priority; 1 ms of slack for a busy machine
-            assert rtts.min() >= 40.0 and rtts.max() < 41.0, rtts
-            assert abs(rtts.mean() - float(pd.Series(rtts).median())) < 0.3
+            # 2 x 20 ms through a delay node at real-time priority: never early; the first reply is
+            # like the others (ARP through the node would add a whole round trip, 40 ms); a busy
+            # machine may hold a reply a few ms (a CI run: one of 30 at 42.6 ms), so the precision
+            # claims are on the median and on 90 % of the replies (benchmarks/fidelity: all 30)
+            median = float(np.median(rtts))
+            assert rtts.min() >= 40.0 and rtts[0] < median + 1.0, rtts
+            assert 40.0 <= median < 40.6 and np.mean(rtts < 41.0) >= 0.9, rtts
+            assert abs(float(np.mean(rtts[rtts < 41.0])) - median) < 0.3, rtts
         else:
             assert len(primed) == 0
             assert rtts[0] > 60, "without priming the first ping pays ARP through the delay node"

@@ -339,6 +339,7 @@ class Monitor:
                 step_guard=self._guard,
             )
             summary = runner.run(now_utc_ns())
+            self.stopping = self.stopping or summary.stop_requested  # a signal during its teardown
             if summary.interrupted:
                 status, message = "interrupted", "stopped by a signal during the run"
             elif summary.flows_failed:

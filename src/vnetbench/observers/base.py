@@ -25,6 +25,8 @@ class RunSummary:
     setup_failures: int = 0  # attempts whose tool setup failed; the step was re-run (run/runner.py)
     skipped: int = 0  # flows already in the store (resume)
     interrupted: bool = False
+    # SIGTERM/SIGINT while the run tore down (it finished that first): whoever runs runs should stop
+    stop_requested: bool = False
     failures: list[str] = field(default_factory=list)
 
 

@@ -125,10 +125,11 @@ class Runner:
                 self.store.update_campaign(self.campaign_id, status="failed", pid=None)
                 raise
             finally:
-                with _signals_ignored():
+                with _signals_deferred() as received:
                     self._teardown()
                     for observer in self.observers:
                         observer.on_campaign_end(summary)
+                summary.stop_requested = summary.interrupted or bool(received)
         return summary
 
     def _run_steps(
@@ -458,11 +459,16 @@ def _signals_raise_interrupted() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _signals_ignored() -> Iterator[None]:
-    """Teardown must finish even if the user presses Ctrl-C again."""
-    old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+def _signals_deferred() -> Iterator[list[str]]:
+    """Teardown must finish even if the user presses Ctrl-C again; what arrives meanwhile is kept
+    (not ignored: a monitor's SIGTERM during one run's teardown must still stop the monitor)."""
+    received: list[str] = []
+    old = {
+        sig: signal.signal(sig, lambda signum, _f: received.append(signal.Signals(signum).name))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
-        yield
+        yield received
     finally:
         for sig, previous in old.items():
             signal.signal(sig, previous)
