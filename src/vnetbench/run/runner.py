@@ -112,7 +112,7 @@ class Runner:
         self.store.update_campaign(self.campaign_id, status="running", pid=os.getpid())
         for observer in self.observers:
             observer.on_campaign_start(self.campaign_id, self.plan)
-        with _signals_raise_interrupted(), self._progress() as progress:
+        with _signals_raise_interrupted() as signalled, self._progress() as progress:
             task = progress.add_task("starting", total=max(1, self.plan.planned_ns / 1e9))
             progress.update(task, completed=(self.plan.planned_ns - sum(s.planned_ns for s in pending)) / 1e9)
             try:
@@ -129,7 +129,8 @@ class Runner:
                     self._teardown()
                     for observer in self.observers:
                         observer.on_campaign_end(summary)
-                summary.stop_requested = summary.interrupted or bool(received)
+                # kept apart from the Interrupted exception, which a library may have swallowed
+                summary.stop_requested = summary.interrupted or bool(signalled) or bool(received)
         return summary
 
     def _run_steps(
@@ -446,13 +447,19 @@ def _describe(step: Step) -> str:
 
 
 @contextlib.contextmanager
-def _signals_raise_interrupted() -> Iterator[None]:
+def _signals_raise_interrupted() -> Iterator[list[str]]:
+    """SIGINT/SIGTERM raise Interrupted where the run is, and are recorded: an exception raised
+    inside a database driver's wait can come out as that driver's error (psycopg turns it into a
+    failed query, which the store retries), so the record is what says a stop was asked for."""
+    received: list[str] = []
+
     def handler(signum: int, _frame: Any) -> None:
+        received.append(signal.Signals(signum).name)
         raise Interrupted(signal.Signals(signum).name)
 
     old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield received
     finally:
         for sig, previous in old.items():
             signal.signal(sig, previous)
