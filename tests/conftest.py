@@ -1,3 +1,13 @@
-"""Fixtures every test directory may use: a real PostgreSQL server and a store on each backend."""
+"""Fixtures every test directory may use: a real PostgreSQL server and a store on each backend; and
+the order in which test files reach the parallel workers."""
+
+import pytest
 
 from tests.helpers.postgres import postgres, store_url  # noqa: F401  (pytest fixtures)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Files marked `slow` (whole campaigns: 30 s to 3 min each) first, in collection order, then the
+    rest: with `make test`'s workers (pytest-xdist, one file per worker at a time) the longest files
+    start at once instead of last, so the suite does not end waiting on one of them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
