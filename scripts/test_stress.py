@@ -31,6 +31,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# what `make test` runs (Makefile: PYTEST_ARGS, then the timing tests alone)
+MAKE_TEST_PHASES = [
+    ["-n", "3", "--dist", "loadfile", "-m", "not timing", "tests"],
+    ["-p", "no:xdist", "-m", "timing", "tests"],
+]
 CARGO_TOTALS = re.compile(
     r"test result: \w+\. (?P<passed>\d+) passed; (?P<failed>\d+) failed; (?P<ignored>\d+) ignored"
 )
@@ -97,22 +102,23 @@ def parse_cargo(output: str, returncode: int, result: RunResult) -> None:
         result.failures["cargo"] = f"cargo test exited {returncode}"
 
 
-def run_once(n: int, stressed: bool, out: Path, pytest_args: list[str], cargo: bool) -> RunResult:
-    """Both suites once; their output goes to OUT/run-N.*."""
-    junit = out / f"run-{n}.xml"
-    junit.unlink(missing_ok=True)
+def run_once(n: int, stressed: bool, out: Path, phases: list[list[str]], cargo: bool) -> RunResult:
+    """Both suites once (pytest in its phases, as `make test` runs it); output goes to OUT/run-N.*."""
     started = time.monotonic()
-    with open(out / f"run-{n}.pytest.log", "w") as log:
-        subprocess.run(
-            [sys.executable, "-m", "pytest", "-q", "-rs", f"--junitxml={junit}", *pytest_args],
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
     result = RunResult(run=n, stressed=stressed, seconds=0.0)
-    parse_junit(junit, result)
+    for i, pytest_args in enumerate(phases):
+        junit = out / f"run-{n}.{i}.xml"
+        junit.unlink(missing_ok=True)
+        with open(out / f"run-{n}.{i}.pytest.log", "w") as log:
+            subprocess.run(
+                [sys.executable, "-m", "pytest", "-q", "-rs", f"--junitxml={junit}", *pytest_args],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
+        parse_junit(junit, result)
     if cargo:
         done = subprocess.run(
             ["cargo", "test", "--release", "--quiet"],
@@ -186,12 +192,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--stress-cpus", type=int, default=1, help="CPUs stress-ng keeps busy (default 1)")
     parser.add_argument("--out", type=Path, default=ROOT / "out" / "stress", help="logs and summary.json")
     parser.add_argument("--no-cargo", action="store_true", help="pytest only")
-    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest (default: tests)")
+    parser.add_argument(
+        "pytest_args", nargs="*", help="after --: one pytest run with these (default: make test's two phases)"
+    )
     args = parser.parse_args(argv)
     if args.runs < 0 or args.stressed_runs < 0 or args.runs + args.stressed_runs == 0:
         parser.error("--runs and --stressed-runs must be >= 0 and not both 0")
     args.out.mkdir(parents=True, exist_ok=True)
-    pytest_args = args.pytest_args or ["tests"]
+    phases = [args.pytest_args] if args.pytest_args else MAKE_TEST_PHASES
     total = args.runs + args.stressed_runs
     results: list[RunResult] = []
     stress: subprocess.Popen[bytes] | None = None
@@ -201,7 +209,7 @@ def main(argv: list[str]) -> int:
             if stressed and stress is None:
                 stress = start_stress(args.stress_cpus)
             print(f"run {n}/{total}{' (stress-ng)' if stressed else ''} ...", flush=True)
-            result = run_once(n, stressed, args.out, pytest_args, not args.no_cargo)
+            result = run_once(n, stressed, args.out, phases, not args.no_cargo)
             results.append(result)
             print(f"  {result.passed} passed, {result.failed} failed in {result.seconds:.0f} s", flush=True)
             for test in result.failures:

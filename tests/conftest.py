@@ -7,7 +7,12 @@ from tests.helpers.postgres import postgres, store_url  # noqa: F401  (pytest fi
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Files marked `slow` (whole campaigns: 30 s to 3 min each) first, in collection order, then the
-    rest: with `make test`'s workers (pytest-xdist, one file per worker at a time) the longest files
-    start at once instead of last, so the suite does not end waiting on one of them."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Files marked `slow` (whole campaigns: 30 s to 3 min each) first, longest first, then the rest
+    in collection order: with `make test`'s workers (pytest-xdist, one file per worker at a time) the
+    longest files start at once instead of last, so the suite does not end waiting on one of them."""
+
+    def expected_seconds(item: pytest.Item) -> float:
+        slow = item.get_closest_marker("slow")
+        return float(slow.kwargs.get("seconds", 30)) if slow else 0.0
+
+    items.sort(key=lambda item: -expected_seconds(item))

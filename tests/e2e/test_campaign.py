@@ -42,7 +42,7 @@ from tests.helpers.timing import best_of, first_then
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=110)]
 
 CAMPAIGN = """\
 name: e2e-link

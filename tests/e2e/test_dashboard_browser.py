@@ -17,7 +17,7 @@ from tests.helpers.dashboard_server import serving
 from tests.helpers.integration.cli import clean_up, cli_argv, leftovers
 from vnetbench.dashboard import create_app
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=36)]
 
 SKIP = missing_browser()
 

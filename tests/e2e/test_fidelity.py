@@ -21,7 +21,7 @@ from tests.helpers.integration.cli import clean_up, leftovers, only_campaign, vn
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=200)]
 
 SHAPING = """\
 name: e2e-shaping

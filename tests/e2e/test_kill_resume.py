@@ -17,7 +17,7 @@ from tests.helpers.integration.cli import clean_up, cli_argv, leftovers, only_ca
 from vnetbench.run.campaign import load_plan
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=65)]
 
 SPEC = """\
 name: e2e-kill

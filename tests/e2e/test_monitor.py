@@ -26,7 +26,7 @@ from tests.helpers.timing import wait_until
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=110)]
 
 SPEC = """\
 name: e2e-monitor

@@ -29,7 +29,7 @@ from vnetbench.report.analysis_tables import analysis_parts
 from vnetbench.report.checks import PAGE_JS, problems
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=60)]
 
 SPEC = """\
 name: e2e-reads-whole

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import time
@@ -41,6 +42,8 @@ from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
 from vnetbench.store.records import Event, MeasurementRecord, now_utc_ns
 from vnetbench.telemetry.observer import TelemetryObserver
+
+log = logging.getLogger(__name__)
 
 SERVER_START_TIMEOUT_S = 10.0
 DEFAULT_GRACE_S = 45.0  # > iperf3's 30 s wait for a lost UDP handshake, so that fails by itself first
@@ -122,8 +125,14 @@ class Runner:
                 summary.interrupted = True
                 self.store.update_campaign(self.campaign_id, status="interrupted", pid=None)
             except BaseException:
-                self.store.update_campaign(self.campaign_id, status="failed", pid=None)
-                raise
+                if not signalled:
+                    self.store.update_campaign(self.campaign_id, status="failed", pid=None)
+                    raise
+                # a stop signal raised inside a driver's wait can come out as that driver's error
+                # (psycopg: "another command is already in progress"): it is still a stop
+                log.warning("stopped by %s; the error it raised is no failure", signalled[0], exc_info=True)
+                summary.interrupted = True
+                self.store.update_campaign(self.campaign_id, status="interrupted", pid=None)
             finally:
                 with _signals_deferred() as received:
                     self._teardown()

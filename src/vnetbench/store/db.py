@@ -55,6 +55,10 @@ def retry_transient(write: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
+# psycopg's words for a connection still in the middle of a statement
+BUSY_CONNECTION = ("transaction status ACTIVE", "another command is already in progress")
+
+
 def engine_for(db: str | Path) -> Engine:
     """A path means SQLite; anything with '://' is a SQLAlchemy URL (e.g. postgresql+psycopg://...)."""
     if "://" in str(db):
@@ -73,10 +77,9 @@ def engine_for(db: str | Path) -> Engine:
 
         @event.listens_for(engine, "handle_error")
         def _busy_is_dead(ctx: Any) -> None:
-            # A pooled psycopg connection left mid-statement refuses every use ("can't change
-            # 'autocommit' now: connection in transaction status ACTIVE"; seen once when a monitor
-            # was stopped by SIGTERM while its store was busy): replace it, as a dead one is.
-            if ctx.is_pre_ping and "transaction status ACTIVE" in str(ctx.original_exception):
+            # A psycopg connection left mid-statement (a signal's exception raised inside its wait,
+            # e.g. a monitor's SIGTERM) refuses every later use: replace it, as a dead one is.
+            if any(text in str(ctx.original_exception) for text in BUSY_CONNECTION):
                 ctx.is_disconnect = True
 
     if engine.dialect.name == "sqlite":

@@ -20,7 +20,7 @@ from scipy import stats
 
 from tests.helpers.integration.requirements import missing
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=35)]
 
 VNB = [sys.executable, "-m", "vnetbench.cli"]
 

@@ -19,7 +19,7 @@ import pytest
 
 from tests.helpers.integration.requirements import missing
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=150)]
 
 VNB = [sys.executable, "-m", "vnetbench.cli"]
 

@@ -26,7 +26,7 @@ import pytest
 from tests.helpers.integration.requirements import missing
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40)]
 
 LINK_PPS = 100e6 / (1514 * 8)
 RATES = [2000, round(2 * LINK_PPS)]

@@ -23,7 +23,7 @@ import pytest
 from tests.helpers.integration.requirements import missing
 from tests.helpers.integration.vethpair import RECEIVER_IP, VethPair, veth_pair
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.timing]
 
 PROBE = str(Path(sys.executable).parent / "vnb-probe")
 SKIP = missing(tools=("ethtool", "chrt"), probe=True)

@@ -20,7 +20,7 @@ from tests.helpers.integration.probe_runs import rtt_records
 from tests.helpers.integration.topology import Built, seeded_delay_topology
 from vnetbench.spec import delaycdf
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.timing]
 SEED = 5
 N = 3000
 

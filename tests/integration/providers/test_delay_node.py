@@ -38,7 +38,7 @@ from tests.helpers.integration.topology import Built, built_topology, need, seed
 from tests.helpers.timing import best_of, wait_until
 from vnetbench.providers.local import delaynode, features, netns, procs
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.timing]
 PING_TIME = re.compile(r"time=([0-9.]+) ms")
 SEED = 1  # A->B draws with SEED, B->A with SEED + 1
 

@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.integration.probe_runs import rtt_records
 from tests.helpers.integration.topology import Built, seeded_delay_topology
 
-pytestmark = pytest.mark.root
+pytestmark = [pytest.mark.root, pytest.mark.timing]
 SEED = 3
 DELAY_NS, JITTER_NS = 20_000_000, 5_000_000
 

@@ -16,6 +16,9 @@ from vnetbench.layout import Interface
 from vnetbench.providers.local import cgroups, netns, offload
 from vnetbench.providers.local.procs import LocalToolProcess
 
+# tbf goodput, CPU quotas, the start gate: precision a busy machine can spoil (make test runs it alone)
+pytestmark = pytest.mark.timing
+
 IFF_UP = 0x1
 
 
