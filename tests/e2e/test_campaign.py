@@ -26,8 +26,8 @@ SQLite), with every run's numbers in the failure message.
 
 from __future__ import annotations
 
-import itertools
 import json
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,8 +103,11 @@ def one(frame: pd.DataFrame, measurement: str, group: str = "single", src: str =
 def again(ran: Ran, patterns: str) -> Callable[[], pd.DataFrame]:
     """Fresh campaigns of just `patterns` on the same topology (SQLite: the store is not what is
     measured), each in a directory of its own: the further attempts of a `best_of`."""
-    runs = itertools.count(1)
-    return lambda: run_measurements(ran.tmp / f"again-{next(runs)}", "again", CAMPAIGN + patterns)
+    # a directory of its own per attempt, unique across tests (two tests retrying in one module
+    # once shared "again-1" and its store: "expected one campaign, found 2")
+    return lambda: run_measurements(
+        Path(tempfile.mkdtemp(prefix="again-", dir=ran.tmp)), "again", CAMPAIGN + patterns
+    )
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
