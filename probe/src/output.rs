@@ -48,10 +48,15 @@ impl ClockInfo {
     }
 }
 
+/// "release" or "debug": an unoptimised probe paces and receives with several times the CPU, so
+/// every report says which one measured.
+pub const BUILD: &str = if cfg!(debug_assertions) { "debug" } else { "release" };
+
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {
     tool: &'static str,
     version: &'static str,
+    build: &'static str,
     command: &'a str,
     clock: &'a ClockInfo,
     #[serde(flatten)]
@@ -63,6 +68,7 @@ pub fn to_value<T: Serialize>(command: &str, clock: &ClockInfo, body: &T) -> Val
     serde_json::to_value(Envelope {
         tool: "vnb-probe",
         version: env!("CARGO_PKG_VERSION"),
+        build: BUILD,
         command,
         clock,
         body,
@@ -164,6 +170,7 @@ mod tests {
         let c = ClockInfo::now();
         let v = to_value("cpushare", &c, &B { x_ns: 5 });
         assert_eq!(v["tool"], "vnb-probe");
+        assert_eq!(v["build"], BUILD);
         assert_eq!(v["command"], "cpushare");
         assert_eq!(v["x_ns"], 5);
         assert_eq!(v["clock"]["timestamps"], "CLOCK_REALTIME");

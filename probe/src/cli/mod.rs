@@ -26,6 +26,7 @@ _ns nanoseconds, _bps bits/s, _pps packets/s, _bytes bytes, _packets packets, _r
 every *_realtime_ns is CLOCK_REALTIME ns since the Unix epoch)
   tool                          \"vnb-probe\"
   version                       vnb-probe version
+  build                         \"release\" (optimised) or \"debug\" (unoptimised: several times the CPU)
   command                       subcommand name
   clock.timestamps              \"CLOCK_REALTIME\": the clock of packet and *_realtime_ns stamps
   clock.durations               \"CLOCK_MONOTONIC\": the clock of durations and pacing
@@ -41,6 +42,12 @@ p99_ns, max_ns, mean_ns, stddev_ns (signed, e.g. ipdv, owd); values are null whe
 min and max are exact, percentiles are HdrHistogram values within 0.1 %.
 EXIT CODES: 0 ok, 2 usage error, 1 runtime failure (one line on stderr).";
 
+/// `--version`: an unoptimised build says so, and vnetbench stores that beside every run's results.
+#[cfg(debug_assertions)]
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (debug build)");
+#[cfg(not(debug_assertions))]
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 fn help(specific: &str) -> String {
     format!("{specific}\n\n{COMMON}")
 }
@@ -48,7 +55,7 @@ fn help(specific: &str) -> String {
 /// vnetbench's native data-plane probe: constant-rate UDP with per-packet sequence numbers and
 /// timestamps, exact loss/duplicate/reorder accounting, isochronous RTT, CPU share.
 #[derive(Parser, Debug)]
-#[command(name = "vnb-probe", version, propagate_version = true)]
+#[command(name = "vnb-probe", version = VERSION, propagate_version = true)]
 pub struct Cli {
     /// The subcommand.
     #[command(subcommand)]

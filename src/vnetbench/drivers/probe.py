@@ -289,9 +289,9 @@ class ProbeFlowDriver:
 
 
 def version(text: str) -> str:
-    """vnb-probe's version from `vnb-probe --version`."""
+    """vnb-probe's version from `vnb-probe --version` ("0.1.0", or "0.1.0 (debug build)")."""
     words = text.split()
-    return words[1] if len(words) >= 2 and words[0] == TOOL else (text.strip() or "unknown")
+    return " ".join(words[1:]) if len(words) >= 2 and words[0] == TOOL else (text.strip() or "unknown")
 
 
 # ---------------------------------------------------------------------------------------------- rtt

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 
 import pytest
 
@@ -168,7 +169,15 @@ def test_failures_are_one_line_errors_never_exceptions() -> None:
 
 def test_version() -> None:
     assert version("vnb-probe 0.1.0\n") == "0.1.0"
+    assert version("vnb-probe 0.1.0 (debug build)\n") == "0.1.0 (debug build)"
     assert driver_for("pps").version_command()[1:] == ["--version"]
+
+
+def test_the_installed_probe_is_the_optimised_build() -> None:
+    """`make setup` is an editable install, which setuptools-rust builds unoptimised unless told
+    (pyproject: debug = false); a debug probe paces and receives with several times the CPU."""
+    done = subprocess.run([probe_path(), "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("vnb-probe ") and "debug" not in done.stdout, done.stdout
 
 
 def test_sender_summary_keeps_the_burst_the_pacing_produced() -> None:
