@@ -48,7 +48,7 @@ impl ClockInfo {
     }
 }
 
-/// "release" or "debug": an unoptimised probe paces and receives with several times the CPU, so
+/// "release" or "debug": an unoptimised probe does its user-space work (pacing, accounting) slower, so
 /// every report says which one measured.
 pub const BUILD: &str = if cfg!(debug_assertions) { "debug" } else { "release" };
 

@@ -26,7 +26,7 @@ _ns nanoseconds, _bps bits/s, _pps packets/s, _bytes bytes, _packets packets, _r
 every *_realtime_ns is CLOCK_REALTIME ns since the Unix epoch)
   tool                          \"vnb-probe\"
   version                       vnb-probe version
-  build                         \"release\" (optimised) or \"debug\" (unoptimised: several times the CPU)
+  build                         \"release\" (optimised) or \"debug\" (unoptimised: slower user-space work)
   command                       subcommand name
   clock.timestamps              \"CLOCK_REALTIME\": the clock of packet and *_realtime_ns stamps
   clock.durations               \"CLOCK_MONOTONIC\": the clock of durations and pacing

@@ -175,7 +175,7 @@ def test_version() -> None:
 
 def test_the_installed_probe_is_the_optimised_build() -> None:
     """`make setup` is an editable install, which setuptools-rust builds unoptimised unless told
-    (pyproject: debug = false); a debug probe paces and receives with several times the CPU."""
+    (pyproject: debug = false); a debug probe does its user-space work slower."""
     done = subprocess.run([probe_path(), "--version"], capture_output=True, text=True, check=True)
     assert done.stdout.startswith("vnb-probe ") and "debug" not in done.stdout, done.stdout
 
