@@ -110,6 +110,21 @@ def test_probe_flow_summary_carries_rate_and_lateness() -> None:
     assert parsed.samples == []  # a sweep step stores no trace
 
 
+def test_without_a_fin_loss_and_rate_come_from_the_senders_count() -> None:
+    """A receiver that saw no FIN counts loss only inside the sequence range it got (here 0) and its
+    rate over its own arrivals; the flow sent 2000 and 799 arrived (the capture's meta.json)."""
+    client, server, _ = probe_capture("nofin")
+    recv = json.loads(server.stdout)
+    assert recv["streams"][0]["expected_source"] == "seq_range" and recv["totals"]["loss_ratio"] == 0
+    s = driver_for("pps").parse(client, server).summary
+    assert s["sent_packets"] == 2000 and s["received_packets"] == 799
+    assert s["lost_packets"] == 1201 and s["loss_ratio"] == pytest.approx(1201 / 2000)
+    # the delivered share of the sender's achieved rate (about 2000 pps), not the receiver's 2000
+    assert s["received_pps"] == pytest.approx(799, rel=0.01)
+    assert s["received_bps"] == pytest.approx(799 * 18 * 8, rel=0.01)
+    assert s["exact_loss"] == 0 and s["loss_from_sender_count"] == 1
+
+
 def test_trace_over_a_tbf_link_twice_its_rate_loses_half() -> None:
     client, server, _meta = probe_capture("trace_tbf_loss")
     parsed = driver_for("trace").parse(client, server)
