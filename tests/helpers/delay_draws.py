@@ -97,3 +97,27 @@ def cdf_delays_ns(seed: int, n: int, points: tuple[tuple[float, int], ...]) -> n
 
     r = Rng(seed)
     return np.array([round(quantile(points, r.uniform())) for _ in range(n)], dtype=float)
+
+
+NETEM_TABLE_MAX = 32767.0 / 8192.0  # netem's table cap, about +4 jitter
+
+
+def pareto_offset(u: float) -> float:
+    """netem's pareto offset in units of jitter at quantile u (probe/src/delay/jitter.rs)."""
+    x = (1.0 - u) ** (-1.0 / 3.0)  # Pareto(shape 3, scale 1)
+    return min((x - 1.5) * 4.0 / 3.0, NETEM_TABLE_MAX)
+
+
+def pareto_delays_ns(seed: int, n: int, delay_ns: int, jitter_ns: int) -> np.ndarray:
+    """The delays the node draws for its first n frames (jitter: netem's pareto, no loss)."""
+    r = Rng(seed)
+
+    def open_uniform() -> float:
+        while True:
+            u = r.uniform()
+            if 0.0 < u < 1.0:
+                return u
+
+    return np.array(
+        [max(0, round(delay_ns + pareto_offset(open_uniform()) * jitter_ns)) for _ in range(n)], dtype=float
+    )
