@@ -178,9 +178,9 @@ def count_from_the_sender(s: dict[str, float | None]) -> None:
     sent, got = s.get("sent_packets"), s.get("received_packets")
     if not sent or got is None:
         return
-    lost = max(0.0, sent - got)
-    share = (sent - lost) / sent
+    lost = sent - min(got, sent)
     s["lost_packets"], s["loss_ratio"] = lost, lost / sent
+    share = 1 - lost / sent
     for received, achieved in (
         ("received_pps", "achieved_pps"),
         ("received_bps", "achieved_bps"),
