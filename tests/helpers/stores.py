@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vnetbench.store.db import Store
+from vnetbench.store.records import TelemetryRun
 
 
 def campaign_store(
@@ -25,3 +26,11 @@ def campaign_store(
         tool_versions={},
     )
     return store
+
+
+def host_cpu(busy_ms: int, idle_ms: int) -> TelemetryRun:
+    """Telemetry of one measurement: one reading of the host's CPU, busy_ms of user time and idle_ms
+    idle (its busy share: busy / (busy + idle))."""
+    rows = [{"t_ns": 10**9, "scope": "cpu", "metric": m, "value": float(v * 10**6)}
+            for m, v in (("user_ns", busy_ms), ("idle_ns", idle_ms))]  # fmt: skip
+    return TelemetryRun(0, 10**9, 10**9, 1, 0, {}, None, rows=rows)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from scipy import stats
 
@@ -21,6 +22,11 @@ EXOGENI_TOOL_CPU = {
     10_000_000: {"udp": (4.0, 1.5), "tcp": (0.1, 0.0)},
     100_000_000: {"udp": (17.0, 6.0), "tcp": (0.3, 0.1)},
 }
+
+
+# A host whose CPU was at least this busy over a measurement had no cycle to spare: the machine, not
+# the emulated network, may have set the result (forwarding softirqs starve when both cores send).
+HOST_SATURATED = 0.95
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -75,6 +81,20 @@ def cpu_frame(store: Store, campaign_id: str, frame: pd.DataFrame | None = None)
             }
         )
     return pd.DataFrame(rows)
+
+
+def with_host_busy(rows: pd.DataFrame, cpu: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (measurements) with the host's busy share during each (`host_busy_ratio`, NaN when
+    no telemetry was read)."""
+    out = rows.copy()
+    busy = cpu.set_index("measurement_id")["host_busy_ratio"] if not cpu.empty else pd.Series(dtype=float)
+    out["host_busy_ratio"] = out["id"].map(busy).astype(float) if "id" in out else np.nan
+    return out
+
+
+def saturated(busy: pd.Series) -> pd.Series:
+    """Which measurements ran on a saturated host (a missing reading is not saturation)."""
+    return busy.astype(float).fillna(0.0) >= HOST_SATURATED
 
 
 def _num(v: Any) -> float | None:

@@ -13,6 +13,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.cpu import HOST_SATURATED, saturated, with_host_busy
 from vnetbench.analysis.loss import campaign_losses
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import fidelity, figures
@@ -72,7 +73,7 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
         (20, _rtt_section(prep, fig_dir)),
         (30, _throughput_section(prep, "tcp", fig_dir)),
         (40, _throughput_section(prep, "udp", fig_dir)),
-        (50, _competition_section(prep, row, fig_dir)),
+        (50, _competition_section(prep, row, fig_dir, context.cpu)),
     ]
     for order, build in section_builders():
         ordered += [(section.order or order, section) for section in build(context)]
@@ -308,7 +309,9 @@ def _throughput_figures(prep: Prepared, kind: str, table: pd.DataFrame, fig_dir:
     return out
 
 
-def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path) -> Section | None:
+def _competition_section(
+    prep: Prepared, campaign: dict[str, Any], fig_dir: Path, cpu: pd.DataFrame
+) -> Section | None:
     results = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
     if not results:
         return None
@@ -329,7 +332,16 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
         name = f"{comp.pattern} · {comp.measurement}" + (f" · {treatment}" if treatment else "")
         throughput = comp.metric == "throughput_bps"
         shared = links.find(treatment, comp.measurement, [(f.src, f.dst) for f in comp.flows])
-        section.tables.append(_competition_table(name, comp, shared))
+        table = _competition_table(name, comp, shared)
+        hot, reps = _saturated_repetitions(prep, comp, treatment, cpu)
+        if hot:
+            table.note += f"; host CPU ≥ {HOST_SATURATED * 100:.0f} % busy in {hot} of {reps} repetitions together"
+            section.items.append(
+                f"Machine as bottleneck: <b>{name}</b>: in {hot} of {reps} repetitions together the host's "
+                f"CPU was ≥ {HOST_SATURATED * 100:.0f} % busy — the flows competed for this machine's cores as well "
+                "as for the link, so their shares are not the network's alone."
+            )
+        section.tables.append(table)
         if prep.factorial and throughput:  # one figure across treatments, after the tables
             model = shared.model_max_bps if shared and shared.model_max_bps else comp.model_max
             combined.setdefault((comp.pattern, comp.measurement), []).append((str(treatment), comp, model))
@@ -338,6 +350,25 @@ def _competition_section(prep: Prepared, campaign: dict[str, Any], fig_dir: Path
     for j, ((pattern, measurement), entries) in enumerate(combined.items()):
         section.figures += _treatments_figures(prep, f"{pattern} · {measurement}", entries, fig_dir, j)
     return section
+
+
+def _saturated_repetitions(
+    prep: Prepared, comp: d.Competition, treatment: str | None, cpu: pd.DataFrame
+) -> tuple[int, int]:
+    """(repetitions together during which the host's CPU was saturated, repetitions together)."""
+    frame = prep.frame
+    rows = frame[
+        (frame["pattern"] == comp.pattern)
+        & (frame["measurement"] == comp.measurement)
+        & (frame["group_kind"] == "together")
+        & (frame["status"] == "ok")
+        & (frame[TREATMENT] == (treatment or ""))
+    ]
+    if rows.empty:
+        return 0, 0
+    hot = saturated(with_host_busy(rows, cpu)["host_busy_ratio"])
+    per_rep = hot.groupby(rows["repetition"]).any()
+    return int(per_rep.sum()), len(per_rep)
 
 
 def _competition_table(name: str, comp: d.Competition, shared: SharedLink | None) -> TableView:

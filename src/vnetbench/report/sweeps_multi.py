@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
+from vnetbench.analysis.cpu import HOST_SATURATED, saturated
 from vnetbench.analysis.fairness import jain_index
 from vnetbench.kinds.overhead import frame_bytes
 from vnetbench.report import format as fmt
@@ -39,7 +40,15 @@ from vnetbench.report.view import Figure, TableView
 TOGETHER = ("together", "parallel")
 REF_STYLES = ((":", "s"), ("-.", "^"), ((0, (1, 3)), "D"))  # the alone references: black, told apart
 SATURATED = 0.95  # a flow alone saturated when it received less than this share of its top offered rate
-COLUMNS = ("payload_bytes", "target_pps", "received_pps", "achieved_pps", "loss_ratio", "start_skew_ns")
+COLUMNS = (
+    "payload_bytes",
+    "target_pps",
+    "received_pps",
+    "achieved_pps",
+    "loss_ratio",
+    "start_skew_ns",
+    "host_busy_ratio",  # analysis.cpu.with_host_busy; NaN without telemetry
+)
 
 
 @dataclass
@@ -47,6 +56,7 @@ class MultiPart:
     intro: str
     figures: list[Figure] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)  # where the machine, not the network, was the limit
 
 
 def is_together(rows: pd.DataFrame) -> pd.Series:
@@ -95,6 +105,7 @@ def step_table(rows: pd.DataFrame) -> pd.DataFrame:
                 "jain": jain_index(fair) if fair.size and (fair >= 0).all() and fair.sum() > 0 else np.nan,
                 "loss_max": float(g["loss_ratio"].max()),
                 "skew_ns": float(g["start_skew_ns"].max()),
+                "host_busy": float(g["host_busy_ratio"].max()),
             }
         )
     return pd.DataFrame(out)
@@ -167,12 +178,14 @@ def multi_flow_part(
                 "max of one flow alone (pps)",
                 "alone saturated",
                 "aggregate / alone",
+                "steps with host CPU saturated",
             ],
             summary,
             note="Aggregate / alone near 1: the flows share the limit one flow reaches alone; above 1 the "
             "path had capacity one flow could not use; below 1 the flows together got less than one alone. "
             "The alone maximum is a limit only where the flow alone saturated (received < 95 % of its top "
-            "offered rate); otherwise it is just the top offered rate.",
+            "offered rate); otherwise it is just the top offered rate. Steps with host CPU saturated: "
+            f"steps during which the host's CPU was ≥ {HOST_SATURATED * 100:.0f} % busy.",
         )
     )
     part.tables.append(
@@ -192,13 +205,34 @@ def multi_flow_part(
                 "Jain",
                 "max loss %",
                 "start skew ms",
+                "host CPU busy % (max)",
             ],
             table,
             note="Means over repetitions. Jain's index of the flows' received rates per step, then its mean; "
-            "start skew: the spread of the barrier's release over the step's flows (worst repetition).",
+            "start skew: the spread of the barrier's release over the step's flows (worst repetition); "
+            f"host CPU: the busiest repetition's share of the host's CPU time (≥ {HOST_SATURATED * 100:.0f} %: "
+            "the machine itself may have set the point — senders, receivers and the forwarding softirqs "
+            "share its cores).",
         )
     )
+    part.items = _machine_items(sweep.steps)
     return part
+
+
+def _machine_items(steps: pd.DataFrame) -> list[str]:
+    """Name the groups whose points ran on a saturated host: their aggregate is this machine's."""
+    items = []
+    for group, g in steps.groupby("group", sort=False):
+        hot = g[saturated(g["host_busy"])]
+        if len(hot):
+            items.append(
+                f"Machine as bottleneck: {group}: in {len(hot)} of {len(g)} steps of simultaneous flows the "
+                f"host's CPU was ≥ {HOST_SATURATED * 100:.0f} % busy (up to {fmt.sig(hot['offered_pps'].max())} "
+                "packets/s offered per flow). There, senders, receivers and the forwarding softirqs "
+                "competed for the same cores: the received rates say what this machine forwarded, not "
+                "what the switch can."
+            )
+    return items
 
 
 @dataclass
@@ -277,6 +311,9 @@ def _draw_group(
         jain=("jain", "mean"),
         loss_max=("loss_max", "max"),
         skew_ns=("skew_ns", "max"),
+        host_busy=("host_busy", "max"),
+        saturated_steps=("host_busy", lambda b: int(saturated(b).sum())),
+        steps=("host_busy", "count"),  # steps with a CPU reading
     )
     x = agg["offered_pps"].to_numpy()
     left.plot(x, agg["aggregate_pps"] / agg["flows"], color=colour, lw=2.2, marker="o", ms=4,
@@ -324,6 +361,7 @@ def _point_rows(
                 fmt.sig(p["jain"], 4),
                 fmt.sig(p["loss_max"] * 100, 2),
                 fmt.sig(p["skew_ns"] / 1e6, 2),
+                fmt.sig(p["host_busy"] * 100, 3),
             ]
         )
     return out
@@ -346,4 +384,5 @@ def _summary_row(group: str, n: int, size: int, agg: pd.DataFrame, ref: pd.DataF
         fmt.sig(alone_max),
         saturated,
         fmt.sig(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
+        f"{int(agg['saturated_steps'].sum())} of {int(agg['steps'].sum())}" if agg["steps"].sum() else "–",
     ]

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.helpers.stores import campaign_store
+from tests.helpers.stores import campaign_store, host_cpu
 from vnetbench.analysis.campaign_data import series_label
 from vnetbench.plan import make_plan
 from vnetbench.report.html import write_report
@@ -190,9 +190,33 @@ def test_the_report_shows_each_tenant_the_mean_per_tenant_and_the_aggregate(tmp_
     assert top["start skew ms"] == "2"
     assert float(top["Jain"]) == pytest.approx((58000**2) / (2 * (30000**2 + 28000**2)), abs=1e-4)
     shared = tables["Simultaneous flows: saturation shared"]["rows"]
-    assert shared == [["t: sweep", "2", "18", "29000", "58000", "40000", "no", "1.45"]]
+    # no telemetry was read: whether the host was saturated is unknown, not "0 of 2"
+    assert shared == [["t: sweep", "2", "18", "29000", "58000", "40000", "no", "1.45", "–"]]
     assert section["figures"] == ["probe_pps_18.png", "probe_pps_multi_18.png"]  # single-flow figure stays
     # only flows of the same sweep started together count; a background flow never does
     assert multi_flow_part(frame[frame["group_kind"] == "single"], tmp_path) is None
     bg = pd.DataFrame([{**frame.iloc[0].to_dict(), "group_kind": "background"}])
     assert multi_flow_part(bg, tmp_path) is None
+
+
+def test_steps_on_a_saturated_host_are_named_as_the_machines_limit(tmp_path: Path) -> None:
+    # the 40000 pps step ran with the host 98 % busy (1960 of 2000 ms), the 1000 pps step 30 % busy
+    records = _records()
+    for rec in records:
+        if rec.group_kind == "together":
+            top = rec.summary["target_pps"] == 40000
+            rec.telemetry = host_cpu(1960, 40) if top else host_cpu(600, 1400)
+    store = campaign_store(tmp_path / "s.db", status="finished", spec_text=SPEC)
+    store.save_measurements(records)
+    write_report(store, "c1", tmp_path / "rep")
+    store.close()
+    summary = json.loads((tmp_path / "rep" / "report.json").read_text())
+    section = next(s for s in summary["sections"] if s["title"] == "Packet rate: received vs offered")
+    tables = {t["title"]: t for t in section["tables"]}
+    points = tables["Simultaneous flows per sweep point"]
+    busy = [r[points["columns"].index("host CPU busy % (max)")] for r in points["rows"]]
+    assert busy == ["30", "98"]
+    shared = tables["Simultaneous flows: saturation shared"]
+    assert shared["rows"][0][shared["columns"].index("steps with host CPU saturated")] == "1 of 2"
+    [item] = [i for i in section["items"] if i.startswith("Machine as bottleneck")]
+    assert "t: sweep: in 1 of 2 steps" in item and "40000 packets/s offered per flow" in item

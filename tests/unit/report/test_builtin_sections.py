@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.stores import campaign_store
+from tests.helpers.stores import campaign_store, host_cpu
 from vnetbench.kinds.overhead import expected_max_bps
 from vnetbench.report.html import write_report
 from vnetbench.store.db import Store
@@ -216,3 +216,29 @@ def test_the_sum_of_a_star_is_set_against_the_link_the_flows_share(tmp_path: Pat
         assert total["together / model max"] == (
             f"{100 * 38e6 / model_50m:.1f} % of the shared link up (50 Mbit/s, model max 47.8 Mbit/s)"
         )  # not "199 %: more than one link carries"
+
+
+def test_flows_together_on_a_saturated_host_are_flagged_beside_their_table(tmp_path: Path) -> None:
+    """cubic's first repetition together ran with the host 97 % busy; every other one 20 %."""
+    store = _store(tmp_path, INTO_HOST)
+    seq = 0
+    for cc in ("cubic", "reno"):
+        for rep in (1, 2):
+            busy = (970, 30) if (cc, rep) == ("cubic", 1) else (200, 800)
+            flows = []
+            for dst in ("b", "c"):
+                seq += 1
+                flows.append(
+                    _tcp(seq, rep, 20_000_000, 19.0e6, dst=dst, factors={"cc": cc}, step_key=f"{cc}/{rep}",
+                         pattern="s", pattern_kind="star", group_kind="together", group_size=2,
+                         telemetry=host_cpu(*busy))
+                )  # fmt: skip
+            store.save_measurements(flows)
+    comp = _report(tmp_path, store)["Simultaneous flows"]
+    notes = {t["title"]: t["note"] for t in comp["tables"]}
+    [cubic] = [n for title, n in notes.items() if "cubic" in title]
+    [reno] = [n for title, n in notes.items() if "reno" in title]
+    assert cubic.endswith("host CPU ≥ 95 % busy in 1 of 2 repetitions together")
+    assert "host CPU" not in reno
+    [item] = [i for i in comp["items"] if i.startswith("Machine as bottleneck")]
+    assert "cubic" in item and "1 of 2 repetitions" in item

@@ -24,6 +24,7 @@ import pandas as pd
 
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, analyze_campaign
 from vnetbench.analysis.campaign_data import SampleSource, StoredSamples, load_campaign_frames
+from vnetbench.analysis.cpu import cpu_frame
 from vnetbench.analysis.inputs import DataError
 from vnetbench.analysis.loss import Localization, NotAccounted, campaign_accounting
 from vnetbench.report.prepared import Prepared, prepare
@@ -63,6 +64,11 @@ class ReportContext:
         except DataError as exc:
             self.analysis_error = str(exc)
             return None
+
+    @cached_property
+    def cpu(self) -> pd.DataFrame:
+        """Host and tool CPU per measurement with telemetry (analysis.cpu.cpu_frame)."""
+        return cpu_frame(self.store, self.campaign_id, self.frame)
 
     @cached_property
     def losses(self) -> list[Localization]:

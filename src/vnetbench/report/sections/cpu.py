@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from vnetbench.analysis.cpu import correlation, cpu_frame, tool_cpu_table
+from vnetbench.analysis.cpu import correlation, tool_cpu_table
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import save
 from vnetbench.report.sections import ReportContext
@@ -22,7 +22,7 @@ NOTE = (
 
 
 def build(ctx: ReportContext) -> list[Section]:
-    df = cpu_frame(ctx.store, ctx.campaign_id, ctx.frame)
+    df = ctx.cpu
     if df.empty:
         return []
     section = Section(

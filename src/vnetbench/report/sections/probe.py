@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from vnetbench.analysis.cpu import with_host_busy
 from vnetbench.kinds.overhead import frame_bytes
 from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
@@ -44,7 +45,7 @@ def build(ctx: ReportContext) -> list[Section]:
     if frame.empty or "kind" not in frame.columns:
         return []
     ok = frame[frame["status"] == "ok"]
-    pps = ok[ok["kind"] == "pps"]
+    pps = with_host_busy(ok[ok["kind"] == "pps"], ctx.cpu)
     background_steps = set(frame.loc[frame["group_kind"] == "background", "step_key"])
     out = [
         _sweep_section(pps, ctx.fig_dir, background_steps),
@@ -171,6 +172,7 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
     )
     if multi is not None:
         section.intro += " " + multi.intro
+        section.items += multi.items
     rows_out: list[list[str]] = []
     for size, by_size in pts.groupby("size"):
         png = _size_figure(int(size), by_size, rows, rows_out, fig_dir / f"probe_pps_{int(size)}")
