@@ -29,7 +29,7 @@ topology:
     - {endpoints: [b, sw], rate: 100mbit}
     - {endpoints: [c, sw], rate: 100mbit}
 measurements:
-  - {name: tcp, kind: tcp, duration: 2s}
+  - {name: tcp, kind: tcp, duration: 1s}
   - {name: rtt, kind: rtt, count: 5, interval: 0.1s}
 patterns:
   - {name: pairs, kind: pairs, pairs: [[a, b], [a, c]], measurements: [tcp, rtt]}
