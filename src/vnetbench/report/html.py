@@ -13,7 +13,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
-from vnetbench.analysis.cpu import HOST_SATURATED, saturated, with_host_busy
+from vnetbench.analysis.cpu import SATURATED_BUSY, saturated, with_host_busy
 from vnetbench.analysis.loss import campaign_losses
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import fidelity, figures
@@ -335,10 +335,10 @@ def _competition_section(
         table = _competition_table(name, comp, shared)
         hot, reps = _saturated_repetitions(prep, comp, treatment, cpu)
         if hot:
-            table.note += f"; host CPU ≥ {HOST_SATURATED * 100:.0f} % busy in {hot} of {reps} repetitions together"
+            table.note += f"; host CPU {SATURATED_BUSY} busy in {hot} of {reps} repetitions together"
             section.items.append(
                 f"Machine as bottleneck: <b>{name}</b>: in {hot} of {reps} repetitions together the host's "
-                f"CPU was ≥ {HOST_SATURATED * 100:.0f} % busy — the flows competed for this machine's cores as well "
+                f"CPU was {SATURATED_BUSY} busy — the flows competed for this machine's cores as well "
                 "as for the link, so their shares are not the network's alone."
             )
         section.tables.append(table)

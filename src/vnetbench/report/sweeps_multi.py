@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
-from vnetbench.analysis.cpu import HOST_SATURATED, saturated
+from vnetbench.analysis.cpu import SATURATED_BUSY, saturated
 from vnetbench.analysis.fairness import jain_index
 from vnetbench.kinds.overhead import frame_bytes
 from vnetbench.report import format as fmt
@@ -185,7 +185,7 @@ def multi_flow_part(
             "path had capacity one flow could not use; below 1 the flows together got less than one alone. "
             "The alone maximum is a limit only where the flow alone saturated (received < 95 % of its top "
             "offered rate); otherwise it is just the top offered rate. Steps with host CPU saturated: "
-            f"steps during which the host's CPU was ≥ {HOST_SATURATED * 100:.0f} % busy.",
+            f"steps during which the host's CPU was {SATURATED_BUSY} busy.",
         )
     )
     part.tables.append(
@@ -210,7 +210,7 @@ def multi_flow_part(
             table,
             note="Means over repetitions. Jain's index of the flows' received rates per step, then its mean; "
             "start skew: the spread of the barrier's release over the step's flows (worst repetition); "
-            f"host CPU: the busiest repetition's share of the host's CPU time (≥ {HOST_SATURATED * 100:.0f} %: "
+            f"host CPU: the busiest repetition's share of the host's CPU time ({SATURATED_BUSY}: "
             "the machine itself may have set the point — senders, receivers and the forwarding softirqs "
             "share its cores).",
         )
@@ -227,7 +227,7 @@ def _machine_items(steps: pd.DataFrame) -> list[str]:
         if len(hot):
             items.append(
                 f"Machine as bottleneck: {group}: in {len(hot)} of {len(g)} steps of simultaneous flows the "
-                f"host's CPU was ≥ {HOST_SATURATED * 100:.0f} % busy (up to {fmt.sig(hot['offered_pps'].max())} "
+                f"host's CPU was {SATURATED_BUSY} busy (up to {fmt.sig(hot['offered_pps'].max())} "
                 "packets/s offered per flow). There, senders, receivers and the forwarding softirqs "
                 "competed for the same cores: the received rates say what this machine forwarded, not "
                 "what the switch can."
