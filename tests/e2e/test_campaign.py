@@ -250,9 +250,17 @@ def _fan_in(frame: pd.DataFrame) -> list[float]:
     together = [one(frame, "tcp3", "together", src) for src in ("b1", "b2", "b3")]
     alone = [one(frame, "tcp3", "alone", src)["throughput_bps"] / TCP_MAX for src in ("b1", "b2", "b3")]
     shares = [f["throughput_bps"] / TCP_MAX for f in together]
-    assert sum(shares) <= 1.01 and max(alone) <= 1.01, (shares, alone)
     skews = {int(f["start_skew_ns"]) for f in together}
-    assert len(skews) == 1 and 0 <= skews.pop() < 1e9  # one barrier; the 4 s flows overlap
+    skew = max(skews)
+    assert len(skews) == 1 and 0 <= skew < 1e9  # one barrier; the 4 s flows overlap
+    # Each flow's goodput is over its own measured window (its own iperf3 intervals). Windows that
+    # start apart span more than one window, through which the link passed at most its rate, so the
+    # sum of the flows' means may exceed the model by (offset / window): the barrier's skew, plus
+    # each client's connect and parameter exchange before its intervals begin, tens of ms on a busy
+    # machine (a stress run: 101.2 %). Allowed: 60 ms (or the skew, if larger) of a 3 s window.
+    window = min(float(f["window_ns"]) for f in together)
+    apart = max(skew, 60e6) / window
+    assert sum(shares) <= 1.01 + apart and max(alone) <= 1.01, (shares, alone, skew, window)
     return [*shares, *alone, together[0]["start_skew_ns"]]
 
 
