@@ -1,6 +1,7 @@
 """`vnetbench compare` on real campaigns: a short exogeni-exp3 run twice says "same" for every row;
 against a copy with the same-worker link's rate halved it says "worse" only for flows over that link,
-and for both their TCP and UDP throughput (it exits 1). A halved rate may also raise that link's UDP
+for their TCP throughput and, unless a stalled sender left too little evidence, their UDP throughput
+(it exits 1); both changes are measured as half. A halved rate may also raise that link's UDP
 jitter for real, so a "worse" jitter there is allowed; nothing on the other link may be worse.
 
 Three campaigns of ≈ 30 s each: exogeni-exp3 scaled to 3 repetitions of 2 s flows and 10 pings
@@ -93,9 +94,14 @@ def test_same_scenario_is_same_and_a_halved_link_is_worse(tmp_path: Path) -> Non
 
     code, worse = compare(first, f"{halved_db}:{halved}", "--db", str(db))
     assert code == 1
-    bad = {(r["pair"], r["measurement"], r["metric"]) for r in worse["rows"] if r["verdict"] == "worse"}
-    throughput = {("vma→vmb", "tcp", "throughput_bps"), ("vma→vmb", "udp", "throughput_bps")}
-    assert throughput <= bad <= throughput | {("vma→vmb", "udp", "jitter_mean_ns")}, worse["rows"]
-    for r in worse["rows"]:
-        if (r["pair"], r["measurement"], r["metric"]) in throughput:
-            assert r["relative_change"] == pytest.approx(-0.5, abs=0.1)  # half the rate, half the goodput
+    rows = {(r["pair"], r["measurement"], r["metric"]): r for r in worse["rows"]}
+    bad = {key for key, r in rows.items() if r["verdict"] == "worse"}
+    tcp, udp = ("vma→vmb", "tcp", "throughput_bps"), ("vma→vmb", "udp", "throughput_bps")
+    # only the halved link's flows are worse (its UDP jitter may rise for real)
+    assert tcp in bad and bad <= {tcp, udp, ("vma→vmb", "udp", "jitter_mean_ns")}, worse["rows"]
+    # UDP offered at the link's rate: one run whose sender the busy machine stalled widens the first
+    # campaign's spread so much that Welch's t (df ≈ 2 at 3 v 3 runs) cannot pass Holm's correction
+    # (a CI run, 2026-11-26): then "same" for lack of evidence, never "better"; the change is half
+    assert rows[udp]["verdict"] in {"worse", "same"}, rows[udp]
+    for key in (tcp, udp):
+        assert rows[key]["relative_change"] == pytest.approx(-0.5, abs=0.1), rows[key]  # half the rate
