@@ -25,7 +25,8 @@ EXOGENI_TOOL_CPU = {
 
 
 # A host whose CPU was at least this busy over a measurement had no cycle to spare: the machine, not
-# the emulated network, may have set the result (forwarding softirqs starve when both cores send).
+# the emulated network, may have set the result. (Not the only machine limit: a receive backlog can
+# overflow below it; loss localization names that cause.)
 HOST_SATURATED = 0.95
 SATURATED_BUSY = f"≥ {HOST_SATURATED * 100:.0f} %"  # as the report writes it
 
