@@ -218,16 +218,16 @@ class Batch:
         ops, self.ops = self.ops, []
         chunk: list[bytes] = []
         size = 0
-        sent = 0
         for seq, op in enumerate(ops, start=1):
             data = encode(op, seq)
             if size + len(data) > MAX_CHUNK and chunk:
-                sent += self._send(chunk)
+                # read a chunk's acks before sending more: a whole 1,000-node batch's acks overflow
+                # the socket's receive buffer (ENOBUFS, acks lost)
+                self._acks(ops, self._send(chunk))
                 chunk, size = [], 0
             chunk.append(data)
             size += len(data)
-        sent += self._send(chunk)
-        self._acks(ops, sent)
+        self._acks(ops, self._send(chunk))
 
     def _send(self, chunk: list[bytes]) -> int:
         self.sock.send(b"".join(chunk))

@@ -23,6 +23,7 @@ NETNS_DIR = "/run/netns"
 THREAD_NS = "/proc/thread-self/ns/net"
 SOL_NETLINK = 270
 NETLINK_CAP_ACK = 10
+SO_RCVBUFFORCE = 33  # socket.h: SO_RCVBUF beyond net.core.rmem_max (CAP_NET_ADMIN)
 NETLINK_EXT_ACK = 11
 # Nodes speak IPv4 only (the layout's 198.18.0.0/15). With IPv6 off, bringing links up sends no
 # router solicitations, MLD reports or DAD probes onto measured links, and is cheaper too.
@@ -68,6 +69,8 @@ def netlink_socket() -> socket.socket:
     with contextlib.suppress(OSError):
         sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)  # error messages from the kernel
         sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)  # acks without the request echoed
+    with contextlib.suppress(OSError):  # room for a chunk's acks (each ~1 KB of skb); root only
+        sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 4 << 20)
     sock.bind((0, 0))
     return sock
 
