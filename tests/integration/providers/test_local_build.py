@@ -34,6 +34,7 @@ def _links(built: Built, ns: str) -> dict[str, dict]:
                 if link.get_attr("IFLA_LINKINFO")
                 else None,
                 "info": link.get_attr("IFLA_LINKINFO"),
+                "gro_max_size": link.get_attr("IFLA_GRO_MAX_SIZE"),
             }
             for link in ipr.get_links()
         }
@@ -368,3 +369,25 @@ def test_many_spawns_leak_no_fds_and_are_forgotten_once_reaped(every_link: Built
         assert fin.returncode == 0 and fin.stdout == f"{i}\n"
     assert len(os.listdir("/proc/self/fd")) <= before + 1
     assert len(provider._procs) == tracked
+
+
+def _ethtool_k(ns: str, ifname: str) -> dict[str, str]:
+    out = subprocess.run(["ip", "netns", "exec", ns, "ethtool", "-k", ifname], capture_output=True, text=True)
+    return dict(line.strip().split(": ", 1)[:2] for line in out.stdout.splitlines()[1:] if ": " in line)
+
+
+def test_a_network_shaped_bridge_port_hands_its_output_to_a_queue_of_the_peers_own(every_link: Built) -> None:
+    # n3-lsw (htb): lsw's port towards n3 forwards frames, so n3's eth0 receives the shaper's output
+    # in its own NAPI queue (GRO on, aggregation off: GRO size 0) and the port has TSO off (without it
+    # veth gives forwarded frames to the CPU's backlog); n1-n2's node ends are left as they were.
+    layout = every_link.layout
+    need("ethtool")
+    (port,) = [
+        i for i in layout.interfaces() if i.master and i.ns == layout.host_ns["h1"] and i.shaper is not None
+    ]
+    n3, n1 = layout.node_ns["n3"], layout.node_ns["n1"]
+    assert _ethtool_k(port.ns, port.name)["tcp-segmentation-offload"].startswith("off")
+    assert _ethtool_k(n3, "eth0")["generic-receive-offload"].startswith("on")
+    assert _links(every_link, n3)["eth0"]["gro_max_size"] == 0
+    assert _ethtool_k(n1, "eth0")["generic-receive-offload"].startswith("off")
+    assert _ethtool_k(n1, "eth0")["tcp-segmentation-offload"].startswith("on")

@@ -16,7 +16,18 @@ back to IF past the filter; IF's root qdisc then shapes, queues and drops as a n
 IFB never drops (its queue holds TXQUEUE_FRAMES): were it to, mirred would report the failed
 redirect and the sender's socket would get ENOBUFS — a signal a network does not give (a TCP sender
 takes it as local congestion and backs off at once). The shaper's counters stay on IF.
-Pure data: netlink Ops from a layout Interface.
+
+Where IF forwards frames (a bridge port, a wire: not a node's own interface), the frames still
+queued before the shaper crossed this CPU's shared input backlog (netdev_max_backlog), and so
+would the shaper's output on IF's peer. When senders overload the host, the backlog is full of
+frames the shaper will drop and the few it passes are dropped at the peer: measured, two tenants
+at 55 K packets/s each into a 60 K packets/s link between two bridges delivered 3 K packets/s in
+all. A network keeps what left a shaper apart from what has yet to reach it; here the peer takes
+the shaper's output into a receive queue of its own (veth NAPI: GRO on, aggregation off with a
+GRO size of 0, and TSO off on IF, without which veth hands forwarded frames to the backlog), and
+the same overload delivered 52 K of the 60 K. Peers that userspace reads with a packet socket
+(userspace OVS ports, delay nodes) are left as they are.
+Pure data: netlink Ops and interface choices from a layout.
 """
 
 from __future__ import annotations
@@ -25,7 +36,7 @@ import socket
 
 from pyroute2.netlink.rtnl import TC_H_CLSACT
 
-from vnetbench.layout import Interface
+from vnetbench.layout import Interface, Layout
 from vnetbench.providers.local.netlink import IFF_UP, Op
 
 CLSACT_HANDLE = 0xFFFF0000
@@ -100,3 +111,30 @@ def redirect_ops(iface: Interface, index: int, ifb_index: int) -> list[Op]:
             attrs=[["TCA_KIND", "u32"], ["TCA_OPTIONS", u32]],
         ),
     ]
+
+
+def own_receive_queue(layout: Layout) -> list[tuple[Interface, Interface]]:
+    """(network-shaped end, its peer) of the veths whose peer takes the shaper's output into a
+    receive queue of its own instead of the CPU's shared backlog (see the module's docstring)."""
+    ovs = {(br.ns, br.name) for br in layout.bridges if br.kind == "ovs"}
+    packet_socket = {(d.ns, name) for d in layout.delay_nodes for name in (d.a, d.b)}
+    out = []
+    for pair in layout.veths:
+        for end, peer in ((pair.a, pair.b), (pair.b, pair.a)):
+            if not is_network_shaped(end) or layout.namespaces.get(end.ns, "").startswith("node:"):
+                continue  # a node's own frames meet the shaper before any backlog
+            if (peer.ns, peer.master) in ovs or (peer.ns, peer.name) in packet_socket:
+                continue
+            out.append((end, peer))
+    return out
+
+
+def no_aggregation_op(peer: Interface, index: int) -> Op:
+    """GRO size 0 on a peer that receives in its own queue: frames go up one by one, as before
+    (GRO on would otherwise merge TCP segments into frames a packet socket downstream cannot read)."""
+    return Op(
+        f"{peer.name}: GRO size 0 (no aggregation) in {peer.ns}",
+        "link",
+        index,
+        attrs=[["IFLA_GRO_MAX_SIZE", 0]],
+    )

@@ -1,4 +1,5 @@
-"""Turn TX checksum offload off (`ethtool -K IF tx off`) with pyroute2's ethtool ioctl interface.
+"""ethtool features (`ethtool -K`) with pyroute2's ethtool ioctl interface: TX checksum offload off
+around userspace OVS, and a veth receive queue of its own behind network shaping (netshaping.py).
 
 A userspace OVS datapath (netdev) reads and writes frames through AF_PACKET sockets and never
 completes a checksum the kernel left for the "hardware" to fill in; on veths that hardware is
@@ -13,7 +14,7 @@ interface's namespace (pyroute2's IoctlEthtool opens its socket when constructed
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+from collections.abc import Callable, Mapping
 
 from pyroute2.ethtool.ioctl import IoctlEthtool, NotSupportedError
 
@@ -23,9 +24,30 @@ from vnetbench.providers.local import kernel
 TX_CHECKSUM_PREFIX = "tx-checksum-"
 
 
-def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
-    """Turn TX checksum offload off on interfaces of a namespace (ethtool -K IF tx off)."""
-    ifnames = list(ifnames)
+Want = Callable[[str], bool | None]  # an ethtool feature's name -> the state wanted (None: leave it)
+
+
+def no_tx_checksum(name: str) -> bool | None:
+    return False if name.startswith(TX_CHECKSUM_PREFIX) else None
+
+
+def no_tso(name: str) -> bool | None:
+    """TCP segmentation offload off: veth then hands forwarded frames to the peer's own receive
+    queue (veth_skb_is_eligible_for_gro) instead of the CPU's backlog (netshaping.py)."""
+    return False if name.startswith("tx-tcp") and name.endswith("segmentation") else None
+
+
+def gro(name: str) -> bool | None:
+    """GRO on: a veth receives in its own NAPI queue (aggregation is capped apart, netshaping.py)."""
+    return True if name == "rx-gro" else None
+
+
+def set_features(ns_fd: int, ns: str, wants: Mapping[str, list[Want]]) -> None:
+    """Set ethtool features of interfaces of a namespace (ethtool -K IF ...): each interface's
+    features the wants ask for; raises ProviderError naming any that did not take."""
+
+    def wanted(name: str, of: list[Want]) -> bool | None:
+        return next((w for w in (want(name) for want in of) if w is not None), None)
 
     def work() -> None:
         # Errors are turned into ProviderError here, in the thread: an exception raised in the
@@ -35,30 +57,34 @@ def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
         except OSError as err:
             raise ProviderError(f"could not open an ethtool socket in {ns}: {err}") from err
         try:
-            for ifname in ifnames:
+            for ifname, of in wants.items():
                 eth.change_ifname(ifname)
                 features = eth.get_features()
-                names = [
-                    name
+                change = {
+                    name: want
                     for name, *_ in features
-                    if name.startswith(TX_CHECKSUM_PREFIX)
-                    and features.is_active(name)
+                    if (want := wanted(name, of)) is not None
                     and features.is_available(name)
-                ]
-                if not names:
+                    and bool(features.is_active(name)) != want
+                }
+                if not change:
                     continue
-                for name in names:
-                    features[name] = False
+                for name, want in change.items():
+                    features[name] = want
                 # SFEATURES returns a positive "wish" flag when dependent features (TSO ...) changed
                 # too, which pyroute2 takes for a failure: check the result instead.
                 with contextlib.suppress(NotSupportedError):
                     eth.set_features(features)
-                left = [name for name, enable, *_ in eth.get_features() if name in names and enable]
+                left = [
+                    name
+                    for name, enable, *_ in eth.get_features()
+                    if name in change and enable != change[name]
+                ]
                 if left:
-                    raise ProviderError(f"{', '.join(left)} still on")
+                    raise ProviderError(f"{', '.join(left)} of {ifname} did not change")
         except Exception as err:
             raise ProviderError(
-                f"could not turn TX checksum offload off on {', '.join(ifnames)} in {ns}: {err}"
+                f"could not set ethtool features of {', '.join(wants)} in {ns}: {err}"
             ) from err
         finally:
             eth.close()

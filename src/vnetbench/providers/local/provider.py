@@ -38,6 +38,7 @@ from vnetbench.providers.local import (
     limits,
     links,
     netns,
+    netshaping,
     offload,
     procs,
     runtime,
@@ -143,12 +144,15 @@ class LocalProvider(Provider, NamespaceAccess):
         self._build_namespaces(layout, record)
         self._build_links(layout)
 
-        by_ns: dict[str, list[str]] = defaultdict(list)
+        wants: dict[str, dict[str, list[offload.Want]]] = defaultdict(lambda: defaultdict(list))
         for iface in layout.interfaces():
             if iface.tx_offload_off:
-                by_ns[iface.ns].append(iface.name)
-        for name, ifnames in by_ns.items():
-            offload.tx_checksum_off(self.namespaces[name].fd, name, ifnames)
+                wants[iface.ns][iface.name].append(offload.no_tx_checksum)
+        for end, peer in netshaping.own_receive_queue(layout):
+            wants[end.ns][end.name].append(offload.no_tso)
+            wants[peer.ns][peer.name].append(offload.gro)
+        for name, of in wants.items():
+            offload.set_features(self.namespaces[name].fd, name, of)
 
         if layout.cpu_quota:
             self._build_cgroups(layout, record)
