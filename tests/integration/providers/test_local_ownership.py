@@ -169,7 +169,7 @@ def test_exception_mid_build_leaves_nothing(
         raise RuntimeError(f"injected failure in {where}")
 
     if where == "offload":
-        monkeypatch.setattr("vnetbench.providers.local.provider.offload.set_features", boom)
+        monkeypatch.setattr("vnetbench.providers.local.provider.offload.tx_checksum_off", boom)
     else:
         monkeypatch.setattr(OvsInstance, "add_bridge", boom)
     with pytest.raises(RuntimeError, match="injected"):

@@ -1,4 +1,5 @@
-"""The few system calls Python 3.11's os module lacks (unshare, setns, mount, umount2), via libc.
+"""The few system calls Python 3.11's os module lacks (unshare, setns, mount, umount2), via libc,
+and the one ioctl whose argument points at more memory (SIOCETHTOOL).
 
 Network namespaces are per thread: a thread may unshare or setns CLONE_NEWNET without touching the
 rest of the process, which is how the provider enters namespaces without forking.
@@ -7,7 +8,10 @@ rest of the process, which is how the provider enters namespaces without forking
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import socket
+import struct
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -16,6 +20,7 @@ from vnetbench.providers.local import signals
 CLONE_NEWNET = 0x40000000
 MS_BIND = 4096
 MNT_DETACH = 2
+SIOCETHTOOL = 0x8946
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
@@ -70,3 +75,13 @@ def in_netns(fd: int, fn: Callable[[], T]) -> T:
     if "error" in box:
         raise box["error"]  # type: ignore[misc]
     return box["value"]  # type: ignore[return-value]
+
+
+def ethtool_value(sock: socket.socket, ifname: str, cmd: int, data: int = 0) -> int:
+    """One legacy ethtool command (struct ethtool_value {cmd, data}) on an interface of the socket's
+    namespace; returns data as the kernel left it. Any socket will do (the ioctl falls through to
+    the namespace's devices), so a build's open netlink socket serves without entering the namespace."""
+    value = ctypes.create_string_buffer(struct.pack("=II", cmd, data), 8)
+    ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(value)).ljust(40, b"\0")
+    fcntl.ioctl(sock.fileno(), SIOCETHTOOL, ifreq)
+    return struct.unpack("=II", value.raw)[1]

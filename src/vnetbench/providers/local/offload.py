@@ -1,5 +1,5 @@
-"""ethtool features (`ethtool -K`) with pyroute2's ethtool ioctl interface: TX checksum offload off
-around userspace OVS, and a veth receive queue of its own behind network shaping (netshaping.py).
+"""ethtool settings the build makes: TX checksum offload off around userspace OVS (`ethtool -K IF tx
+off`, with pyroute2's ethtool ioctl interface), TSO off and GRO on around network shapers (below).
 
 A userspace OVS datapath (netdev) reads and writes frames through AF_PACKET sockets and never
 completes a checksum the kernel left for the "hardware" to fill in; on veths that hardware is
@@ -14,7 +14,8 @@ interface's namespace (pyroute2's IoctlEthtool opens its socket when constructed
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Iterable
 
 from pyroute2.ethtool.ioctl import IoctlEthtool, NotSupportedError
 
@@ -22,32 +23,16 @@ from vnetbench.providers.base import ProviderError
 from vnetbench.providers.local import kernel
 
 TX_CHECKSUM_PREFIX = "tx-checksum-"
+# (set, get, name) of the legacy one-flag commands: one ioctl per interface, on the build's open
+# netlink socket of its namespace (the features interface reads the kernel's whole feature string
+# set per interface, ~1.4 ms each, and needs a thread in the namespace)
+TSO = (0x1F, 0x1E, "TSO")  # ETHTOOL_STSO / GTSO: every tx-tcp*-segmentation (NETIF_F_ALL_TSO)
+GRO = (0x2C, 0x2B, "GRO")  # ETHTOOL_SGRO / GGRO
 
 
-Want = Callable[[str], bool | None]  # an ethtool feature's name -> the state wanted (None: leave it)
-
-
-def no_tx_checksum(name: str) -> bool | None:
-    return False if name.startswith(TX_CHECKSUM_PREFIX) else None
-
-
-def no_tso(name: str) -> bool | None:
-    """TCP segmentation offload off: veth then hands forwarded frames to the peer's own receive
-    queue (veth_skb_is_eligible_for_gro) instead of the CPU's backlog (netshaping.py)."""
-    return False if name.startswith("tx-tcp") and name.endswith("segmentation") else None
-
-
-def gro(name: str) -> bool | None:
-    """GRO on: a veth receives in its own NAPI queue (aggregation is capped apart, netshaping.py)."""
-    return True if name == "rx-gro" else None
-
-
-def set_features(ns_fd: int, ns: str, wants: Mapping[str, list[Want]]) -> None:
-    """Set ethtool features of interfaces of a namespace (ethtool -K IF ...): each interface's
-    features the wants ask for; raises ProviderError naming any that did not take."""
-
-    def wanted(name: str, of: list[Want]) -> bool | None:
-        return next((w for w in (want(name) for want in of) if w is not None), None)
+def tx_checksum_off(ns_fd: int, ns: str, ifnames: Iterable[str]) -> None:
+    """Turn TX checksum offload off on interfaces of a namespace (ethtool -K IF tx off)."""
+    ifnames = list(ifnames)
 
     def work() -> None:
         # Errors are turned into ProviderError here, in the thread: an exception raised in the
@@ -57,34 +42,30 @@ def set_features(ns_fd: int, ns: str, wants: Mapping[str, list[Want]]) -> None:
         except OSError as err:
             raise ProviderError(f"could not open an ethtool socket in {ns}: {err}") from err
         try:
-            for ifname, of in wants.items():
+            for ifname in ifnames:
                 eth.change_ifname(ifname)
                 features = eth.get_features()
-                change = {
-                    name: want
+                names = [
+                    name
                     for name, *_ in features
-                    if (want := wanted(name, of)) is not None
+                    if name.startswith(TX_CHECKSUM_PREFIX)
+                    and features.is_active(name)
                     and features.is_available(name)
-                    and bool(features.is_active(name)) != want
-                }
-                if not change:
+                ]
+                if not names:
                     continue
-                for name, want in change.items():
-                    features[name] = want
+                for name in names:
+                    features[name] = False
                 # SFEATURES returns a positive "wish" flag when dependent features (TSO ...) changed
                 # too, which pyroute2 takes for a failure: check the result instead.
                 with contextlib.suppress(NotSupportedError):
                     eth.set_features(features)
-                left = [
-                    name
-                    for name, enable, *_ in eth.get_features()
-                    if name in change and enable != change[name]
-                ]
+                left = [name for name, enable, *_ in eth.get_features() if name in names and enable]
                 if left:
-                    raise ProviderError(f"{', '.join(left)} of {ifname} did not change")
+                    raise ProviderError(f"{', '.join(left)} still on")
         except Exception as err:
             raise ProviderError(
-                f"could not set ethtool features of {', '.join(wants)} in {ns}: {err}"
+                f"could not turn TX checksum offload off on {', '.join(ifnames)} in {ns}: {err}"
             ) from err
         finally:
             eth.close()
@@ -107,3 +88,16 @@ def tx_checksum_state(ns_fd: int, ifname: str) -> dict[str, bool]:
             eth.close()
 
     return kernel.in_netns(ns_fd, work)
+
+
+def set_flag(sock: socket.socket, ns: str, ifname: str, flag: tuple[int, int, str], on: bool) -> None:
+    """Turn TSO or GRO on or off on an interface of the namespace sock was opened in."""
+    set_cmd, get_cmd, name = flag
+    what = f"turn {name} {'on' if on else 'off'} on {ifname} in {ns}"
+    try:
+        kernel.ethtool_value(sock, ifname, set_cmd, int(on))
+        now = bool(kernel.ethtool_value(sock, ifname, get_cmd))
+    except OSError as err:
+        raise ProviderError(f"could not {what}: {err}") from err
+    if now != on:
+        raise ProviderError(f"could not {what}: the kernel left it {'on' if now else 'off'}")

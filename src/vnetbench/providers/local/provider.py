@@ -144,15 +144,12 @@ class LocalProvider(Provider, NamespaceAccess):
         self._build_namespaces(layout, record)
         self._build_links(layout)
 
-        wants: dict[str, dict[str, list[offload.Want]]] = defaultdict(lambda: defaultdict(list))
+        by_ns: dict[str, list[str]] = defaultdict(list)
         for iface in layout.interfaces():
             if iface.tx_offload_off:
-                wants[iface.ns][iface.name].append(offload.no_tx_checksum)
-        for end, peer in netshaping.own_receive_queue(layout):
-            wants[end.ns][end.name].append(offload.no_tso)
-            wants[peer.ns][peer.name].append(offload.gro)
-        for name, of in wants.items():
-            offload.set_features(self.namespaces[name].fd, name, of)
+                by_ns[iface.ns].append(iface.name)
+        for name, ifnames in by_ns.items():
+            offload.tx_checksum_off(self.namespaces[name].fd, name, ifnames)
 
         if layout.cpu_quota:
             self._build_cgroups(layout, record)
@@ -209,6 +206,12 @@ class LocalProvider(Provider, NamespaceAccess):
                 batch = Batch(name, nl)
                 batch.extend(getattr(plan, round_name))
                 batch.commit()
+        # behind a shaper that forwards, its peer receives in a queue of its own (netshaping.py)
+        for end, peer in netshaping.own_receive_queue(layout):
+            for iface, flag, on in ((end, offload.TSO, False), (peer, offload.GRO, True)):
+                nl = self.namespaces[iface.ns].nl
+                assert nl is not None
+                offload.set_flag(nl, iface.ns, iface.name, flag, on)
         for ns in self.namespaces.values():
             ns.close_netlink()
 
