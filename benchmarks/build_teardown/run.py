@@ -41,7 +41,7 @@ sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 from vnetbench.layout import Layout, build_layout  # noqa: E402
 from vnetbench.layout.objects import Interface  # noqa: E402
-from vnetbench.providers.local import LocalProvider  # noqa: E402
+from vnetbench.providers.local import LocalProvider, netshaping  # noqa: E402
 from vnetbench.providers.local.links import VXLAN_PORT  # noqa: E402
 from vnetbench.spec import parse_spec  # noqa: E402
 from vnetbench.store.db import Store  # noqa: E402
@@ -125,6 +125,10 @@ def shell_scripts(layout: Layout, prefix: str) -> tuple[str, str, list[str]]:
             f"remote {vx.remote} dev {vx.underlay_dev} dstport {VXLAN_PORT}"
         )
         lines += _end(iface, ns)
+    for end, peer in netshaping.own_receive_queue(layout):  # the shaper's output in the peer's own queue
+        lines.append(f"ip netns exec {rename[end.ns]} ethtool -K {end.name} tso off")
+        lines.append(f"ip netns exec {rename[peer.ns]} ethtool -K {peer.name} gro on")
+        lines.append(f"ip -n {rename[peer.ns]} link set {peer.name} gro_max_size 0")
     teardown = ["#!/bin/bash", "set -e"] + [f"ip netns delete {ns}" for ns in rename.values()]
     return "\n".join(lines) + "\n", "\n".join(teardown) + "\n", list(rename.values())
 
