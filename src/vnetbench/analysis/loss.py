@@ -72,6 +72,7 @@ class Stage:
     extra: float = 0.0  # counted below what passed it downstream (other traffic subtracted, read apart)
     explainers: list[Explainer] = field(default_factory=list)
     after_ovs: str | None = None  # the userspace OVS bridge the packet crossed just before this hop
+    shared: bool = False  # carries the step's other flows too: not counted, its counters are theirs too
 
     @property
     def explained(self) -> float:
@@ -208,6 +209,7 @@ def _hop_stage(
     )
     if shared:
         stage.label += " (shared with the step's other flows: not counted)"
+        stage.shared = True
     ex = stage.explainers
     if hop.direction == "tx":
         for qscope, metrics in totals.items():
@@ -275,6 +277,7 @@ def localize(
         end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
         if end and end in path.shared:
             stage.count = None
+            stage.shared = True
             stage.label += " (namespace shared with the step's other flows: not counted)"
     _count_losses(stages)
     return _verdict(path, stages, sent, received, k, measurement_id)
@@ -444,6 +447,8 @@ def _verdict(
         seen = [s for s in lossy if s.explained > 0]
         worst = max(seen, key=lambda s: min(s.lost or 0.0, s.explained)) if app_lost > 0 and seen else None
     top = max(worst.explainers, key=lambda e: e.packets) if worst and worst.explainers else None
+    if worst is not None and worst.explained < 0.5 * (worst.lost or 0.0):
+        top = _shared_explainer(stages, worst) or top
     explained = sum(min(s.lost or 0.0, s.explained) for s in stages)
     return Localization(
         measurement_id,
@@ -466,6 +471,29 @@ def _verdict(
         explained,
         note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
         verdict=worst.label if worst else _not_located(app_lost, lossy),
+    )
+
+
+def _shared_explainer(stages: list[Stage], worst: Stage) -> Explainer | None:
+    """The largest drop counter on the uncounted shared stages just before `worst`: its loss was
+    counted there (the first count after them) but may have happened in them. The counter holds
+    every flow's frames, so it names the cause without saying how much of it was this flow's."""
+    i = stages.index(worst)
+    between: list[Stage] = []
+    for stage in reversed(stages[:i]):
+        if stage.count is not None:
+            break
+        between.append(stage)
+    found = [(e, st) for st in between if st.shared for e in st.explainers if e.packets > 0]
+    if not found:
+        return None
+    e, st = max(found, key=lambda pair: pair[0].packets)
+    return Explainer(
+        e.counter + " (all flows through it)",
+        e.packets,
+        f"{e.cause} at {st.where}, shared with the step's other flows",
+        e.scope,
+        e.metric,
     )
 
 

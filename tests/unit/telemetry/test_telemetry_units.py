@@ -197,3 +197,55 @@ def test_udp_window_reaches_iperf3() -> None:
         "-w"
         not in iperf3.commands(plain, FlowParams("a", "b", "198.18.0.2", 5201, plain.duration), 1e8).client
     )
+
+
+FABRIC = """
+name: fabric
+topology:
+  nodes: [{name: s1}, {name: s2}, {name: r1}, {name: r2}]
+  switches: [{name: lbin}, {name: lbout}]
+  links:
+    - {name: fabric, endpoints: [lbin, lbout], pps: 60000}
+    - {endpoints: [s1, lbin]}
+    - {endpoints: [s2, lbin]}
+    - {endpoints: [lbout, r1], rate: 1gbit}
+    - {endpoints: [lbout, r2], rate: 1gbit}
+measurements: [{name: rtt, kind: rtt}]
+patterns: [{name: p, kind: pairs, pairs: [[s1, r1]], measurements: [rtt]}]
+"""
+
+
+def test_loss_on_a_hop_two_flows_share_is_named_by_that_hops_counter() -> None:
+    # Two tenants through one shaped link between bridges (docs/fidelity-notes.md §8): the fabric's
+    # hops carry both flows, so neither flow's count is read there, and its loss shows at the first
+    # own count after them (the port towards its receiver), which dropped nothing. The cause is the
+    # fabric's tbf (100,000 frames of both flows), named with that caveat, not "unexplained".
+    layout = build_layout(parse_spec(FABRIC).campaign, "c0ffee00")
+    one, two = flow_path(layout, "s1", "r1"), flow_path(layout, "s2", "r2")
+    mark_shared([one, two])
+    shared = [h for h in one.hops if h.key in one.shared]
+    assert shared and all(h.ns == layout.host_ns["host"] for h in shared)
+    sent, delivered, tcp = 120_000, 60_000, 0
+    totals: dict = {
+        f"snmp:{one.src_ns}": {"Udp.OutDatagrams": sent, "Ip.OutRequests": sent, "Tcp.OutSegs": tcp},
+        f"snmp:{one.dst_ns}": {"Ip.InDelivers": delivered, "Tcp.InSegs": 0, "Udp.InDatagrams": delivered},
+    }
+    passed = sent
+    for hop in one.hops:
+        if hop.direction == "fwd":
+            continue
+        if hop.key in one.shared and hop.direction == "tx":  # the fabric's shaped end: both flows
+            totals[f"qdisc:{hop.ns}/{hop.name}/tbf:1"] = {"drops": 100_000}
+            passed = delivered
+        metric = "tx_packets" if hop.direction == "tx" else "rx_packets"
+        totals.setdefault(f"if:{hop.ns}/{hop.name}", {})[metric] = (
+            2 * passed if hop.key in one.shared else passed
+        )
+    loc = localize(one, totals, sent, delivered)
+    fabric_end = next(h for h in shared if h.direction == "tx")
+    assert loc.app_lost == 60_000 and loc.hop_lost == 60_000
+    assert loc.hop_key is not None and loc.hop_key not in {f"tx:{h.label}" for h in shared}  # first own count
+    assert loc.cause == f"qdisc drop at {fabric_end.label}, shared with the step's other flows"
+    assert loc.counter == f"tbf drops on {fabric_end.label} (all flows through it)"
+    assert loc.counter_packets == 100_000
+    assert loc.explained_packets == 0  # how much of the shared drops were this flow's: unknown
