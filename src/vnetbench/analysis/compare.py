@@ -236,17 +236,33 @@ def smallest_rank_p(m: int, n: int) -> float:
 
 
 def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
-    """A note when latency rows (one median per run) have too few runs to ever be significant."""
+    """A note when latency rows (one median per run) have too few runs to ever be significant, and
+    one when a change beyond the tolerance was not significant: "same" there means "not shown to
+    differ" (a real 50 % drop between two campaigns of 3 runs with a stalled sender in one run is
+    "same" after Holm's correction), not "shown equal"."""
+    notes = []
     weak = [r for r in rows if r.test == "mann-whitney" and smallest_rank_p(r.n_a, r.n_b) >= alpha]
-    if not weak:
-        return ()
-    runs = sorted({(r.n_a, r.n_b) for r in weak})
-    sizes = ", ".join(f"{m} v {n}" for m, n in runs)
-    return (
-        f"{len(weak)} RTT row(s) compare {sizes} run medians: too few runs for any RTT change to be "
-        f"significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
-        "give the campaigns more repetitions to test RTT.",
-    )
+    if weak:
+        runs = sorted({(r.n_a, r.n_b) for r in weak})
+        sizes = ", ".join(f"{m} v {n}" for m, n in runs)
+        notes.append(
+            f"{len(weak)} RTT row(s) compare {sizes} run medians: too few runs for any RTT change to be "
+            f"significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
+            "give the campaigns more repetitions to test RTT."
+        )
+    unshown = [r for r in rows if r.verdict == "same" and abs(r.difference) > r.band]
+    if unshown:
+        largest = max(
+            unshown, key=lambda r: abs(r.relative_change) if math.isfinite(r.relative_change) else 0
+        )
+        change = f"{largest.relative_change:+.0%}" if math.isfinite(largest.relative_change) else "a change"
+        notes.append(
+            f"{len(unshown)} row(s) changed by more than the tolerance but not significantly after Holm's "
+            f"correction over {len(rows)} rows (largest: {change} in {largest.key['metric']} of "
+            f'{largest.key["pair"]}, {largest.n_a} v {largest.n_b} runs): their "same" means not shown '
+            "to differ, not shown equal; more repetitions (or fewer rows) would tell."
+        )
+    return tuple(notes)
 
 
 def _with(row: Row, key: dict[str, str], p_holm: float, band: float, verdict: str) -> Row:

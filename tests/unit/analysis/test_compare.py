@@ -122,3 +122,21 @@ def test_rtt_rows_with_too_few_runs_carry_a_note() -> None:
         obs("rtt_ns", [1.0, 2, 3, 4, 5], kind="rtt"), obs("rtt_ns", [6.0, 7, 8, 9, 10], kind="rtt")
     )
     assert enough.notes == ()
+
+
+def test_a_large_change_that_is_not_significant_says_same_is_not_equal() -> None:
+    # A: 100, 100, 40 (one stalled run), B: 50, 50, 50. Welch by hand: means 80 and 50, s²_A = 1200,
+    # se = sqrt(1200 / 3) = 20, t = −1.5 with df = 2; for df = 2 the two-sided p is
+    # 1 − |t| / sqrt(t² + 2) = 1 − 1.5 / sqrt(4.25) = 0.272: not significant, though −37.5 % is far
+    # beyond the 5 % tolerance. "same" must not read as "shown equal".
+    c = compare(obs("throughput_bps", [100.0, 100, 40]), obs("throughput_bps", [50.0, 50, 50]))
+    (row,) = c.rows
+    assert row.p_value == pytest.approx(1 - 1.5 / np.sqrt(4.25), abs=1e-9)
+    assert row.verdict == "same" and not row.within_tolerance
+    (note,) = c.notes
+    assert note.startswith("1 row(s) changed by more than the tolerance but not significantly")
+    assert "-38% in throughput_bps of a→b, 3 v 3 runs" in note and "not shown equal" in note
+    # within the tolerance: no note
+    assert (
+        compare(obs("throughput_bps", [100.0, 101, 99]), obs("throughput_bps", [100.0, 102, 98])).notes == ()
+    )
