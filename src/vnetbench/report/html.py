@@ -356,14 +356,8 @@ def _saturated_repetitions(
     prep: Prepared, comp: d.Competition, treatment: str | None, cpu: pd.DataFrame
 ) -> tuple[int, int]:
     """(repetitions together during which the host's CPU was saturated, repetitions together)."""
-    frame = prep.frame
-    rows = frame[
-        (frame["pattern"] == comp.pattern)
-        & (frame["measurement"] == comp.measurement)
-        & (frame["group_kind"] == "together")
-        & (frame["status"] == "ok")
-        & (frame[TREATMENT] == (treatment or ""))
-    ]
+    rows = _together_rows(prep, comp, treatment)
+    rows = rows[rows["status"] == "ok"]
     if rows.empty:
         return 0, 0
     hot = saturated(with_host_busy(rows, cpu)["host_busy_ratio"])
@@ -490,15 +484,20 @@ def _verdicts(results: list[tuple[str | None, d.Competition]]) -> list[str]:
     return items
 
 
-def _first_together(prep: Prepared, comp: d.Competition, treatment: str | None) -> tuple[int, dict[int, str]]:
-    """The first repetition of a competition's flows together, and their ids → labels."""
+def _together_rows(prep: Prepared, comp: d.Competition, treatment: str | None) -> pd.DataFrame:
+    """The measurements of a competition's flows started together (any status)."""
     frame = prep.frame
-    together = frame[
+    return frame[
         (frame["pattern"] == comp.pattern)
         & (frame["measurement"] == comp.measurement)
         & (frame["group_kind"] == "together")
         & (frame[TREATMENT] == (treatment or ""))
     ]
+
+
+def _first_together(prep: Prepared, comp: d.Competition, treatment: str | None) -> tuple[int, dict[int, str]]:
+    """The first repetition of a competition's flows together, and their ids → labels."""
+    together = _together_rows(prep, comp, treatment)
     first = together[together["repetition"] == together["repetition"].min()]
     rep = int(first["repetition"].min()) if len(first) else 1
     return rep, {int(r.id): f"{r.src}→{r.dst}" for r in first.itertuples()}
