@@ -25,7 +25,7 @@ at 55 K packets/s each into a 60 K packets/s link between two bridges delivered 
 all. A network keeps what left a shaper apart from what has yet to reach it; here the peer takes
 the shaper's output into a receive queue of its own (veth NAPI: GRO on, aggregation off with a
 GRO size of 0, and TSO off on IF, without which veth hands forwarded frames to the backlog), and
-the same overload delivered 52 K of the 60 K. Peers that userspace reads with a packet socket
+the same overload delivers the link's 60 K. Peers that userspace reads with a packet socket
 (userspace OVS ports, delay nodes) are left as they are.
 Pure data: netlink Ops and interface choices from a layout.
 """
