@@ -22,12 +22,24 @@ class FlowParams:
     params: Mapping[str, Any] = field(default_factory=dict)  # a sweep point (plan.Step.params)
 
 
+@dataclass(frozen=True)
+class HandshakeWatch:
+    """A UDP handshake the runner watches (run/handshake.py): the client connects a UDP socket to
+    `port` and sends one datagram per stream, the server answers each; a datagram lost either way
+    leaves the client waiting (iperf3 3.12: 30 s) though nothing will be measured."""
+
+    port: int
+    streams: int  # handshake datagrams: at most this many reach the server before any data
+    grace_s: float  # no data at the server this long after the client's socket appeared: lost
+
+
 @dataclass
 class Commands:
     client: list[str]
     server: list[str] | None = None  # started first, on the destination node
     server_proto: str = "tcp"  # what the server listens on (for the readiness check)
     port: int | None = None  # the port to check when the server's argv has no `-p PORT`
+    handshake: HandshakeWatch | None = None  # a UDP handshake that can be lost on the path
 
 
 @dataclass

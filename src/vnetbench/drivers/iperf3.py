@@ -34,12 +34,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnetbench.drivers.base import Commands, FlowParams, Parsed, ToolOutput
+from vnetbench.drivers.base import Commands, FlowParams, HandshakeWatch, Parsed, ToolOutput
 from vnetbench.spec.models import TcpMeasurement, UdpMeasurement
 from vnetbench.store.records import Event, Sample
 
 TOOL = "iperf3"
 CONNECT_TIMEOUT_MS = 5000  # control connection setup; a dead path fails in 5 s instead of the kernel's ~2 min
+# A UDP handshake is lost when no datagram reached the server this long after the client's stream
+# socket appeared (iperf3 3.12 itself waits 30 s on it): run/handshake.py, handshake_grace_s below.
+HANDSHAKE_GRACE_S = 5.0
 
 # Limits of iperf3 3.12 (iperf.h / iperf_api.c), checked before a campaign starts.
 MAX_DURATION_S = 86400
@@ -121,7 +124,9 @@ def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Com
         "--get-server-output", "--connect-timeout", str(CONNECT_TIMEOUT_MS),
         "-P", str(m.streams),
     ]  # fmt: skip
+    handshake: HandshakeWatch | None
     if isinstance(m, TcpMeasurement):
+        handshake = None
         if m.congestion:
             client += ["-C", m.congestion]
         if m.window is not None:
@@ -142,7 +147,19 @@ def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Com
         client += ["-u", "-b", str(per_stream), "-l", str(int(m.length)), "--udp-counters-64bit"]
         if m.window is not None:  # iperf3 hands -w to the server too: both sockets get this buffer
             client += ["-w", str(int(m.window))]
-    return Commands(client=client, server=server_command(flow.port, m.interval), server_proto="tcp")
+        grace_s = handshake_grace_s(per_stream, int(m.length), m.streams)
+        handshake = HandshakeWatch(flow.port, m.streams, grace_s)
+    server = server_command(flow.port, m.interval)
+    return Commands(client=client, server=server, server_proto="tcp", handshake=handshake)
+
+
+def handshake_grace_s(per_stream_bps: float, length: int, streams: int) -> float:
+    """How long after the client's first UDP socket appears its data must be reaching the server.
+    The base covers the control messages between the handshakes and the first datagram, resent on a
+    lossy path (TCP's RTO starts at 200 ms and doubles: four losses in a row of one message take
+    3 s); the streams' handshakes follow one another (a round trip each), and a slow flow gets the
+    time for three of its datagrams on top."""
+    return HANDSHAKE_GRACE_S + 0.25 * (streams - 1) + 3 * length * 8 / max(per_stream_bps, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------- parsing

@@ -134,6 +134,14 @@ class Provider(ABC):
     def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
         """Wait until proc listens on port (tcp/udp) in its node; False if it died or the time ran out."""
 
+    def udp_handshake_state(
+        self, client: ToolProcess, port: int, server: ToolProcess
+    ) -> tuple[bool, int] | None:
+        """For the UDP handshake watchdog (run/handshake.py): whether client has a UDP socket connected
+        to port, and how many UDP datagrams have reached sockets in server's node so far. None: this
+        provider cannot tell (then the tool's own timeout applies)."""
+        return None
+
     def namespace_access(self) -> NamespaceAccess | None:
         """Local handles to the built namespaces (None: the build is elsewhere; see telemetry_reader)."""
         return None

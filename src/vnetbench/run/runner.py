@@ -37,6 +37,7 @@ from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningSte
 from vnetbench.plan import Flow, Plan, Step, path_facts
 from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
 from vnetbench.run.background import background_plans
+from vnetbench.run.handshake import watch_handshakes
 from vnetbench.run.priming import prime_paths
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
@@ -46,7 +47,7 @@ from vnetbench.telemetry.observer import TelemetryObserver
 log = logging.getLogger(__name__)
 
 SERVER_START_TIMEOUT_S = 10.0
-DEFAULT_GRACE_S = 45.0  # > iperf3's 30 s wait for a lost UDP handshake, so that fails by itself first
+DEFAULT_GRACE_S = 45.0  # > iperf3's 30 s wait for a lost UDP handshake (where no watchdog ends it sooner)
 SETUP_ATTEMPTS = 8  # a step whose tool setup failed runs at most this often (20 % loss: ~43 % fail)
 SETUP_FAILED = "setup_failed"  # measurements.status of an attempt whose tool never got to measure
 PORT_RANGE = (5201, 5999)
@@ -352,11 +353,19 @@ class Runner:
 
     def _wait_clients(self, runnable: list[_FlowRun], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
+        watched = [
+            (f, (f.client, f.server, f.commands.handshake))
+            for f in runnable
+            if f.client and f.server and f.commands.handshake
+        ]
+        lost = watch_handshakes(self.provider, [w for _, w in watched], deadline)
+        lost_by_flow = {id(watched[i][0]): why for i, why in lost.items()}
         for flow in runnable:
             assert flow.client is not None
             client_fin = flow.client.wait(max(0.1, deadline - time.monotonic()))
             server_fin = flow.server.wait(5.0) if flow.server is not None else None
-            self._finish(flow.record, driver_for(flow.record.kind), client_fin, server_fin, timeout_s)
+            driver = driver_for(flow.record.kind)
+            self._finish(flow.record, driver, client_fin, server_fin, timeout_s, lost_by_flow.get(id(flow)))
 
     def _finish(
         self,
@@ -365,6 +374,7 @@ class Runner:
         client: Finished,
         server: Finished | None,
         timeout_s: float,
+        handshake_lost: str | None = None,
     ) -> None:
         rec.raw[("client", "stdout")], rec.raw[("client", "stderr")] = client.stdout, client.stderr
         if server is not None:
@@ -383,7 +393,12 @@ class Runner:
         rec.summary.update(parsed.summary)
         rec.samples.extend(parsed.samples)
         rec.events.extend(parsed.events)
-        if parsed.error and rec.status == "ok":
+        if handshake_lost is not None and rec.status == "ok":  # ended by the watchdog: no result
+            rec.status, rec.reason = SETUP_FAILED, handshake_lost
+            rec.events.append(
+                Event("setup_failed", f"{driver.tool} setup failed, step re-run: {handshake_lost}")
+            )
+        elif parsed.error and rec.status == "ok":
             _fail(rec, parsed.error)
             if parsed.setup_failed:
                 rec.status = SETUP_FAILED

@@ -368,15 +368,9 @@ def _child(
     os._exit(EXIT_SETUP_FAILED)
 
 
-def listening(pid: int, port: int, proto: str) -> bool | None:
-    """Whether a socket in pid's network namespace listens on port (tcp: LISTEN, udp: bound).
-
-    Reads /proc/PID/net/{tcp,tcp6} or {udp,udp6}, which show that pid's namespace. None if pid is gone.
-    """
-    proto = proto.lower()
-    files = ("tcp", "tcp6") if proto.startswith("tcp") else ("udp", "udp6")
-    want_state = "0A" if proto.startswith("tcp") else None  # TCP_LISTEN; UDP: any bound socket
-    hex_port = f"{port:04X}"
+def _sockets(pid: int, files: tuple[str, ...]) -> list[list[str]] | None:
+    """The rows of /proc/PID/net/<file> (that pid's namespace's sockets); None if pid is gone."""
+    rows: list[list[str]] = []
     seen_any = False
     for name in files:
         try:
@@ -387,11 +381,50 @@ def listening(pid: int, port: int, proto: str) -> bool | None:
         except ProcessLookupError:
             return None
         seen_any = True
-        for line in lines:
-            fields = line.split()
-            if len(fields) < 4:
-                continue
-            local, state = fields[1], fields[3]
-            if local.rsplit(":", 1)[-1] == hex_port and (want_state is None or state == want_state):
-                return True
-    return False if seen_any else None
+        rows += [fields for line in lines if len(fields := line.split()) >= 4]
+    return rows if seen_any else None
+
+
+def listening(pid: int, port: int, proto: str) -> bool | None:
+    """Whether a socket in pid's network namespace listens on port (tcp: LISTEN, udp: bound).
+
+    Reads /proc/PID/net/{tcp,tcp6} or {udp,udp6}, which show that pid's namespace. None if pid is gone.
+    """
+    proto = proto.lower()
+    files = ("tcp", "tcp6") if proto.startswith("tcp") else ("udp", "udp6")
+    want_state = "0A" if proto.startswith("tcp") else None  # TCP_LISTEN; UDP: any bound socket
+    rows = _sockets(pid, files)
+    if rows is None:
+        return None
+    hex_port = f"{port:04X}"
+    return any(
+        local.rsplit(":", 1)[-1] == hex_port and (want_state is None or state == want_state)
+        for _, local, _, state, *_ in rows
+    )
+
+
+def udp_connected_to(pid: int, port: int) -> bool | None:
+    """Whether a UDP socket in pid's namespace is connected to remote port `port` (iperf3's UDP client
+    connects its stream socket before the handshake). None if pid is gone."""
+    rows = _sockets(pid, ("udp", "udp6"))
+    if rows is None:
+        return None
+    hex_port = f"{port:04X}"
+    return any(remote.rsplit(":", 1)[-1] == hex_port for _, _, remote, *_ in rows)
+
+
+def udp_datagrams_in(pid: int) -> int | None:
+    """UDP datagrams that reached a socket in pid's namespace: delivered (InDatagrams) or dropped for a
+    full receive buffer (RcvbufErrors), from /proc/PID/net/snmp. None if pid is gone or it is unreadable."""
+    try:
+        with open(f"/proc/{pid}/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Udp:")]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    if len(rows) < 2 or len(rows[0]) != len(rows[1]):
+        return None
+    counters = dict(zip(rows[0][1:], rows[1][1:], strict=True))
+    try:
+        return int(counters["InDatagrams"]) + int(counters.get("RcvbufErrors", 0))
+    except (KeyError, ValueError):
+        return None

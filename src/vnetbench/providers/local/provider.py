@@ -369,6 +369,13 @@ class LocalProvider(Provider, NamespaceAccess):
                 return False
             time.sleep(LISTEN_POLL_S)
 
+    def udp_handshake_state(
+        self, client: ToolProcess, port: int, server: ToolProcess
+    ) -> tuple[bool, int] | None:
+        connected = procs.udp_connected_to(client.pid, port)
+        received = procs.udp_datagrams_in(server.pid)
+        return None if connected is None or received is None else (connected, received)
+
     # ------------------------------------------------------------------ teardown
 
     def teardown(self) -> list[int]:
