@@ -347,6 +347,12 @@ class Monitor:
                 message = f"{summary.flows_failed} measurements failed; first: {summary.failures[0]}"
         except Interrupted:
             status, message = "interrupted", "stopped by a signal during the run"
+        except STORE_ERRORS:
+            if not self.stopping:
+                raise  # the store is unreachable: _loop waits for it, then this run is resumed
+            # a stop that still came out as a database error (store.db turns the usual case back
+            # into the Interrupted): the run is interrupted, not left "running"
+            status, message = "interrupted", "stopped by a signal during the run"
         except ProviderError as err:
             status, message = "failed", f"could not build the topology: {err}"
         finally:

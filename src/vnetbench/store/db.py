@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pandas as pd
 from sqlalchemy import Engine, create_engine, event, func, insert, inspect, select, update
 from sqlalchemy.engine import Connection
-from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, ProgrammingError
+from sqlalchemy.exc import IntegrityError, InterfaceError, OperationalError, ProgrammingError, SQLAlchemyError
 
 from vnetbench.store import samples as bounded
 from vnetbench.store import schema as t
@@ -59,6 +59,17 @@ def retry_transient(write: Callable[..., _T]) -> Callable[..., _T]:
 BUSY_CONNECTION = ("transaction status ACTIVE", "another command is already in progress")
 
 
+def _what_interrupted(err: BaseException, dbapi_error: type[BaseException]) -> BaseException | None:
+    """The exception that interrupted a statement, when `err` is the busy connection's refusal of the
+    clean-up after it (the rollback as the exception left a `with` block). Raised in err's place, a
+    stop signal's Interrupted stays a stop: callers stop on it, where a database error is retried
+    (retry_transient) or taken for an outage (the monitor). None: nothing interrupted it."""
+    cause = err.__context__
+    while isinstance(cause, dbapi_error | SQLAlchemyError):
+        cause = cause.__context__
+    return cause if isinstance(cause, Exception) else None
+
+
 def engine_for(db: str | Path) -> Engine:
     """A path means SQLite; anything with '://' is a SQLAlchemy URL (e.g. postgresql+psycopg://...)."""
     if "://" in str(db):
@@ -76,11 +87,13 @@ def engine_for(db: str | Path) -> Engine:
     if engine.dialect.name == "postgresql":
 
         @event.listens_for(engine, "handle_error")
-        def _busy_is_dead(ctx: Any) -> None:
+        def _busy_is_dead(ctx: Any) -> BaseException | None:
             # A psycopg connection left mid-statement (a signal's exception raised inside its wait,
             # e.g. a monitor's SIGTERM) refuses every later use: replace it, as a dead one is.
-            if any(text in str(ctx.original_exception) for text in BUSY_CONNECTION):
-                ctx.is_disconnect = True
+            if not any(text in str(ctx.original_exception) for text in BUSY_CONNECTION):
+                return None
+            ctx.is_disconnect = True
+            return _what_interrupted(ctx.original_exception, ctx.dialect.loaded_dbapi.Error)
 
     if engine.dialect.name == "sqlite":
 
