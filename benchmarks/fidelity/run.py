@@ -200,6 +200,19 @@ def stream_shares(store: Store, cid: str, frame: pd.DataFrame) -> dict[int, list
     return out
 
 
+def base_row(part: str, r: Any, rate_bps: float) -> dict[str, Any]:
+    """What every row of the matrix and fair parts says of its measurement."""
+    kind_of = {src: k for k, (src, _) in KINDS.items()}
+    return {
+        "part": part,
+        "kind": kind_of[r.src],
+        "rate_mbit": rate_bps / 1e6,
+        "measurement": r.measurement,
+        "repetition": r.repetition,
+        "status": r.status,
+    }
+
+
 def part_matrix(reps: int) -> list[dict[str, Any]]:
     rows = []
     for rate in ("20mbit", "100mbit"):
@@ -208,16 +221,8 @@ def part_matrix(reps: int) -> list[dict[str, Any]]:
         frame = store.measurements_frame(cid)
         notes = machine_notes(store, cid)
         shares = stream_shares(store, cid, frame)
-        kind_of = {src: k for k, (src, _) in KINDS.items()}
         for r in frame.itertuples():
-            row: dict[str, Any] = {
-                "part": "matrix",
-                "kind": kind_of[r.src],
-                "rate_mbit": rate_bps / 1e6,
-                "measurement": r.measurement,
-                "repetition": r.repetition,
-                "status": r.status,
-            }
+            row = base_row("matrix", r, rate_bps)
             if r.measurement in FACTORS:
                 k = FACTORS[r.measurement]
                 sent_of_offered = r.sender_throughput_bps / r.offered_bps
@@ -255,7 +260,6 @@ def share_row(x: np.ndarray) -> dict[str, Any]:
 
 def part_fair(reps: int) -> list[dict[str, Any]]:
     rows = []
-    kind_of = {src: k for k, (src, _) in KINDS.items()}
     for rate in ("20mbit", "100mbit"):
         rate_bps = int(rate.removesuffix("mbit")) * 1e6
         store, cid = run_spec(fair_spec(rate, reps), f"fair-{rate}")
@@ -263,13 +267,7 @@ def part_fair(reps: int) -> list[dict[str, Any]]:
         shares = stream_shares(store, cid, frame)
         for r in frame.itertuples():
             x = np.array(shares.get(int(r.id), []))
-            row: dict[str, Any] = {
-                "part": "fair",
-                "kind": kind_of[r.src],
-                "rate_mbit": rate_bps / 1e6,
-                "measurement": r.measurement,
-                "repetition": r.repetition,
-                "status": r.status,
+            row = base_row("fair", r, rate_bps) | {
                 "seconds": FAIR_SECONDS,
                 "of_model": r.throughput_bps / tcp_efficiency(1500).goodput_bps(rate_bps),
             }
