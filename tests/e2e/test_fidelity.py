@@ -187,8 +187,9 @@ def test_udp_over_a_lossy_link_survives_lost_handshakes(lossy: Ran) -> None:
         later = attempts[(attempts["key"] == row.key) & (attempts["attempt"] > row.attempt)]
         assert len(later), f"{row.key} attempt {row.attempt} failed setup and was not re-run"
         # iperf3's own message, or the watchdog's (run/handshake.py), which ends the client long
-        # before iperf3's 30 s wait on the lost datagram
-        assert "unable to" in row.reason or "UDP handshake lost" in row.reason, row.reason
+        # before iperf3's 30 s wait on the lost datagram, or a start so late its catch-up overflowed
+        known = ("unable to", "UDP handshake lost", "iperf3 started sending")
+        assert any(k in row.reason for k in known), row.reason
         if "UDP handshake lost" in row.reason:
             assert row.duration_ns < 25e9, row.duration_ns
     assert (lossy.events["kind"] == "setup_failed").sum() == len(setup)

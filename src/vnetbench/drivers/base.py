@@ -31,6 +31,7 @@ class HandshakeWatch:
     port: int
     streams: int  # handshake datagrams: at most this many reach the server before any data
     grace_s: float  # no data at the server this long after the client's socket appeared: lost
+    payload_bytes: int = 1460  # one datagram's payload (to tell a late start's burst in datagrams)
 
 
 @dataclass

@@ -148,7 +148,7 @@ def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Com
         if m.window is not None:  # iperf3 hands -w to the server too: both sockets get this buffer
             client += ["-w", str(int(m.window))]
         grace_s = handshake_grace_s(per_stream, int(m.length), m.streams)
-        handshake = HandshakeWatch(flow.port, m.streams, grace_s)
+        handshake = HandshakeWatch(flow.port, m.streams, grace_s, int(m.length))
     server = server_command(flow.port, m.interval)
     return Commands(client=client, server=server, server_proto="tcp", handshake=handshake)
 

@@ -19,10 +19,12 @@ Params = Mapping[str, Any]  # one point of a sweep (plan.Step.params); {} for a 
 
 @dataclass(frozen=True)
 class PathFacts:
-    """What the layout says of one flow's path (layout.bottleneck_rate, layout.path_mtu)."""
+    """What the layout says of one flow's path (plan.path_facts)."""
 
     rate_bps: int | None  # the slowest shaped link on the path (None: no link with a rate)
     mtu: int = 1500
+    rtt_s: float = 0.0  # the configured round trip: twice the links' one-way delays (+ jitter)
+    queue_bytes: int | None = None  # the shortest shaper queue on the path (None: nothing shaped)
 
 
 class Offered(NamedTuple):

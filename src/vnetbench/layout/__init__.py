@@ -21,7 +21,7 @@ Nothing is created in the root namespace, so deleting our namespaces deletes eve
 The L2 segments and their addresses follow from the spec alone (`spec/segments.py`).
 """
 
-from vnetbench.layout.build import build_layout
+from vnetbench.layout.build import build_layout, link_one_way_ns, link_shaper
 from vnetbench.layout.objects import (
     Bridge,
     DelayNode,
@@ -45,4 +45,6 @@ __all__ = [
     "VethPair",
     "Vxlan",
     "build_layout",
+    "link_one_way_ns",
+    "link_shaper",
 ]

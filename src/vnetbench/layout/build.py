@@ -55,7 +55,8 @@ NETWORK_BURST_MS = 4
 NETWORK_QUEUE_BYTES = 125_000  # ~80 full frames: fair to 3 cubic flows at 20 and 100 mbit (fidelity-notes)
 
 
-def _shaper(link: Link) -> Shaper | None:
+def link_shaper(link: Link) -> Shaper | None:
+    """The shaper of each direction of a link (None: the link has no rate)."""
     frame = link.mtu + 14
     if link.pps and not link.rate:
         link = link.model_copy(update={"rate": link.pps * frame * 8})
@@ -111,6 +112,13 @@ def _netem(link: Link) -> Netem | None:
         link.label,
         link.delay_cdf,
     )
+
+
+def link_one_way_ns(link: Link) -> int:
+    """The longest one-way delay a link's frames usually see: delay + jitter, or its delay CDF's top."""
+    if link.delay_cdf:
+        return max(d for _, d in link.delay_cdf)
+    return (link.delay or 0) + (link.jitter or 0)
 
 
 def _cdf_median_ns(points: tuple[tuple[float, int], ...]) -> int:
@@ -193,16 +201,15 @@ class _Builder:
             ifname,
             link.mtu,
             address=f"{seg.addresses[node]}/24",
-            shaper=_shaper(link),
+            shaper=link_shaper(link),
             netem=_netem(link),
             tx_offload_off=ovs_peer,
         )
 
     def port(self, ns: str, name: str, link: Link, master: str, ovs: bool) -> Interface:
         """A bridge port that shapes (and delays) what the bridge sends down this link."""
-        return Interface(
-            ns, name, link.mtu, master=master, shaper=_shaper(link), netem=_netem(link), tx_offload_off=ovs
-        )
+        shaper, netem = link_shaper(link), _netem(link)
+        return Interface(ns, name, link.mtu, master=master, shaper=shaper, netem=netem, tx_offload_off=ovs)
 
     def link_on_one_host(self, k: int, link: Link, seg: Segment) -> None:
         a, b = link.endpoints
@@ -245,7 +252,7 @@ class _Builder:
             else:
                 local_master[end], is_switch[end] = self.switch_bridge[end].name, True
         # A node end is already shaped at the node; a switch end is shaped where the link leaves its host.
-        shaper_at = {end: (_shaper(link) if is_switch[end] else None) for end in (a, b)}
+        shaper_at = {end: (link_shaper(link) if is_switch[end] else None) for end in (a, b)}
         netem_at = {end: (_netem(link) if is_switch[end] else None) for end in (a, b)}
         ovs_at = {end: is_switch[end] and self.switch_kind[end] == "ovs" for end in (a, b)}
         if link.overlay == "vxlan":

@@ -16,7 +16,7 @@ import random
 from typing import Any
 
 from vnetbench.kinds import PathFacts, kind_of
-from vnetbench.layout import Layout, build_layout
+from vnetbench.layout import Layout, build_layout, link_one_way_ns, link_shaper
 from vnetbench.plan import sweeps
 from vnetbench.plan.patterns import pattern_steps
 from vnetbench.plan.steps import Plan, Step
@@ -39,8 +39,15 @@ def planned_duration_ns(campaign: Campaign, measurement: str) -> int:
 
 
 def path_facts(layout: Layout, src: str, dst: str) -> PathFacts:
-    """What a measurement kind needs to know of the path between two nodes."""
-    return PathFacts(layout.bottleneck_rate(src, dst), layout.path_mtu(src, dst))
+    """What a measurement kind (and the runner's start check) needs to know of the path between two nodes."""
+    links = layout.path_links(src, dst)
+    queues = [shaper.queue_bytes for link in links if (shaper := link_shaper(link))]
+    return PathFacts(
+        layout.bottleneck_rate(src, dst),
+        layout.path_mtu(src, dst),
+        rtt_s=2 * sum(link_one_way_ns(link) for link in links) / 1e9,
+        queue_bytes=min(queues, default=None),
+    )
 
 
 def treatments(spec: LoadedSpec) -> list[dict[str, Any]]:

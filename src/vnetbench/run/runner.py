@@ -30,14 +30,14 @@ from rich.progress import (
 )
 
 from vnetbench.drivers.base import Commands, Driver, FlowParams, Parsed
-from vnetbench.kinds import driver_for, kind_of
+from vnetbench.kinds import PathFacts, driver_for, kind_of
 from vnetbench.layout import Layout, build_layout
 from vnetbench.layout.summary import layout_summary
 from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningStep, RunSummary, StepCallback
 from vnetbench.plan import Flow, Plan, Step, path_facts
 from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
 from vnetbench.run.background import background_plans
-from vnetbench.run.handshake import watch_handshakes
+from vnetbench.run.handshake import Watched, late_start, watch_handshakes
 from vnetbench.run.priming import prime_paths
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
@@ -73,6 +73,8 @@ class _FlowRun:
     commands: Commands
     server: ToolProcess | None = None
     client: ToolProcess | None = None
+    path: PathFacts | None = None  # for the start check (a measured flow's; background flows: None)
+    omit_ns: int = 0
 
 
 class Runner:
@@ -305,7 +307,7 @@ class Runner:
             )
             cmds = driver.commands(m, params, rec.offered_bps)
             rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
-            flows.append(_FlowRun(rec, cmds))
+            flows.append(_FlowRun(rec, cmds, path=path_facts(layout, flow.src, flow.dst), omit_ns=omit_ns))
         background = background_plans(
             step,
             variant,
@@ -358,14 +360,17 @@ class Runner:
             for f in runnable
             if f.client and f.server and f.commands.handshake
         ]
-        lost = watch_handshakes(self.provider, [w for _, w in watched], deadline)
-        lost_by_flow = {id(watched[i][0]): why for i, why in lost.items()}
+        seen = watch_handshakes(self.provider, [w for _, w in watched], deadline)
+        no_result = {id(watched[i][0]): _no_result(watched[i][0], w) for i, w in seen.items()}
+        for i, w in seen.items():  # kept with every attempt: how long the tool took to start sending
+            if w.data_after_s is not None:
+                watched[i][0].record.summary["udp_start_delay_s"] = round(w.data_after_s, 3)
         for flow in runnable:
             assert flow.client is not None
             client_fin = flow.client.wait(max(0.1, deadline - time.monotonic()))
             server_fin = flow.server.wait(5.0) if flow.server is not None else None
             driver = driver_for(flow.record.kind)
-            self._finish(flow.record, driver, client_fin, server_fin, timeout_s, lost_by_flow.get(id(flow)))
+            self._finish(flow.record, driver, client_fin, server_fin, timeout_s, no_result.get(id(flow)))
 
     def _finish(
         self,
@@ -374,7 +379,7 @@ class Runner:
         client: Finished,
         server: Finished | None,
         timeout_s: float,
-        handshake_lost: str | None = None,
+        setup_failure: str | None = None,
     ) -> None:
         rec.raw[("client", "stdout")], rec.raw[("client", "stderr")] = client.stdout, client.stderr
         if server is not None:
@@ -393,10 +398,10 @@ class Runner:
         rec.summary.update(parsed.summary)
         rec.samples.extend(parsed.samples)
         rec.events.extend(parsed.events)
-        if handshake_lost is not None and rec.status == "ok":  # ended by the watchdog: no result
-            rec.status, rec.reason = SETUP_FAILED, handshake_lost
+        if setup_failure is not None and rec.status == "ok":  # the watchdog's verdict: no result
+            rec.status, rec.reason = SETUP_FAILED, setup_failure
             rec.events.append(
-                Event("setup_failed", f"{driver.tool} setup failed, step re-run: {handshake_lost}")
+                Event("setup_failed", f"{driver.tool} setup failed, step re-run: {setup_failure}")
             )
         elif parsed.error and rec.status == "ok":
             _fail(rec, parsed.error)
@@ -432,6 +437,16 @@ class Runner:
         if pps:  # a switch's packet-rate capacity on the path (the report draws it as the limit)
             rec.summary["path_pps_limit"] = float(pps)
         return rec
+
+
+def _no_result(flow: _FlowRun, seen: Watched) -> str | None:
+    """Why the watchdog's view of a flow makes its attempt no result: a lost handshake, or a start so
+    late that the tool's catch-up burst overflows the path's queue."""
+    handshake = flow.commands.handshake
+    if seen.lost or seen.data_after_s is None or flow.path is None or handshake is None:
+        return seen.lost
+    offered, omit_s = flow.record.offered_bps or 0.0, flow.omit_ns / 1e9
+    return late_start(seen.data_after_s, flow.path, offered, handshake.payload_bytes, omit_s)
 
 
 def _setup_gave_up(records: list[MeasurementRecord], attempts: int) -> None:

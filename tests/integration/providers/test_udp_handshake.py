@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.helpers.integration.topology import Built, built_topology, need
 from vnetbench.drivers import iperf3
 from vnetbench.drivers.base import FlowParams
-from vnetbench.run.handshake import watch_handshakes
+from vnetbench.run.handshake import Watched, watch_handshakes
 from vnetbench.spec.models import UdpMeasurement
 
 PORT = 5311
@@ -35,7 +35,7 @@ def _drop_udp_leaving(built: Built, node: str) -> None:
     ])  # fmt: skip
 
 
-def _watch_one(built: Built) -> tuple[dict[int, str], float, int | None]:
+def _watch_one(built: Built) -> tuple[dict[int, Watched], float, int | None]:
     m = UdpMeasurement.model_validate({"name": "u", "kind": "udp", "duration": "3s"})
     dst = built.provider.address_of(built.layout, "b", "a")
     cmds = iperf3.commands(m, FlowParams("a", "b", dst, PORT, m.duration), 10e6)
@@ -45,9 +45,9 @@ def _watch_one(built: Built) -> tuple[dict[int, str], float, int | None]:
         assert built.provider.wait_listening(server, PORT, "tcp", 10.0)
         client = built.provider.spawn("a", cmds.client)
         started = time.monotonic()
-        lost = watch_handshakes(built.provider, [(client, server, cmds.handshake)], started + 60)
+        seen = watch_handshakes(built.provider, [(client, server, cmds.handshake)], started + 60)
         fin = client.wait(60)
-        return lost, time.monotonic() - started, fin.returncode
+        return seen, time.monotonic() - started, fin.returncode
     finally:
         server.kill()
 
@@ -56,9 +56,10 @@ def test_a_lost_handshake_ends_the_client_long_before_iperf3_would(tmp_path: Pat
     need("iperf3", "tc", "ip")
     with built_topology(tmp_path, "pair.yaml", ("iperf3",)) as built:
         _drop_udp_leaving(built, "a")
-        lost, took_s, returncode = _watch_one(built)
-    assert list(lost) == [0] and "UDP handshake lost" in lost[0], lost
-    assert "(0 datagram(s) arrived" in lost[0]  # the connect datagram never arrived
+        seen, took_s, returncode = _watch_one(built)
+    lost = seen[0].lost
+    assert list(seen) == [0] and lost is not None and "UDP handshake lost" in lost, seen
+    assert "(0 datagram(s) arrived" in lost  # the connect datagram never arrived
     assert returncode is not None and returncode < 0  # ended by the watchdog's signal, not by iperf3
     assert took_s < IPERF3_OWN_WAIT_S  # the behaviour: it did not sit out iperf3's own wait
 
@@ -66,5 +67,8 @@ def test_a_lost_handshake_ends_the_client_long_before_iperf3_would(tmp_path: Pat
 def test_a_handshake_that_worked_is_left_alone(tmp_path: Path) -> None:
     need("iperf3")
     with built_topology(tmp_path, "pair.yaml", ("iperf3",)) as built:
-        lost, _, returncode = _watch_one(built)
-    assert lost == {} and returncode == 0
+        seen, took_s, returncode = _watch_one(built)
+    assert seen[0].lost is None and returncode == 0
+    # its data was seen at the server, timed from the client's socket (within the watch's own time)
+    started = seen[0].data_after_s
+    assert started is not None and 0 <= started < took_s

@@ -6,9 +6,15 @@ from __future__ import annotations
 import os
 import socket
 
+import pytest
+
 from vnetbench.drivers.base import HandshakeWatch
+from vnetbench.kinds import PathFacts
+from vnetbench.layout import build_layout
+from vnetbench.plan import path_facts
 from vnetbench.providers.local import procs
-from vnetbench.run.handshake import HandshakeClock, Verdict
+from vnetbench.run.handshake import HandshakeClock, Verdict, late_start
+from vnetbench.spec import parse_spec
 
 WATCH = HandshakeWatch(port=5201, streams=2, grace_s=5.0)
 
@@ -29,6 +35,47 @@ def test_data_at_the_server_means_the_handshake_worked() -> None:
     clock.update(0.0, connected=True, received=7)
     assert clock.update(0.1, connected=True, received=9) is Verdict.WAIT  # the streams' handshakes
     assert clock.update(0.2, connected=True, received=10) is Verdict.FLOWING  # more than 2: data
+    assert clock.data_after_s == pytest.approx(0.2)  # timed from the socket
+
+
+# The fidelity benchmark's lossy link: 20 mbit, 10 ms each way. Its queue by hand (layout/build.py's
+# rule): max(BDP 2.5 MB/s x 20 ms = 50 000, min(125 000, 50 ms at rate = 125 000), 4 frames) = 125 000.
+LOSSY = """
+name: late
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b], rate: 20mbit, delay: 10ms, loss: 0.2}]
+measurements: [{name: u, kind: udp, duration: 5s, rate: 10mbit}]
+patterns: [{kind: pairs, pairs: [[a, b]], measurements: [u]}]
+"""
+
+
+def test_the_path_facts_give_the_round_trip_and_the_shortest_queue() -> None:
+    campaign = parse_spec(LOSSY).campaign
+    path = path_facts(build_layout(campaign, "c0ffee00"), "a", "b")
+    assert path.rtt_s == pytest.approx(0.020)
+    assert path.queue_bytes == 125_000
+    assert path.rate_bps == 20_000_000
+
+
+def test_a_start_late_enough_to_overflow_the_queue_is_no_result() -> None:
+    # allowance 2 x 20 ms + 0.15 s = 0.19 s; at 10 Mbit/s (1.25 MB/s) the queue holds 0.1 s of catch-up
+    path, rate, payload = PathFacts(20_000_000, rtt_s=0.020, queue_bytes=125_000), 10e6, 1460
+    assert late_start(0.15, path, rate, payload) is None  # on time
+    assert late_start(0.27, path, rate, payload) is None  # 0.08 s late: 100 KB, the queue holds it
+    why = late_start(0.50, path, rate, payload)  # 0.31 s late: 387.5 KB, 265 datagrams
+    assert why is not None and "0.50 s after" in why and "0.31 s later" in why
+    assert "~265 datagrams" in why and "125 KB queue" in why
+    assert late_start(0.50, PathFacts(None, rtt_s=0.020), rate, payload) is None  # unshaped: no drops
+    assert late_start(0.50, PathFacts(20_000_000, rtt_s=0.2, queue_bytes=125_000), rate, payload) is None
+    # (a 200 ms round trip allows 0.55 s)
+
+
+def test_a_burst_whose_drops_fall_inside_omit_is_left_alone() -> None:
+    # the queue drains in 125 KB x 8 / 20 Mbit/s = 0.05 s; the drops are seen by 0.50 + 0.05 + 0.15 s
+    path, rate, payload = PathFacts(20_000_000, rtt_s=0.020, queue_bytes=125_000), 10e6, 1460
+    assert late_start(0.50, path, rate, payload, omit_s=1.0) is None  # counted in the warm-up
+    assert late_start(0.90, path, rate, payload, omit_s=1.0) is not None  # seen after it: counted
 
 
 def test_the_readers_see_a_connected_udp_socket_and_its_datagrams() -> None:

@@ -161,7 +161,10 @@ def test_udp_handshake_is_watched_and_tcp_is_not() -> None:
     watch = iperf3.commands(m, flow(m, port=5333), 20e6).handshake
     # the rule (iperf3.handshake_grace_s): 5 s for resent control messages, a quarter second per
     # further stream, three datagrams' time at the per-stream rate: 3 × 1470 × 8 / 10e6 = 3.528 ms
-    assert watch == iperf3.HandshakeWatch(port=5333, streams=2, grace_s=pytest.approx(5.25 + 0.003528))
+    expected = iperf3.HandshakeWatch(
+        port=5333, streams=2, grace_s=pytest.approx(5.25 + 0.003528), payload_bytes=1470
+    )
+    assert watch == expected
     slow = udp(length=1470)  # 10 kbit/s: a datagram every 1.176 s, three of them 3.528 s
     assert iperf3.commands(slow, flow(slow), 10_000).handshake.grace_s == pytest.approx(8.528)
     assert iperf3.commands(tcp(), flow(tcp()), None).handshake is None
