@@ -383,6 +383,8 @@ def _errors(
             out.error = (
                 "iperf3 client killed before it printed its report (with -J it prints only at the end)"
             )
+            if sdoc is not None and isinstance(sdoc.get("error"), str) and sdoc["error"]:
+                out.error += f"; iperf3 server: {sdoc['error']}"  # e.g. the results exchange it lost
         else:
             out.error = f"iperf3 client: {why} (exit code {client.returncode})"
         if sdoc is None:
@@ -451,10 +453,18 @@ SETUP_ERRORS = (
 )
 
 
+# ... and for a results exchange at the end that the path lost (a control message resent past the
+# other side's patience): the data was sent, but neither side has the whole result.
+EXCHANGE_ERRORS = ("unable to receive results", "unable to send results")
+
+
 def _is_setup_failure(error: str, cdoc: dict[str, Any] | None) -> bool:
-    """A setup message, and no interval measured: the path lost the handshake, not the test."""
+    """The tool, not the test, failed: a setup message with no interval measured (the path lost the
+    handshake), or the end-of-test results exchange lost."""
+    low = error.lower()
     measured = bool(cdoc and cdoc.get("intervals"))
-    return not measured and any(msg in error.lower() for msg in SETUP_ERRORS)
+    lost_exchange = any(msg in low for msg in EXCHANGE_ERRORS)
+    return lost_exchange or (not measured and any(msg in low for msg in SETUP_ERRORS))
 
 
 def _tcp(out: Parsed, cdoc: dict[str, Any] | None, sender: _Side | None, omit_s: float) -> None:

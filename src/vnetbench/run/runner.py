@@ -370,48 +370,7 @@ class Runner:
             client_fin = flow.client.wait(max(0.1, deadline - time.monotonic()))
             server_fin = flow.server.wait(5.0) if flow.server is not None else None
             driver = driver_for(flow.record.kind)
-            self._finish(flow.record, driver, client_fin, server_fin, timeout_s, no_result.get(id(flow)))
-
-    def _finish(
-        self,
-        rec: MeasurementRecord,
-        driver: Driver,
-        client: Finished,
-        server: Finished | None,
-        timeout_s: float,
-        setup_failure: str | None = None,
-    ) -> None:
-        rec.raw[("client", "stdout")], rec.raw[("client", "stderr")] = client.stdout, client.stderr
-        if server is not None:
-            rec.raw[("server", "stdout")], rec.raw[("server", "stderr")] = server.stdout, server.stderr
-        rec.duration_ns = (client.ended_utc_ns - client.started_utc_ns) if client.ended_utc_ns else None
-        if client.timed_out:
-            _fail(
-                rec,
-                f"timed out after {timeout_s:.0f} s (raise the measurement's timeout if this is expected)",
-            )
-        try:
-            parsed: Parsed = driver.parse(client, server)
-        except Exception as err:  # a parser bug must not lose the measurement: raw output is kept
-            _fail(rec, f"could not parse {driver.tool} output ({type(err).__name__}: {err}); raw output kept")
-            return
-        rec.summary.update(parsed.summary)
-        rec.samples.extend(parsed.samples)
-        rec.events.extend(parsed.events)
-        if setup_failure is not None and rec.status == "ok":  # the watchdog's verdict: no result
-            rec.status, rec.reason = SETUP_FAILED, setup_failure
-            rec.events.append(
-                Event("setup_failed", f"{driver.tool} setup failed, step re-run: {setup_failure}")
-            )
-        elif parsed.error and rec.status == "ok":
-            _fail(rec, parsed.error)
-            if parsed.setup_failed:
-                rec.status = SETUP_FAILED
-                rec.events.append(
-                    Event("setup_failed", f"{driver.tool} setup failed, step re-run: {parsed.error}")
-                )
-        elif client.returncode not in (0, None) and rec.status == "ok" and not parsed.summary:
-            _fail(rec, f"{driver.tool} exited with {client.returncode}: {_last_line(client.stderr)}")
+            finish_record(flow.record, driver, client_fin, server_fin, timeout_s, no_result.get(id(flow)))
 
     def _record(
         self, step: Step, flow: Flow, attempt: int, variant: Campaign, layout: Layout
@@ -437,6 +396,49 @@ class Runner:
         if pps:  # a switch's packet-rate capacity on the path (the report draws it as the limit)
             rec.summary["path_pps_limit"] = float(pps)
         return rec
+
+
+def finish_record(
+    rec: MeasurementRecord,
+    driver: Driver,
+    client: Finished,
+    server: Finished | None,
+    timeout_s: float,
+    setup_failure: str | None = None,
+) -> None:
+    """Turn what a flow's tools left into the record's status, numbers and events: ok, failed, or
+    setup_failed (the tool, not the test, failed: the step is re-run)."""
+    rec.raw[("client", "stdout")], rec.raw[("client", "stderr")] = client.stdout, client.stderr
+    if server is not None:
+        rec.raw[("server", "stdout")], rec.raw[("server", "stderr")] = server.stdout, server.stderr
+    rec.duration_ns = (client.ended_utc_ns - client.started_utc_ns) if client.ended_utc_ns else None
+    if client.timed_out:
+        _fail(
+            rec,
+            f"timed out after {timeout_s:.0f} s (raise the measurement's timeout if this is expected)",
+        )
+    try:
+        parsed: Parsed = driver.parse(client, server)
+    except Exception as err:  # a parser bug must not lose the measurement: raw output is kept
+        _fail(rec, f"could not parse {driver.tool} output ({type(err).__name__}: {err}); raw output kept")
+        return
+    rec.summary.update(parsed.summary)
+    rec.samples.extend(parsed.samples)
+    rec.events.extend(parsed.events)
+    if setup_failure is not None and rec.status == "ok":  # the watchdog's verdict: no result
+        rec.status, rec.reason = SETUP_FAILED, setup_failure
+        rec.events.append(Event("setup_failed", f"{driver.tool} setup failed, step re-run: {setup_failure}"))
+    elif parsed.error and (rec.status == "ok" or (client.timed_out and parsed.setup_failed)):
+        # a tool that hung on a control message the path lost is ended by the timeout: no result
+        reason = parsed.error if rec.status == "ok" else f"{rec.reason}: {parsed.error}"
+        rec.status, rec.reason = "failed", reason
+        if parsed.setup_failed:
+            rec.status = SETUP_FAILED
+            rec.events.append(
+                Event("setup_failed", f"{driver.tool} setup failed, step re-run: {parsed.error}")
+            )
+    elif client.returncode not in (0, None) and rec.status == "ok" and not parsed.summary:
+        _fail(rec, f"{driver.tool} exited with {client.returncode}: {_last_line(client.stderr)}")
 
 
 def _no_result(flow: _FlowRun, seen: Watched) -> str | None:

@@ -309,6 +309,17 @@ def test_a_lost_udp_handshake_is_a_setup_failure_not_a_result() -> None:
     assert not parsed("error_server_killed").setup_failed
 
 
+def test_a_results_exchange_the_path_lost_is_a_setup_failure_too() -> None:
+    # 20 % loss each way: the data went, then the server gave up on the results (its own JSON says so)
+    # and the client hung until the runner killed it; the server's numbers are not a whole result
+    p = parsed("error_results_exchange_lost")
+    server = iperf3_json("error_results_exchange_lost", "server")
+    assert server["error"] == "error - unable to receive results: Bad file descriptor"
+    assert p.error is not None and p.error.startswith("iperf3 client killed before it printed its report")
+    assert p.error.endswith("; iperf3 server: error - unable to receive results: Bad file descriptor")
+    assert p.setup_failed
+
+
 def test_connect_timeout() -> None:
     p = parsed("error_connect_timeout")
     assert p.error is not None and "Connection timed out" in p.error and "drops packets" in p.error
