@@ -60,6 +60,28 @@ def normal_delays_ns(seed: int, n: int, delay_ns: int, jitter_ns: int) -> np.nda
     return np.array([max(0, round(delay_ns + r.normal() * jitter_ns)) for _ in range(n)], dtype=float)
 
 
+def on_time(residual_ns: np.ndarray, within_ns: float = 1e6) -> np.ndarray:
+    """The probes released within 1 ms of their draw (NaN: lost, not on time)."""
+    return np.abs(np.nan_to_num(residual_ns, nan=np.inf)) < within_ns
+
+
+# The share of probes that must be on time. The node's own behaviour is "never early, and following
+# its draws" (the match above); how late a probe is depends on the machine as well. On a quiet
+# machine ~99 % are; a make test-stress run with another load on the machine (2026-11-27) saw 70 %
+# (1408 of 2000). A majority still proves the probes follow the draws; the node's precision is
+# benchmarks/delay's claim, not a test's.
+ON_TIME_SHARE = 0.5
+
+
+def assert_mostly_on_time(residual_ns: np.ndarray, probes: int) -> np.ndarray:
+    """The on-time mask, after asserting that most of `probes` are."""
+    mask = on_time(residual_ns)
+    assert mask.sum() >= ON_TIME_SHARE * probes, (
+        f"only {mask.sum()} of {probes} probes within 1 ms of their draw"
+    )
+    return mask
+
+
 def match(owd_ns: np.ndarray, drawn_ns: np.ndarray, max_shift: int = 64) -> np.ndarray:
     """Residual (measured − drawn) of each probe (NaN where owd_ns is NaN).
 

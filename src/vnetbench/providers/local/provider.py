@@ -346,17 +346,21 @@ class LocalProvider(Provider, NamespaceAccess):
                 )
         except BaseException:
             proc.kill()
+            if proc.reaped:  # reaped before its record existed, or an interrupt after it
+                self._reaped(proc)
             raise
         if proc.reaped:
-            self._removed.append(proc.object_id)
+            self._reaped(proc)
         return proc
 
     def _reaped(self, proc: procs.LocalToolProcess) -> None:
-        # Reaped processes are forgotten at once: a long campaign spawns thousands.
-        with contextlib.suppress(ValueError):
-            self._procs.remove(proc)
+        # Reaped processes are forgotten at once: a long campaign spawns thousands. Removed from
+        # the list only once its record is marked, so an interrupt between the two leaves it
+        # listed, and teardown marks it (calling this twice is harmless).
         if proc.object_id is not None:
             self._removed.append(proc.object_id)
+        with contextlib.suppress(ValueError):
+            self._procs.remove(proc)
 
     def wait_listening(self, proc: ToolProcess, port: int, proto: str, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -412,6 +416,8 @@ class LocalProvider(Provider, NamespaceAccess):
                 proc.kill()  # reaping calls _reaped, which forgets it
             except OSError as err:
                 problems.append(f"process {proc.pid} ({proc.argv[0]}): {err}")
+            if proc.reaped:  # also when an interrupt cut its reaping short of _reaped
+                self._reaped(proc)
         if self._procs:
             problems.append(f"processes that would not die: {[p.pid for p in self._procs]}")
         self._ovs.clear()  # their daemons were in _procs
@@ -430,6 +436,8 @@ class LocalProvider(Provider, NamespaceAccess):
             time.sleep(0.01)
         else:
             problems.append(f"processes still in our namespaces: {netns.processes_in(identities)}")
+        for proc in list(self._procs):  # one the sweep reaped: its poll() finds it gone, and marks it
+            proc.poll()
 
     def _remove_namespaces(self, problems: list[str]) -> None:
         for name in list(self._ns_ids):
