@@ -66,7 +66,7 @@ def on_time(residual_ns: np.ndarray, within_ns: float = 1e6) -> np.ndarray:
 
 
 # The share of probes that must be on time. The node's own behaviour is "never early, and following
-# its draws" (the match above); how late a probe is depends on the machine as well. On a quiet
+# its draws" (match(), below); how late a probe is depends on the machine as well. On a quiet
 # machine ~99 % are; a make test-stress run with another load on the machine (2026-11-27) saw 70 %
 # (1408 of 2000). A majority still proves the probes follow the draws; the node's precision is
 # benchmarks/delay's claim, not a test's.

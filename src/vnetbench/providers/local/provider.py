@@ -346,11 +346,10 @@ class LocalProvider(Provider, NamespaceAccess):
                 )
         except BaseException:
             proc.kill()
-            if proc.reaped:  # reaped before its record existed, or an interrupt after it
-                self._reaped(proc)
             raise
-        if proc.reaped:
-            self._reaped(proc)
+        finally:
+            if proc.reaped:  # reaped before its record existed (its _reaped saw no id), or killed above
+                self._reaped(proc)
         return proc
 
     def _reaped(self, proc: procs.LocalToolProcess) -> None:
