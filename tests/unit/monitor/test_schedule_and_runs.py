@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+from pathlib import Path
 
 import pytest
 
+from tests.helpers.timing import wait_until
 from vnetbench.monitor.runs import next_run, run_plan
 from vnetbench.monitor.schedule import Limits, next_slot, slip_ns
 from vnetbench.monitor.service import check_monitorable
@@ -167,6 +169,8 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
     # a live monitor process (here: a sleeper whose command line names vnetbench) keeps its campaign
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
     try:
+        # until the child has exec'd, its command line is its parent's (a loaded CI run saw that)
+        wait_until(lambda: Path(f"/proc/{other.pid}/cmdline").read_bytes(), lambda c: b"vnetbench" in c, 10)
         MonitorStore(store).set_state(fresh.campaign_id, pid=other.pid, state="running")
         with pytest.raises(MonitorError, match=f"already monitored by process {other.pid}"):
             prepare(parse_spec(changed, "mon.yaml"), store)
