@@ -1,7 +1,7 @@
-"""Diagnosis of the `load` part's misses: the network-side shaper's token bucket, 4 ms (the default,
-layout/build.py NETWORK_BURST_MS) against 8 ms, alternating, 2 x 12 TCP runs each beside the same
-busy loop as `run.py --parts load`. Not a default: the bucket stays 4 ms until the whole fidelity
-benchmark has been re-run with 8 ms (a larger bucket passes a larger burst above the rate).
+"""Diagnosis of the `load` part's misses with a 4 ms bucket: the network-side shaper's token bucket,
+4 ms (the default until 2026-11-27) against 8 ms (the default since, layout/build.py
+NETWORK_BURST_MS), alternating, 2 x 12 TCP runs each beside the same busy loop as
+`run.py --parts load`. README.md has the result and the full benchmark re-run with 8 ms.
 
 Usage (root):  .venv/bin/python benchmarks/fidelity/bucket.py    # ~5 min; raw stores in raw/
 """
