@@ -110,6 +110,9 @@ class NamespaceAccess(ABC):
 
 class Provider(ABC):
     name: str
+    # Whether the layout's shapers are built (their queues exist): the runner's late-start check needs
+    # a queue of ours to overflow. Existing hosts (SSH) keep a link's rate only as its nominal capacity.
+    shapes_links: bool = True
 
     @abstractmethod
     def preflight(self, layout: Layout) -> list[str]:

@@ -16,7 +16,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.console import Console
@@ -307,7 +307,10 @@ class Runner:
             )
             cmds = driver.commands(m, params, rec.offered_bps)
             rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
-            flows.append(_FlowRun(rec, cmds, path=path_facts(layout, flow.src, flow.dst), omit_ns=omit_ns))
+            path = path_facts(layout, flow.src, flow.dst)
+            if not self.provider.shapes_links:  # no queue of ours on the path for a late start to overflow
+                path = replace(path, queue_bytes=None)
+            flows.append(_FlowRun(rec, cmds, path=path, omit_ns=omit_ns))
         background = background_plans(
             step,
             variant,

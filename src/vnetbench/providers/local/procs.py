@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import IO
 
+from vnetbench.providers import procnet
 from vnetbench.providers.base import Finished, Gate, ProviderError, ToolProcess
 from vnetbench.providers.local import kernel, signals
 
@@ -375,13 +376,13 @@ def _sockets(pid: int, files: tuple[str, ...]) -> list[list[str]] | None:
     for name in files:
         try:
             with open(f"/proc/{pid}/net/{name}") as f:
-                lines = f.readlines()[1:]
+                text = f.read()
         except FileNotFoundError:
             continue
         except ProcessLookupError:
             return None
         seen_any = True
-        rows += [fields for line in lines if len(fields := line.split()) >= 4]
+        rows += procnet.socket_rows(text)
     return rows if seen_any else None
 
 
@@ -404,27 +405,16 @@ def listening(pid: int, port: int, proto: str) -> bool | None:
 
 
 def udp_connected_to(pid: int, port: int) -> bool | None:
-    """Whether a UDP socket in pid's namespace is connected to remote port `port` (iperf3's UDP client
-    connects its stream socket before the handshake). None if pid is gone."""
+    """Whether a UDP socket in pid's namespace is connected to remote port `port`. None if pid is gone."""
     rows = _sockets(pid, ("udp", "udp6"))
-    if rows is None:
-        return None
-    hex_port = f"{port:04X}"
-    return any(remote.rsplit(":", 1)[-1] == hex_port for _, _, remote, *_ in rows)
+    return None if rows is None else procnet.connected_to_port(rows, port)
 
 
 def udp_datagrams_in(pid: int) -> int | None:
-    """UDP datagrams that reached a socket in pid's namespace: delivered (InDatagrams) or dropped for a
-    full receive buffer (RcvbufErrors), from /proc/PID/net/snmp. None if pid is gone or it is unreadable."""
+    """UDP datagrams that reached a socket in pid's namespace (procnet.udp_datagrams), from
+    /proc/PID/net/snmp. None if pid is gone or it is unreadable."""
     try:
         with open(f"/proc/{pid}/net/snmp") as f:
-            rows = [line.split() for line in f if line.startswith("Udp:")]
+            return procnet.udp_datagrams(f.read())
     except (FileNotFoundError, ProcessLookupError):
-        return None
-    if len(rows) < 2 or len(rows[0]) != len(rows[1]):
-        return None
-    counters = dict(zip(rows[0][1:], rows[1][1:], strict=True))
-    try:
-        return int(counters["InDatagrams"]) + int(counters.get("RcvbufErrors", 0))
-    except (KeyError, ValueError):
         return None

@@ -6,7 +6,8 @@ made) and check the tools are there. An unreachable host does not stop the build
 as down, and each measurement that needs it fails with the reason (and is retried per policy)
 while the others go on.
 
-spawn/gate/wait_listening: see procs.py. teardown: kill the recorded remote pids, remove the run
+spawn/gate/wait_listening: see procs.py. udp_handshake_state: the UDP handshake watchdog's view,
+one round trip per host per poll. teardown: kill the recorded remote pids, remove the run
 directories, close the connections. Host availability changes are stored as `host_state` events.
 """
 
@@ -24,6 +25,7 @@ from typing import Any
 from vnetbench.drivers import ALL as ALL_DRIVERS
 from vnetbench.layout import Layout
 from vnetbench.layout.objects import DEFAULT_SITE
+from vnetbench.providers import procnet
 from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, TelemetryReader, ToolProcess
 from vnetbench.providers.ssh import remote
 from vnetbench.providers.ssh.connect import HostUnreachable, Pool
@@ -35,6 +37,7 @@ from vnetbench.store.records import now_utc_ns
 
 log = logging.getLogger("vnetbench.providers.ssh")
 LISTEN_STEP_S = 0.01
+UDP_STATE_TIMEOUT_S = 5.0
 INSTALL_HINT = {
     "iperf3": "apt-get install -y iperf3 (Debian/Ubuntu) or dnf install -y iperf3",
     "ping": "apt-get install -y iputils-ping (Debian/Ubuntu) or dnf install -y iputils",
@@ -46,6 +49,7 @@ HOST_TOOLS_EVENT = "host_tools"
 
 class SshProvider(Provider):
     name = "ssh"
+    shapes_links = False  # measured as they are: nothing is emulated on existing hosts
 
     def __init__(
         self,
@@ -270,6 +274,45 @@ class SshProvider(Provider):
         finally:
             self.flush_events()
         return done.exit_status == 0
+
+    def udp_handshake_state(
+        self, client: ToolProcess, port: int, server: ToolProcess
+    ) -> tuple[bool, int] | None:
+        assert isinstance(client, SshToolProcess) and isinstance(server, SshToolProcess)
+        if not client.pid or not server.pid:
+            return None
+        # One command per host, both hosts at once; the two processes may share a host.
+        if server.host == client.host:
+            asks = {client.host: (client.pid, server.pid, client.sudo or server.sudo)}
+        else:
+            asks = {
+                client.host: (client.pid, None, client.sudo),
+                server.host: (None, server.pid, server.sudo),
+            }
+        try:
+            answers = self.loop.run(self._udp_state(asks), UDP_STATE_TIMEOUT_S + 5)
+        except (ProviderError, TimeoutError):
+            return None  # no verdict this time: the tool's own timeout still applies
+        finally:
+            self.flush_events()
+        parts = {name: text for answer in answers for name, text in answer.items()}
+        sockets, snmp = parts.get("udp"), parts.get("snmp")
+        received = None if snmp is None else procnet.udp_datagrams(snmp)
+        if sockets is None or received is None:
+            return None
+        return procnet.connected_to_port(procnet.socket_rows(sockets), port), received
+
+    async def _udp_state(
+        self, asks: dict[str, tuple[int | None, int | None, bool]]
+    ) -> list[dict[str, str | None]]:
+        async def ask(
+            host: str, client_pid: int | None, server_pid: int | None, sudo: bool
+        ) -> dict[str, str | None]:
+            command = remote.udp_state_command(client_pid, server_pid, sudo)
+            done = await self.pool.run(host, command, UDP_STATE_TIMEOUT_S)
+            return remote.parse_udp_state(str(done.stdout))
+
+        return list(await asyncio.gather(*(ask(host, *a) for host, a in asks.items())))
 
     # ------------------------------------------------------------------ teardown
 

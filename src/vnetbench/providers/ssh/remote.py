@@ -86,6 +86,21 @@ echo "@@vnb addr"
 ip -j addr show
 """
 
+# The UDP handshake watchdog's view (run/handshake.py), one round trip per host. $1: the client's
+# pid or '-', $2: the server's pid or '-'. Each part starts with a marker line; a pid that has gone
+# prints "@@vnb gone" instead of its sockets / counters.
+UDP_STATE = r"""if [ "$1" != - ]; then
+  echo "@@vnb udp"
+  d=/proc/$1/net
+  if [ -r "$d/udp" ]; then cat "$d/udp" "$d/udp6" 2>/dev/null; else echo "@@vnb gone"; fi
+fi
+if [ "$2" != - ]; then
+  echo "@@vnb snmp"
+  if [ -r "/proc/$2/net/snmp" ]; then grep '^Udp:' "/proc/$2/net/snmp"; else echo "@@vnb gone"; fi
+fi
+exit 0
+"""
+
 RMRUNDIR = r"""case "$1" in */vnb-*) rm -rf -- "$1";; *) exit 64;; esac"""
 
 
@@ -125,3 +140,24 @@ def telemetry_command(pids: list[int], qdiscs: bool) -> str:
 def route_command(address: str) -> str:
     """The shell command that asks a host its route to an address (validated as an IP address)."""
     return sh(ROUTE, str(ipaddress.ip_address(address)))
+
+
+def udp_state_command(client_pid: int | None, server_pid: int | None, sudo: bool = False) -> str:
+    """Print the UDP sockets of client_pid's namespace and the UDP counters of server_pid's (either
+    may be None: that part is left out). With sudo where the tools run as root: a process of another
+    user may hide its /proc/PID/net."""
+    pids = [str(int(p)) if p else "-" for p in (client_pid, server_pid)]
+    return sh(UDP_STATE, *pids, sudo=sudo)
+
+
+def parse_udp_state(text: str) -> dict[str, str | None]:
+    """The parts of UDP_STATE's output by name ("udp": the client's sockets, "snmp": the server's
+    counters); None for a part whose pid had gone."""
+    parts: dict[str, list[str]] = {}
+    lines: list[str] | None = None
+    for line in text.splitlines():
+        if line in ("@@vnb udp", "@@vnb snmp"):
+            lines = parts.setdefault(line.split()[1], [])
+        elif lines is not None:
+            lines.append(line)
+    return {name: None if "@@vnb gone" in body else "\n".join(body) for name, body in parts.items()}
