@@ -1,0 +1,108 @@
+"""Diagnosis of the `fair` part's misses at 20 mbit: three cubic TCP flows for 30 s into one shaped
+20 mbit link, each flow's share and Jain's index, in two side-by-side comparisons (each alternating
+within every repetition, defaults otherwise):
+
+  senders: one iperf3 with three streams (-P 3) vs three iperf3 processes into one node (fan-in
+           through a Linux bridge, the shared 20 mbit link being the bridge's port to the receiver);
+  queue:   iperf3 -P 3 over a direct 20 mbit link with the default queue (125 KB = 50 ms at 20 mbit)
+           vs a 62.5 KB one (25 ms).
+
+Usage (root):  .venv/bin/python benchmarks/fidelity/fairness.py [--reps 6] [--only senders|queue]
+~7 min per comparison at 6 repetitions; raw stores in raw/. README.md has the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+FLOW = "kind: tcp, duration: 30s, omit: 2s, congestion: cubic"
+
+SENDERS = """\
+name: fidelity-fair-senders
+topology:
+  nodes: [{{name: a1}}, {{name: a2}}, {{name: a3}}, {{name: b}}]
+  switches: [{{name: sw}}]
+  links:
+    - {{endpoints: [a1, sw], rate: 1gbit}}
+    - {{endpoints: [a2, sw], rate: 1gbit}}
+    - {{endpoints: [a3, sw], rate: 1gbit}}
+    - {{name: shared, endpoints: [sw, b], rate: 20mbit}}
+measurements:
+  - {{name: p3, {flow}, streams: 3}}
+  - {{name: one, {flow}}}
+patterns:
+  - {{kind: pairs, pairs: [[a1, b]], measurements: [p3]}}
+  - {{kind: fan-in, sources: [a1, a2, a3], destination: b, alone: false, measurements: [one]}}
+schedule: {{repetitions: {reps}}}
+"""
+
+QUEUE = """\
+name: fidelity-fair-queue
+topology:
+  nodes: [{{name: va}}, {{name: vb}}, {{name: qa}}, {{name: qb}}]
+  links:
+    - {{name: default-queue, endpoints: [va, vb], rate: 20mbit}}
+    - {{name: short-queue, endpoints: [qa, qb], rate: 20mbit, queue: 62500}}
+measurements:
+  - {{name: p3, {flow}, streams: 3}}
+patterns:
+  - {{kind: pairs, pairs: [[va, vb], [qa, qb]], measurements: [p3]}}
+schedule: {{repetitions: {reps}}}
+"""
+
+
+def jain(x: np.ndarray) -> float:
+    return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
+
+
+def run(fidelity: Any, name: str, text: str, reps: int) -> None:
+    store, cid = fidelity.run_spec(text.format(flow=FLOW, reps=reps), f"fair-{name}")
+    frame = store.measurements_frame(cid)
+    as_tcp3 = frame.assign(measurement=frame["measurement"].replace({"p3": "tcp3"}))
+    streams = fidelity.stream_shares(store, cid, as_tcp3)  # one iperf3's streams, after the first interval
+    met: dict[str, list[bool]] = {}
+    for (rep, measurement, src), g in frame.groupby(["repetition", "measurement", "src"]):
+        if measurement == "one" and src != "a1":
+            continue  # the fan-in's three flows are one group, listed under its first sender
+        if measurement == "p3":
+            x = np.array(streams[int(g.iloc[0]["id"])])
+            label = f"{src}: iperf3 -P 3"
+        else:
+            x = frame[(frame["repetition"] == rep) & (frame["measurement"] == "one")]["throughput_bps"]
+            x = x.to_numpy(dtype=float)
+            label = "three iperf3 processes"
+        share = x / x.sum()
+        ok = bool(share.min() >= 0.25 and share.max() <= 0.42 and jain(share) >= 0.95)
+        met.setdefault(label, []).append(ok)
+        print(
+            f"{name} rep {rep} {label}: {np.round(100 * share, 1).tolist()} % Jain {jain(share):.3f} "
+            f"{'met' if ok else 'MISSED'}",
+            flush=True,
+        )
+    for label, oks in met.items():
+        print(f"{name}: {label}: criterion met in {sum(oks)} of {len(oks)}")
+    store.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=6)
+    ap.add_argument("--only", choices=["senders", "queue"])
+    args = ap.parse_args()
+    spec = importlib.util.spec_from_file_location("fidelity_run", HERE / "run.py")
+    assert spec is not None and spec.loader is not None
+    fidelity = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fidelity)
+    for name, text in (("senders", SENDERS), ("queue", QUEUE)):
+        if args.only in (None, name):
+            run(fidelity, name, text, args.reps)
+
+
+if __name__ == "__main__":
+    main()
