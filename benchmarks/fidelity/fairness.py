@@ -57,6 +57,13 @@ schedule: {{repetitions: {reps}}}
 """
 
 
+SENDER_LABELS = {
+    "a1": "one iperf3 -P 3",
+    "va": "default queue, iperf3 -P 3",
+    "qa": "62.5 KB queue, iperf3 -P 3",
+}
+
+
 def jain(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (len(x) * (x**2).sum()))
 
@@ -66,17 +73,16 @@ def run(fidelity: Any, name: str, text: str, reps: int) -> None:
     frame = store.measurements_frame(cid)
     as_tcp3 = frame.assign(measurement=frame["measurement"].replace({"p3": "tcp3"}))
     streams = fidelity.stream_shares(store, cid, as_tcp3)  # one iperf3's streams, after the first interval
+    # (repetition, label, per-flow rates): one iperf3's three streams, or the fan-in's three processes
+    groups = [
+        (r.repetition, SENDER_LABELS[r.src], np.array(streams[int(r.id)]))
+        for r in frame[frame["measurement"] == "p3"].itertuples()
+    ] + [
+        (rep, "three iperf3 processes", g["throughput_bps"].to_numpy(dtype=float))
+        for rep, g in frame[frame["measurement"] == "one"].groupby("repetition")
+    ]
     met: dict[str, list[bool]] = {}
-    for (rep, measurement, src), g in frame.groupby(["repetition", "measurement", "src"]):
-        if measurement == "one" and src != "a1":
-            continue  # the fan-in's three flows are one group, listed under its first sender
-        if measurement == "p3":
-            x = np.array(streams[int(g.iloc[0]["id"])])
-            label = f"{src}: iperf3 -P 3"
-        else:
-            x = frame[(frame["repetition"] == rep) & (frame["measurement"] == "one")]["throughput_bps"]
-            x = x.to_numpy(dtype=float)
-            label = "three iperf3 processes"
+    for rep, label, x in sorted(groups, key=lambda group: (group[0], group[1])):
         share = x / x.sum()
         ok = bool(share.min() >= 0.25 and share.max() <= 0.42 and jain(share) >= 0.95)
         met.setdefault(label, []).append(ok)
