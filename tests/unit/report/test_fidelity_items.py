@@ -55,6 +55,38 @@ def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_
     assert len(items) == 2
 
 
+def test_machine_items_flag_shaper_drops_of_a_lone_flow_offered_within_the_links_rate() -> None:
+    # The fidelity benchmark's run of 2026-11-27: UDP at 1x a 100 mbit link (offered = the model's
+    # 97.2 Mbit/s of goodput) lost 484 of 41,330 datagrams at its tbf while the machine stalled.
+    model = 97_222_222.2
+    frame = pd.DataFrame(
+        {
+            "id": [1, 2, 3, 4, 5, 6],
+            "kind": ["udp", "udp", "udp", "udp", "udp", "tcp"],
+            "status": ["ok"] * 6,
+            "step_key": ["s1", "s2", "s3", "s4", "s4", "s5"],  # 4 and 5 started together
+            "offered_bps": [model, model, 2 * model, model, model, None],
+            "expected_max_bps": [model] * 6,
+        }
+    )
+
+    def loc(mid: int, dropped: float) -> SimpleNamespace:
+        return SimpleNamespace(
+            measurement_id=mid, cause="qdisc drop", hop_lost=dropped, sent=41_330.0, app_lost=dropped
+        )
+
+    # 1: alone at 1x, 484 dropped (flagged); 2: alone at 1x, 2 dropped (counter noise); 3: at 2x (the
+    # link's own loss); 4: at 1x but its step had another flow (the queue is theirs to share)
+    items = fidelity.machine_items(frame, [loc(1, 484), loc(2, 2), loc(3, 20_000), loc(4, 900)])
+    assert len(items) == 1
+    assert items[0].startswith(
+        "Machine as bottleneck: 1 of 2 constant-rate flows offered at or below their path's rate, each "
+        "alone on it, lost datagrams at a link's shaper (484 datagrams, at most 1.17% of one flow's)."
+    )
+    # the same drops on a flow offered above the rate say nothing about the machine
+    assert fidelity.machine_items(frame, [loc(3, 484)]) == []
+
+
 def _rtt(sent: int, received: int) -> dict:
     return {"kind": "rtt", "status": "ok", "sent_packets": sent, "received_packets": received}
 
