@@ -3,6 +3,7 @@ flow went (analysis/loss.py), and which packet flows it cannot account for, and 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Annotated
 
 import typer
@@ -22,19 +23,25 @@ def loss_command(
     says why; flows it cannot follow hop by hop are listed with the reason."""
     # the statistics stack: imported when the command runs, for start-up time
     from vnetbench.analysis.loss import loss_analysis
+    from vnetbench.report.fidelity import machine_items
     from vnetbench.report.sections.loss import not_accounted_table, summary_table
 
     store = open_store(db)
     row = find_campaign(store, campaign)
     data = loss_analysis(store, row["id"])
+    located, skipped = data["loss_localization"], data["not_accounted"]
+    frame = store.measurements_frame(row["id"])
+    # the report's "Machine as bottleneck" lines: losses that are this machine's, not the network's
+    data["machine_as_bottleneck"] = machine_items(frame, [SimpleNamespace(**loc) for loc in located])
     if json_output:
         print_json(data)
         return
-    located, skipped = data["loss_localization"], data["not_accounted"]
     if located:
-        print_table(out, summary_table(located, store.measurements_frame(row["id"])))
+        print_table(out, summary_table(located, frame))
     if skipped:
         print_table(out, not_accounted_table(skipped))
+    for item in data["machine_as_bottleneck"]:
+        out.print(item, highlight=False)
     if not located and not skipped:
         out.print(
             f"campaign {row['id']} has no UDP, packet-rate, trace, background or RTT measurements: "

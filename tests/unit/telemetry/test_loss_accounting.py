@@ -4,6 +4,7 @@ lost, and a few datagrams dropped at a tbf are the tbf's when its counter saw th
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -107,3 +108,33 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
     )
     assert "not accounted for hop by hop" in result.output and "round trip" in result.output
     assert "…" not in result.output
+
+
+def test_loss_command_says_when_a_lone_flow_within_the_links_rate_lost_at_its_shaper(tmp_path: Path) -> None:
+    """A steady flow offered at its path's rate, alone, that lost 3,000 of 10,000 at the tbf: a network's
+    queue would have held it, so `vnetbench loss` names the machine (as the report does), in text and JSON."""
+    path = _path()
+    totals = _totals(path, 10_000, 3_000, 0)
+    rows = [
+        {"t_ns": 10**9, "scope": scope, "metric": metric, "value": float(v)}
+        for scope, metrics in totals.items()
+        for metric, v in metrics.items()
+    ]
+    telemetry = TelemetryRun(0, 10**9, 10**9, 1, 0, path.to_json(), 1, rows=rows)
+    store = campaign_store(tmp_path / "s.db", status="finished")
+    flow = _probe_flow(
+        0, "pps", 10_000, 7_000, telemetry=telemetry, offered_bps=9.7e6, expected_max_bps=9.7e6
+    )
+    store.save_measurements([flow])
+    db = str(tmp_path / "s.db")
+    result = CliRunner().invoke(app, ["loss", "c1", "--db", db], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert (
+        "Machine as bottleneck: 1 of 1 constant-rate flows offered at or below their path's rate, each alone "
+        "on it, lost datagrams at a link's shaper (3,000 datagrams, at most 30.00% of one flow's)"
+    ) in result.output
+    as_json = CliRunner().invoke(app, ["loss", "c1", "--db", db, "--json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert [item[:29] for item in json.loads(as_json.output)["machine_as_bottleneck"]] == [
+        "Machine as bottleneck: 1 of 1"
+    ]
