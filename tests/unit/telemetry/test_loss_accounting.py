@@ -77,7 +77,8 @@ def test_a_count_made_up_for_downstream_is_not_a_loss() -> None:
     assert tx.lost == 0 and tx.extra == 27
 
 
-def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) -> None:
+def _tbf_dropped_3000_of_10000() -> TelemetryRun:
+    """One second of counters along the path: 10,000 datagrams sent, 3,000 dropped at the tbf."""
     path = _path()
     totals = _totals(path, 10_000, 3_000, 0)
     rows = [
@@ -85,7 +86,11 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
         for scope, metrics in totals.items()
         for metric, v in metrics.items()
     ]
-    telemetry = TelemetryRun(0, 10**9, 10**9, 1, 0, path.to_json(), 1, rows=rows)
+    return TelemetryRun(0, 10**9, 10**9, 1, 0, path.to_json(), 1, rows=rows)
+
+
+def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) -> None:
+    telemetry = _tbf_dropped_3000_of_10000()
     store = campaign_store(tmp_path / "s.db", status="finished")
     store.save_measurements(
         [
@@ -113,14 +118,7 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
 def test_loss_command_says_when_a_lone_flow_within_the_links_rate_lost_at_its_shaper(tmp_path: Path) -> None:
     """A steady flow offered at its path's rate, alone, that lost 3,000 of 10,000 at the tbf: a network's
     queue would have held it, so `vnetbench loss` names the machine (as the report does), in text and JSON."""
-    path = _path()
-    totals = _totals(path, 10_000, 3_000, 0)
-    rows = [
-        {"t_ns": 10**9, "scope": scope, "metric": metric, "value": float(v)}
-        for scope, metrics in totals.items()
-        for metric, v in metrics.items()
-    ]
-    telemetry = TelemetryRun(0, 10**9, 10**9, 1, 0, path.to_json(), 1, rows=rows)
+    telemetry = _tbf_dropped_3000_of_10000()
     store = campaign_store(tmp_path / "s.db", status="finished")
     flow = _probe_flow(
         0, "pps", 10_000, 7_000, telemetry=telemetry, offered_bps=9.7e6, expected_max_bps=9.7e6
