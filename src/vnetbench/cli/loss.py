@@ -32,7 +32,9 @@ def loss_command(
     located, skipped = data["loss_localization"], data["not_accounted"]
     frame = store.measurements_frame(row["id"])
     # the report's "Machine as bottleneck" lines: losses that are this machine's, not the network's
-    data["machine_as_bottleneck"] = machine_items(frame, [SimpleNamespace(**loc) for loc in located])
+    steal = {int(c["measurement_id"]): c["host_steal_ratio"] for c in data["cpu_per_measurement"]}
+    located_flows = [SimpleNamespace(**loc) for loc in located]
+    data["machine_as_bottleneck"] = machine_items(frame, located_flows, steal)
     if json_output:
         print_json(data)
         return

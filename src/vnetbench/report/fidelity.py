@@ -3,6 +3,8 @@ how TCP goodput is computed (issue #13). Pure functions of the stored build layo
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
@@ -67,8 +69,12 @@ def _alone_within_rate(frame: pd.DataFrame) -> set[int]:
     return {int(i) for i in ok.loc[within & alone, "id"]}
 
 
-def machine_items(frame: pd.DataFrame | None, localizations: list[Any]) -> list[str]:
-    """Where this machine, not the emulated network, limited a measurement (issue #13)."""
+def machine_items(
+    frame: pd.DataFrame | None, localizations: list[Any], steal: Mapping[int, float] | None = None
+) -> list[str]:
+    """Where this machine, not the emulated network, limited a measurement (issue #13). `steal`:
+    measurement id -> the share of the CPUs the hypervisor took during it (analysis.cpu's
+    host_steal_ratio), where telemetry read it."""
     items = []
     if frame is not None and not frame.empty and "offered_bps" in frame:
         ok = frame[frame["status"] == "ok"]
@@ -87,6 +93,7 @@ def machine_items(frame: pd.DataFrame | None, localizations: list[Any]) -> list[
     by_cause: dict[str, list[float]] = {}
     steady = _alone_within_rate(frame) if frame is not None else set()
     stalled: list[tuple[float, float]] = []  # (datagrams the shaper dropped, of how many sent)
+    stolen: list[float] = []  # steal ratio during each of them, where known
     for loc in localizations:
         cause = str(getattr(loc, "cause", "") or "")
         if any(c in cause for c in MACHINE_CAUSES):
@@ -95,18 +102,24 @@ def machine_items(frame: pd.DataFrame | None, localizations: list[Any]) -> list[
             dropped = float(getattr(loc, "hop_lost", 0.0))
             if dropped > NOISE_DATAGRAMS:
                 stalled.append((dropped, float(getattr(loc, "sent", 0.0))))
+                ratio = (steal or {}).get(int(loc.measurement_id))
+                if ratio is not None and not math.isnan(ratio):
+                    stolen.append(float(ratio))
     if stalled:
         # A network's queue holds a steady flow at or below its rate: what it dropped of one is the
         # time the shaper here sent nothing (issue #13: 60 ms in one second under hypervisor steal).
         dropped, sent = max(stalled, key=lambda x: x[0] / x[1] if x[1] else 0.0)
         most = f", at most {fmt.share(dropped, sent)} of one flow's" if sent else ""
+        why = "On a virtual machine, hypervisor steal time is a usual cause."
+        if stolen:
+            low, high = fmt.share(min(stolen), 1), fmt.share(max(stolen), 1)
+            why = f"Hypervisor steal time during them: {low if low == high else f'{low}–{high}'} of the CPUs."
         items.append(
             f"Machine as bottleneck: {len(stalled)} of {len(steady)} constant-rate flows offered at or below "
             f"their path's rate, each alone on it, lost datagrams at a link's shaper "
             f"({fmt.count(sum(d for d, _ in stalled))} datagrams{most}). A network's queue holds such a "
             "flow; here the shaper's output stalled (it, or the sender before it, did not get a CPU in "
-            "time; on a virtual machine hypervisor steal time is a usual cause), so that loss is this "
-            "machine's, not the link's."
+            f"time), so that loss is this machine's, not the link's. {why}"
         )
     for cause, lost in sorted(by_cause.items()):
         items.append(

@@ -14,7 +14,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.cpu import SATURATED_BUSY, saturated, with_host_busy
-from vnetbench.analysis.loss import campaign_losses
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import fidelity, figures
 from vnetbench.report import format as fmt
@@ -69,7 +68,7 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     context = ReportContext(store, row, frame, fig_dir)
     prep = context.prepared  # treatments, omit, outliers
     ordered: list[tuple[int, Section | None]] = [
-        (10, _overview(store, row, frame, fig_dir)),
+        (10, _overview(context)),
         (20, _rtt_section(prep, fig_dir)),
         (30, _throughput_section(prep, "tcp", fig_dir)),
         (40, _throughput_section(prep, "udp", fig_dir)),
@@ -105,7 +104,8 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     return index
 
 
-def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: Path) -> Section:
+def _overview(context: ReportContext) -> Section:
+    store, row, frame, fig_dir = context.store, context.campaign, context.frame, context.fig_dir
     env = row["environment"]
     created = dt.datetime.fromtimestamp(row["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
@@ -141,7 +141,9 @@ def _overview(store: Store, row: dict[str, Any], frame: pd.DataFrame, fig_dir: P
             )
     with contextlib.suppress(yaml.YAMLError):
         section.items += fidelity.method_items(yaml.safe_load(row["spec_text"]) or {})
-    section.items += fidelity.machine_items(frame, campaign_losses(store, row["id"], frame))
+    cpu = context.cpu
+    steal = dict(zip(cpu["measurement_id"], cpu["host_steal_ratio"], strict=True)) if not cpu.empty else {}
+    section.items += fidelity.machine_items(frame, context.losses, steal)
     section.items += fidelity.rtt_loss_items(frame, node_reports(store.events_frame(row["id"])))
     return section
 

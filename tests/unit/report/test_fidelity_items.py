@@ -83,8 +83,17 @@ def test_machine_items_flag_shaper_drops_of_a_lone_flow_offered_within_the_links
         "Machine as bottleneck: 1 of 2 constant-rate flows offered at or below their path's rate, each "
         "alone on it, lost datagrams at a link's shaper (484 datagrams, at most 1.17% of one flow's)."
     )
+    assert items[0].endswith("not the link's. On a virtual machine, hypervisor steal time is a usual cause.")
     # the same drops on a flow offered above the rate say nothing about the machine
     assert fidelity.machine_items(frame, [loc(3, 484)]) == []
+    # where telemetry read the hypervisor's steal time, the line gives it for the flagged flows only
+    # (flow 5 is TCP and not flagged: its 90 % is not shown)
+    both = [loc(1, 484), loc(2, 400)]
+    stolen = fidelity.machine_items(frame, both, {1: 0.5, 2: 0.125, 5: 0.9})
+    assert stolen[0].startswith("Machine as bottleneck: 2 of 2 constant-rate flows")
+    assert stolen[0].endswith("Hypervisor steal time during them: 12.50%–50.00% of the CPUs.")
+    one = fidelity.machine_items(frame, [loc(1, 484)], {1: 0.5, 2: float("nan")})
+    assert one[0].endswith("Hypervisor steal time during them: 50.00% of the CPUs.")
 
 
 def _rtt(sent: int, received: int) -> dict:
