@@ -57,16 +57,14 @@ SHAPER_CAUSE = "qdisc drop"
 NOISE_DATAGRAMS = 3.0  # as analysis/loss.py: fewer are within what the counters cannot separate
 
 
-def _alone_within_rate(frame: pd.DataFrame) -> set[int]:
+def _within_rate(frame: pd.DataFrame) -> set[int]:
     """Ids of the constant-rate flows offered at or below their path's rate (the overhead model's
-    most goodput) that had their step to themselves (no other flow, no background)."""
-    if not {"id", "step_key", "offered_bps", "expected_max_bps"} <= set(frame.columns):
+    most goodput)."""
+    if not {"id", "offered_bps", "expected_max_bps"} <= set(frame.columns):
         return set()
-    steps = frame["step_key"].value_counts()
     ok = frame[(frame["status"] == "ok") & frame["kind"].isin(["udp", "pps"])]
     within = ok["offered_bps"] <= ok["expected_max_bps"] * (1 + 1e-9)  # NaN compares False
-    alone = ok["step_key"].map(steps) == 1
-    return {int(i) for i in ok.loc[within & alone, "id"]}
+    return {int(i) for i in ok.loc[within, "id"]}
 
 
 def machine_items(
@@ -91,13 +89,14 @@ def machine_items(
                     "loss is measured against what was sent."
                 )
     by_cause: dict[str, list[float]] = {}
-    steady = _alone_within_rate(frame) if frame is not None else set()
+    steady = _within_rate(frame) if frame is not None else set()
     stalled: list[tuple[float, float]] = []  # (datagrams the shaper dropped, of how many sent)
     stolen: list[float] = []  # steal ratio during each of them, where known
     for loc in localizations:
         cause = str(getattr(loc, "cause", "") or "")
         if any(c in cause for c in MACHINE_CAUSES):
             by_cause.setdefault(cause, []).append(float(getattr(loc, "app_lost", 0.0)))
+        # a shaper no other flow of the step crossed (a shared one's cause names the sharing)
         elif cause == SHAPER_CAUSE and getattr(loc, "measurement_id", None) in steady:
             dropped = float(getattr(loc, "hop_lost", 0.0))
             if dropped > NOISE_DATAGRAMS:
@@ -116,7 +115,7 @@ def machine_items(
             why = f"Hypervisor steal time during them: {low if low == high else f'{low}–{high}'} of the CPUs."
         items.append(
             f"Machine as bottleneck: {len(stalled)} of {len(steady)} constant-rate flows offered at or below "
-            f"their path's rate, each alone on it, lost datagrams at a link's shaper "
+            "their path's rate lost datagrams at a link's shaper that no other flow crossed "
             f"({fmt.count(sum(d for d, _ in stalled))} datagrams{most}). A network's queue holds such a "
             "flow; here the shaper's output stalled (it, or the sender before it, did not get a CPU in "
             f"time), so that loss is this machine's, not the link's. {why}"

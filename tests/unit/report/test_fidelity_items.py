@@ -55,7 +55,7 @@ def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_
     assert len(items) == 2
 
 
-def test_machine_items_flag_shaper_drops_of_a_lone_flow_offered_within_the_links_rate() -> None:
+def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate() -> None:
     # The fidelity benchmark's run of 2026-11-27: UDP at 1x a 100 mbit link (offered = the model's
     # 97.2 Mbit/s of goodput) lost 484 of 41,330 datagrams at its tbf while the machine stalled.
     model = 97_222_222.2
@@ -64,33 +64,34 @@ def test_machine_items_flag_shaper_drops_of_a_lone_flow_offered_within_the_links
             "id": [1, 2, 3, 4, 5, 6],
             "kind": ["udp", "udp", "udp", "udp", "udp", "tcp"],
             "status": ["ok"] * 6,
-            "step_key": ["s1", "s2", "s3", "s4", "s4", "s5"],  # 4 and 5 started together
             "offered_bps": [model, model, 2 * model, model, model, None],
             "expected_max_bps": [model] * 6,
         }
     )
 
-    def loc(mid: int, dropped: float) -> SimpleNamespace:
+    def loc(mid: int, dropped: float, cause: str = "qdisc drop") -> SimpleNamespace:
         return SimpleNamespace(
-            measurement_id=mid, cause="qdisc drop", hop_lost=dropped, sent=41_330.0, app_lost=dropped
+            measurement_id=mid, cause=cause, hop_lost=dropped, sent=41_330.0, app_lost=dropped
         )
 
-    # 1: alone at 1x, 484 dropped (flagged); 2: alone at 1x, 2 dropped (counter noise); 3: at 2x (the
-    # link's own loss); 4: at 1x but its step had another flow (the queue is theirs to share)
-    items = fidelity.machine_items(frame, [loc(1, 484), loc(2, 2), loc(3, 20_000), loc(4, 900)])
+    # 1: at 1x, 484 dropped at its own shaper (flagged); 2: at 1x, 2 dropped (counter noise); 3: at 2x
+    # (the link's own loss); 4: at 1x, at a shaper it shared with its step's other flows (the localizer
+    # names the sharing in the cause: the queue was theirs to share)
+    shared = "qdisc drop at host:h1/p1x0, shared with the step's other flows"
+    items = fidelity.machine_items(frame, [loc(1, 484), loc(2, 2), loc(3, 20_000), loc(4, 900, shared)])
     assert len(items) == 1
     assert items[0].startswith(
-        "Machine as bottleneck: 1 of 2 constant-rate flows offered at or below their path's rate, each "
-        "alone on it, lost datagrams at a link's shaper (484 datagrams, at most 1.17% of one flow's)."
+        "Machine as bottleneck: 1 of 4 constant-rate flows offered at or below their path's rate lost "
+        "datagrams at a link's shaper that no other flow crossed (484 datagrams, at most 1.17% of one flow's)."
     )
     assert items[0].endswith("not the link's. On a virtual machine, hypervisor steal time is a usual cause.")
     # the same drops on a flow offered above the rate say nothing about the machine
     assert fidelity.machine_items(frame, [loc(3, 484)]) == []
     # where telemetry read the hypervisor's steal time, the line gives it for the flagged flows only
-    # (flow 5 is TCP and not flagged: its 90 % is not shown)
+    # (flow 6 is TCP and not flagged: its 90 % is not shown)
     both = [loc(1, 484), loc(2, 400)]
-    stolen = fidelity.machine_items(frame, both, {1: 0.5, 2: 0.125, 5: 0.9})
-    assert stolen[0].startswith("Machine as bottleneck: 2 of 2 constant-rate flows")
+    stolen = fidelity.machine_items(frame, both, {1: 0.5, 2: 0.125, 6: 0.9})
+    assert stolen[0].startswith("Machine as bottleneck: 2 of 4 constant-rate flows")
     assert stolen[0].endswith("Hypervisor steal time during them: 12.50%–50.00% of the CPUs.")
     one = fidelity.machine_items(frame, [loc(1, 484)], {1: 0.5, 2: float("nan")})
     assert one[0].endswith("Hypervisor steal time during them: 50.00% of the CPUs.")

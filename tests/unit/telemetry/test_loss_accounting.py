@@ -115,8 +115,8 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
     assert "…" not in result.output
 
 
-def test_loss_command_says_when_a_lone_flow_within_the_links_rate_lost_at_its_shaper(tmp_path: Path) -> None:
-    """A steady flow offered at its path's rate, alone, that lost 3,000 of 10,000 at the tbf: a network's
+def test_loss_command_says_when_a_flow_within_the_links_rate_lost_at_its_own_shaper(tmp_path: Path) -> None:
+    """A steady flow offered at its path's rate that lost 3,000 of 10,000 at its own tbf: a network's
     queue would have held it, so `vnetbench loss` names the machine (as the report does), in text and JSON."""
     telemetry = _tbf_dropped_3000_of_10000()
     store = campaign_store(tmp_path / "s.db", status="finished")
@@ -128,8 +128,8 @@ def test_loss_command_says_when_a_lone_flow_within_the_links_rate_lost_at_its_sh
     result = CliRunner().invoke(app, ["loss", "c1", "--db", db], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert (
-        "Machine as bottleneck: 1 of 1 constant-rate flows offered at or below their path's rate, each alone "
-        "on it, lost datagrams at a link's shaper (3,000 datagrams, at most 30.00% of one flow's)"
+        "Machine as bottleneck: 1 of 1 constant-rate flows offered at or below their path's rate lost "
+        "datagrams at a link's shaper that no other flow crossed (3,000 datagrams, at most 30.00% of one flow's)"
     ) in result.output
     as_json = CliRunner().invoke(app, ["loss", "c1", "--db", db, "--json"])
     assert as_json.exit_code == 0, as_json.output
