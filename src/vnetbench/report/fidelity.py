@@ -64,6 +64,10 @@ def _within_rate(frame: pd.DataFrame) -> set[int]:
         return set()
     ok = frame[(frame["status"] == "ok") & frame["kind"].isin(["udp", "pps"])]
     within = ok["offered_bps"] <= ok["expected_max_bps"] * (1 + 1e-9)  # NaN compares False
+    if "path_pps_limit" in ok:  # a packet-rate cap on the path (the model's bits do not see it)
+        capped = ok["path_pps_limit"].notna()
+        target = ok["target_pps"] if "target_pps" in ok else pd.Series(float("nan"), index=ok.index)
+        within &= ~capped | (target <= ok["path_pps_limit"])  # unknown packet rate: not within
     return {int(i) for i in ok.loc[within, "id"]}
 
 

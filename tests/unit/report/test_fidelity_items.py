@@ -87,6 +87,22 @@ def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate
     assert items[0].endswith("not the link's. On a virtual machine, hypervisor steal time is a usual cause.")
     # the same drops on a flow offered above the rate say nothing about the machine
     assert fidelity.machine_items(frame, [loc(3, 484)]) == []
+    # a packet-rate cap on the path (a switch's `pps`) is a rate too: 18-byte datagrams at 200K/s are
+    # 28.8 Mbit/s, far below a 1 gbit model, but 3.3x a 60K packets/s fabric (openstack-bridges)
+    sweep = pd.DataFrame(
+        {
+            "id": [7, 8, 9],
+            "kind": ["pps", "pps", "udp"],
+            "status": ["ok"] * 3,
+            "offered_bps": [28.8e6, 7.2e6, 9.7e6],
+            "expected_max_bps": [300e6] * 3,
+            "path_pps_limit": [60_000.0, 60_000.0, 60_000.0],
+            "target_pps": [200_000.0, 50_000.0, float("nan")],  # iperf3 UDP: its packet rate unknown
+        }
+    )
+    capped = fidelity.machine_items(sweep, [loc(7, 5_000), loc(8, 500), loc(9, 500)])
+    assert len(capped) == 1 and capped[0].startswith("Machine as bottleneck: 1 of 1 constant-rate flows")
+    assert "(500 datagrams, at most 1.21% of one flow's)" in capped[0]
     # where telemetry read the hypervisor's steal time, the line gives it for the flagged flows only
     # (flow 6 is TCP and not flagged: its 90 % is not shown)
     both = [loc(1, 484), loc(2, 400)]
