@@ -45,10 +45,25 @@ class SshToolProcess(ToolProcess):
         self.lost: str | None = None  # the connection dropped while it ran
         self.killed = False
         self.on_gone: Callable[[SshToolProcess], None] | None = None
+        self._starting = False  # start() is under way (its caller may have stopped waiting: an interrupt)
 
     # ------------------------------------------------------------------ on the loop
 
     async def start(self, fifo: str | None) -> None:
+        self._starting = True
+        try:
+            await self._start(fifo)
+        finally:
+            self._starting = False
+
+    async def until_started(self, timeout_s: float) -> None:
+        """Wait (bounded) for a start under way to report its pid or fail: teardown must not miss
+        a process whose spawn an interrupt stopped waiting for (it runs on here, unrecorded)."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while self._starting and not self.pid and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.02)
+
+    async def _start(self, fifo: str | None) -> None:
         self.fifo = fifo
         self._pid_seen, self._start_seen = asyncio.Event(), asyncio.Event()
         conn = await self.pool.channel(self.host)

@@ -30,7 +30,7 @@ from vnetbench.providers.base import Gate, Provider, ProviderError, Recorder, Te
 from vnetbench.providers.ssh import remote
 from vnetbench.providers.ssh.connect import HostUnreachable, Pool
 from vnetbench.providers.ssh.loop import LoopThread
-from vnetbench.providers.ssh.procs import SshGate, SshToolProcess
+from vnetbench.providers.ssh.procs import PID_TIMEOUT_S, SshGate, SshToolProcess
 from vnetbench.providers.ssh.telemetry import SshTelemetryReader
 from vnetbench.spec.inventory import Inventory, ResolvedHost
 from vnetbench.store.records import now_utc_ns
@@ -333,6 +333,9 @@ class SshProvider(Provider):
         return removed
 
     async def _teardown(self, problems: list[str]) -> None:
+        # A spawn interrupted while it waited for the start (SIGINT during a run) left the start
+        # running on this loop: its process is about to exist. Kill it too, once its pid is known.
+        await asyncio.gather(*(p.until_started(PID_TIMEOUT_S) for p in self._procs))
         live: dict[str, list[SshToolProcess]] = {}
         for proc in self._procs:
             if proc.poll() is None or proc.lost:
