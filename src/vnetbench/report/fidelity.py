@@ -71,6 +71,18 @@ def _within_rate(frame: pd.DataFrame) -> set[int]:
     return {int(i) for i in ok.loc[within, "id"]}
 
 
+def _which(frame: pd.DataFrame | None, loc: Any) -> str:
+    """' (src→dst, repetition N)': which flow a line's worst case was, for the reader to find it."""
+    src, dst = getattr(loc, "src", None), getattr(loc, "dst", None)
+    if not src or not dst:
+        return ""
+    rep = ""
+    if frame is not None and {"id", "repetition"} <= set(frame.columns):
+        found = frame.loc[frame["id"] == getattr(loc, "measurement_id", None), "repetition"]
+        rep = f", repetition {int(found.iloc[0])}" if len(found) else ""
+    return f" ({src}→{dst}{rep})"
+
+
 def machine_items(
     frame: pd.DataFrame | None, localizations: list[Any], steal: Mapping[int, float] | None = None
 ) -> list[str]:
@@ -94,7 +106,7 @@ def machine_items(
                 )
     by_cause: dict[str, list[float]] = {}
     steady = _within_rate(frame) if frame is not None else set()
-    stalled: list[tuple[float, float]] = []  # (datagrams the shaper dropped, of how many sent)
+    stalled: list[tuple[float, float, Any]] = []  # (datagrams the shaper dropped, of how many sent, loc)
     stolen: list[float] = []  # steal ratio during each of them, where known
     for loc in localizations:
         cause = str(getattr(loc, "cause", "") or "")
@@ -104,15 +116,15 @@ def machine_items(
         elif cause == SHAPER_CAUSE and getattr(loc, "measurement_id", None) in steady:
             dropped = float(getattr(loc, "hop_lost", 0.0))
             if dropped > NOISE_DATAGRAMS:
-                stalled.append((dropped, float(getattr(loc, "sent", 0.0))))
+                stalled.append((dropped, float(getattr(loc, "sent", 0.0)), loc))
                 ratio = (steal or {}).get(int(loc.measurement_id))
                 if ratio is not None and not math.isnan(ratio):
                     stolen.append(float(ratio))
     if stalled:
         # A network's queue holds a steady flow at or below its rate: what it dropped of one is the
         # time the shaper here sent nothing (issue #13: 60 ms in one second under hypervisor steal).
-        dropped, sent = max(stalled, key=lambda x: x[0] / x[1] if x[1] else 0.0)
-        most = f", at most {fmt.share(dropped, sent)} of one flow's" if sent else ""
+        dropped, sent, worst = max(stalled, key=lambda x: x[0] / x[1] if x[1] else 0.0)
+        most = f", at most {fmt.share(dropped, sent)} of one flow's{_which(frame, worst)}" if sent else ""
         why = "On a virtual machine, hypervisor steal time is a usual cause."
         if stolen:
             low, high = fmt.share(min(stolen), 1), fmt.share(max(stolen), 1)
@@ -120,7 +132,7 @@ def machine_items(
         items.append(
             f"Machine as bottleneck: {len(stalled)} of {len(steady)} constant-rate flows offered at or below "
             "their path's rate lost datagrams at a link's shaper that no other flow crossed "
-            f"({fmt.count(sum(d for d, _ in stalled))} datagrams{most}). A network's queue holds such a "
+            f"({fmt.count(sum(d for d, _, _ in stalled))} datagrams{most}). A network's queue holds such a "
             "flow; here the shaper's output stalled (it, or the sender before it, did not get a CPU in "
             f"time), so that loss is this machine's, not the link's. {why}"
         )

@@ -111,6 +111,11 @@ def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate
     assert stolen[0].endswith("Hypervisor steal time during them: 12.50%–50.00% of the CPUs.")
     one = fidelity.machine_items(frame, [loc(1, 484)], {1: 0.5, 2: float("nan")})
     assert one[0].endswith("Hypervisor steal time during them: 50.00% of the CPUs.")
+    # the worst flow is named, with its repetition where the frame has it, for the reader to find it
+    named = SimpleNamespace(**vars(loc(2, 900)), src="va", dst="vb")
+    with_rep = frame.assign(repetition=[1, 2, 1, 1, 1, 1])
+    found = fidelity.machine_items(with_rep, [loc(1, 484), named])
+    assert "(1,384 datagrams, at most 2.18% of one flow's (va→vb, repetition 2))" in found[0]
 
 
 def _rtt(sent: int, received: int) -> dict:

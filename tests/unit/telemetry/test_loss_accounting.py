@@ -130,7 +130,8 @@ def test_loss_command_says_when_a_flow_within_the_links_rate_lost_at_its_own_sha
     text = " ".join(result.output.split())  # the console wraps at its width, which CI does not fix
     assert (
         "Machine as bottleneck: 1 of 1 constant-rate flows offered at or below their path's rate lost "
-        "datagrams at a link's shaper that no other flow crossed (3,000 datagrams, at most 30.00% of one flow's)"
+        "datagrams at a link's shaper that no other flow crossed (3,000 datagrams, at most 30.00% of one "
+        "flow's (n1→n2, repetition 1))"
     ) in text
     as_json = CliRunner().invoke(app, ["loss", "c1", "--db", db, "--json"])
     assert as_json.exit_code == 0, as_json.output
