@@ -17,9 +17,8 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
-from vnetbench.analysis.contrasts import ContrastCI, successive_differences
+from vnetbench.analysis.contrasts import ContrastCI, successive_differences, welch
 from vnetbench.analysis.inputs import Level
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
@@ -153,5 +152,5 @@ def _welch(anova: OneFactorAnova, i: int, confidence: float) -> tuple[float, flo
     b = anova.observed[anova.level_of == hi_level]
     if a.size < 2 or b.size < 2 or (np.ptp(a) == 0 and np.ptp(b) == 0):
         return None
-    ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(confidence)
+    ci = welch(b, a).confidence_interval(confidence)
     return float(ci.low), float(ci.high)

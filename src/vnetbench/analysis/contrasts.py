@@ -12,6 +12,7 @@ levels (h = +1, −1, r each) that is s_u = s_e √(2/r).
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +26,16 @@ from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
 
 SUM_TOLERANCE = 1e-9
+
+
+def welch(b: np.ndarray, a: np.ndarray) -> Any:
+    """Welch's t test of mean(b) − mean(a): scipy's result (statistic, df, pvalue,
+    confidence_interval). Nearly identical values (a group without spread, e.g. equal throughputs
+    at a shaper's rate) are fine for Welch's t, whose variance term is then ~0, but scipy warns of
+    "precision loss" on them, which would only alarm the user in the middle of the output."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
+        return stats.ttest_ind(b, a, equal_var=False)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ varies far more than a same-host one).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -17,6 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from vnetbench.analysis.contrasts import welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 
@@ -111,11 +111,7 @@ def compare_placements(
             d = float(xb.mean() - xa.mean())  # no variance at all: the difference is exact
             pairs.append(PairDifference(a, b, d, d, d, float("nan"), float("nan"), float(d != 0)))
             continue
-        with warnings.catch_warnings():
-            # one group without spread (e.g. two equal RTTs) is fine for Welch's t (its variance
-            # term is 0); scipy still warns of "precision loss", which would only alarm the user
-            warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
-            w = stats.ttest_ind(xb, xa, equal_var=False)
+        w = welch(xb, xa)  # one group without spread (e.g. two equal RTTs) is fine for it
         ci = w.confidence_interval(confidence)
         pairs.append(
             PairDifference(

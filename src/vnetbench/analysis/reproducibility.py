@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from vnetbench.analysis.contrasts import welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.spec.units import format_metric
@@ -203,7 +204,7 @@ def _tests(
     nan = float("nan")
     welch_ci, wt, wdf, wp, mu, mp = (nan, nan), nan, nan, nan, nan, nan
     if enough and (np.ptp(ref) > 0 or np.ptp(rebuilds) > 0):
-        w = stats.ttest_ind(rebuilds, ref, equal_var=False)
+        w = welch(rebuilds, ref)
         ci = w.confidence_interval(th.confidence)
         welch_ci, wt, wdf, wp = (
             (float(ci.low), float(ci.high)),
