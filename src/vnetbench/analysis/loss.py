@@ -50,6 +50,7 @@ NOT_ACCOUNTED_KINDS = {"rtt": ROUND_TRIP, "probe-rtt": ROUND_TRIP}
 # A drop of a few packets between two counting points is within what the counters cannot separate
 # (the tool's control connection, a neighbour solicitation): no verdict below it.
 NOISE_PACKETS = 3.0
+QDISC_DROP = "qdisc drop"  # the cause of a drop a shaper's own counter saw
 RECEIVER_STAGES = ("receiver-ip", "socket", "socket-read")
 
 
@@ -217,7 +218,7 @@ def _hop_stage(
                 kind = qscope.rsplit("/", 1)[1].split(":")[0]
                 ex.append(
                     Explainer(
-                        f"{kind} drops on {hop.label}", metrics["drops"] / k, "qdisc drop", qscope, "drops"
+                        f"{kind} drops on {hop.label}", metrics["drops"] / k, QDISC_DROP, qscope, "drops"
                     )
                 )
         dropped = _get(totals, scope, "tx_dropped")

@@ -33,8 +33,8 @@ def loss_command(
     frame = store.measurements_frame(row["id"])
     # the report's "Machine as bottleneck" lines: losses that are this machine's, not the network's
     steal = {int(c["measurement_id"]): c["host_steal_ratio"] for c in data["cpu_per_measurement"]}
-    located_flows = [SimpleNamespace(**loc) for loc in located]
-    data["machine_as_bottleneck"] = machine_items(frame, located_flows, steal)
+    flows = [SimpleNamespace(**loc) for loc in located]  # machine_items reads them by attribute
+    data["machine_as_bottleneck"] = machine_items(frame, flows, steal)
     if json_output:
         print_json(data)
         return

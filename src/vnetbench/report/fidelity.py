@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.loss import NOISE_PACKETS, QDISC_DROP
 from vnetbench.report import format as fmt
 
 SHAPING_MEANING = {
@@ -53,8 +54,6 @@ def method_items(spec: dict[str, Any]) -> list[str]:
 # Causes of loss that are this machine's, not the emulated network's: a receiving tool that did not
 # run in time, a CPU's backlog, a userspace switch that could not read its port.
 MACHINE_CAUSES = ("socket buffer full", "backlog full", "not read by userspace OVS")
-SHAPER_CAUSE = "qdisc drop"
-NOISE_DATAGRAMS = 3.0  # as analysis/loss.py: fewer are within what the counters cannot separate
 
 
 def _within_rate(frame: pd.DataFrame) -> set[int]:
@@ -105,6 +104,7 @@ def machine_items(
                     "loss is measured against what was sent."
                 )
     by_cause: dict[str, list[float]] = {}
+    steal = steal or {}
     steady = _within_rate(frame) if frame is not None else set()
     stalled: list[tuple[float, float, Any]] = []  # (datagrams the shaper dropped, of how many sent, loc)
     stolen: list[float] = []  # steal ratio during each of them, where known
@@ -113,11 +113,11 @@ def machine_items(
         if any(c in cause for c in MACHINE_CAUSES):
             by_cause.setdefault(cause, []).append(float(getattr(loc, "app_lost", 0.0)))
         # a shaper no other flow of the step crossed (a shared one's cause names the sharing)
-        elif cause == SHAPER_CAUSE and getattr(loc, "measurement_id", None) in steady:
+        elif cause == QDISC_DROP and getattr(loc, "measurement_id", None) in steady:
             dropped = float(getattr(loc, "hop_lost", 0.0))
-            if dropped > NOISE_DATAGRAMS:
+            if dropped > NOISE_PACKETS:  # fewer: within what the counters cannot separate
                 stalled.append((dropped, float(getattr(loc, "sent", 0.0)), loc))
-                ratio = (steal or {}).get(int(loc.measurement_id))
+                ratio = steal.get(int(loc.measurement_id))
                 if ratio is not None and not math.isnan(ratio):
                     stolen.append(float(ratio))
     if stalled:
