@@ -36,6 +36,7 @@ from vnetbench.store.db import Store
 
 HERE = Path(__file__).resolve().parent
 SECONDS = 8
+PORT = 5201
 SPEC = """
 name: receive-queue-cpu
 topology:
@@ -96,17 +97,18 @@ def main() -> None:
         pairs = netshaping.own_receive_queue(layout)
         src, dst = node_interface(layout, "a"), node_interface(layout, "b")
         address = str(dst.address).split("/")[0]
-        server = provider.spawn("b", ["iperf3", "-s", "-B", address])
-        time.sleep(1)  # iperf3 listens well within it; a client that came too early would fail loudly
+        server = provider.spawn("b", ["iperf3", "-s", "-B", address, "-p", str(PORT)])
+        if not provider.wait_listening(server, PORT, "tcp", 10.0):
+            raise SystemExit("iperf3's server did not listen within 10 s")
         names = list(ARMS)
         for rep in range(args.reps):
             for arm in names if rep % 2 == 0 else names[::-1]:
                 set_arm(pairs, *ARMS[arm])
                 busy0, steal0 = busy_and_steal_s()
+                client = ["iperf3", "-c", address, "-p", str(PORT), "-t", str(SECONDS), "-J"]
                 out = subprocess.run(
-                    ["ip", "netns", "exec", src.ns, "iperf3", "-c", address, "-t", str(SECONDS), "-J"],
-                    capture_output=True, text=True, check=True,
-                ).stdout  # fmt: skip
+                    ["ip", "netns", "exec", src.ns, *client], capture_output=True, text=True, check=True
+                ).stdout
                 busy1, steal1 = busy_and_steal_s()
                 bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
                 ms_per_gbit = (busy1 - busy0) * 1000 / (bps * SECONDS / 1e9)
@@ -129,8 +131,8 @@ def main() -> None:
     base = summary[names[0]]["cpu_ms_per_gbit_median"]
     for arm in ARMS:
         summary[arm]["ratio_to_default"] = summary[arm]["cpu_ms_per_gbit_median"] / base
-    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    result = {"finished": started, "seconds": SECONDS, "reps": args.reps, "summary": summary, "runs": runs}
+    finished = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    result = {"finished": finished, "seconds": SECONDS, "reps": args.reps, "summary": summary, "runs": runs}
     (HERE / "receive_queue_cpu.json").write_text(json.dumps(result, indent=1))
     figure(runs, HERE / "receive_queue_cpu.png")
     print(json.dumps(summary, indent=1))
