@@ -128,7 +128,8 @@ def shell_scripts(layout: Layout, prefix: str) -> tuple[str, str, list[str]]:
     for end, peer in netshaping.own_receive_queue(layout):  # the shaper's output in the peer's own queue
         lines.append(f"ip netns exec {rename[end.ns]} ethtool -K {end.name} tso off")
         lines.append(f"ip netns exec {rename[peer.ns]} ethtool -K {peer.name} gro on")
-        lines.append(f"ip -n {rename[peer.ns]} link set {peer.name} gro_max_size 0")
+        if not netshaping.aggregates(layout, peer):  # a peer that forwards: frames go on as they came
+            lines.append(f"ip -n {rename[peer.ns]} link set {peer.name} gro_max_size 0")
     teardown = ["#!/bin/bash", "set -e"] + [f"ip netns delete {ns}" for ns in rename.values()]
     return "\n".join(lines) + "\n", "\n".join(teardown) + "\n", list(rename.values())
 

@@ -1,7 +1,8 @@
 """What the receive-queue fix costs in CPU (docs/fidelity-notes.md section 8): TCP through a
-network-shaped Linux bridge port, as the build makes it (TSO off on the port, GRO on with a GRO
-size of 0 at its peer) against TSO left on (the fix undone by hand) and against GRO allowed to
-aggregate at the peer (a node's interface: `gro_max_size 65536`, set by hand).
+network-shaped Linux bridge port, as the build makes it (TSO off on the port, GRO on at its peer, a
+node's own interface, aggregating with GRO's default size 65,536) against the build before
+2026-11-27 (the same with a GRO size of 0 at the peer: no aggregation) and against TSO left on
+(the fix undone by hand).
 
 Two nodes on one Linux bridge, 1 gbit links (defaults otherwise: `shaping: network`), one iperf3
 TCP flow for 8 s per run; the three arms alternate (forward, then reversed) over REPS repetitions.
@@ -51,9 +52,9 @@ patterns: [{kind: pairs, pairs: [[a, b]], measurements: [t]}]
 """
 # arm -> (TSO on the shaped port, GRO size at its peer)
 ARMS = {
-    "default (TSO off, GRO size 0)": ("off", 0),
-    "TSO on": ("on", 0),
-    "TSO off, GRO aggregating": ("off", 65536),
+    "default (TSO off, GRO aggregating)": ("off", 65536),
+    "TSO off, GRO size 0 (until 2026-11-27)": ("off", 0),
+    "TSO on (the fix undone)": ("on", 65536),
 }
 
 

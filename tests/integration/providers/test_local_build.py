@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.integration.topology import Built, need
 from tests.helpers.timing import best_of, wait_until
 from vnetbench.layout import Interface
-from vnetbench.providers.local import cgroups, netns, offload
+from vnetbench.providers.local import cgroups, netns, netshaping, offload
 from vnetbench.providers.local.procs import LocalToolProcess
 
 # tbf goodput, CPU quotas, the start gate: precision a busy machine can spoil (make test runs it alone)
@@ -385,8 +385,9 @@ def _ethtool_k(ns: str, ifname: str) -> dict[str, str]:
 
 def test_a_network_shaped_bridge_port_hands_its_output_to_a_queue_of_the_peers_own(every_link: Built) -> None:
     # n3-lsw (htb): lsw's port towards n3 forwards frames, so n3's eth0 receives the shaper's output
-    # in its own NAPI queue (GRO on, aggregation off: GRO size 0) and the port has TSO off (without it
-    # veth gives forwarded frames to the CPU's backlog); n1-n2's node ends are left as they were.
+    # in its own NAPI queue (GRO on, aggregating as a VM's NIC does: GRO's default size 65,536) and
+    # the port has TSO off (without it veth gives forwarded frames to the CPU's backlog); a chosen
+    # peer that forwards again gets GRO size 0; n1-n2's node ends are left as they were.
     layout = every_link.layout
     need("ethtool")
     (port,) = [
@@ -398,6 +399,9 @@ def test_a_network_shaped_bridge_port_hands_its_output_to_a_queue_of_the_peers_o
         "off"
     )
     assert _ethtool_k(n3, "eth0")["generic-receive-offload"].startswith("on")
-    assert _links(every_link, n3)["eth0"]["gro_max_size"] == 0
+    assert _links(every_link, n3)["eth0"]["gro_max_size"] == 65536
+    for _, peer in netshaping.own_receive_queue(layout):
+        expected = 65536 if netshaping.aggregates(layout, peer) else 0
+        assert _links(every_link, peer.ns)[peer.name]["gro_max_size"] == expected, (peer.ns, peer.name)
     assert _ethtool_k(n1, "eth0")["generic-receive-offload"].startswith("off")
     assert _ethtool_k(n1, "eth0")["tx-tcp-segmentation"].startswith("on")

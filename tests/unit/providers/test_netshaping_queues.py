@@ -67,15 +67,27 @@ def test_the_shapers_output_gets_its_own_queue_only_where_it_was_forwarded() -> 
     assert len(ends) == len(chosen)
 
 
-def test_each_chosen_peer_gets_a_gro_size_of_zero_in_round_two() -> None:
+def test_a_forwarding_peer_gets_a_gro_size_of_zero_and_a_nodes_own_interface_aggregates() -> None:
     layout = _layout()
     fds = {ns: 100 + i for i, ns in enumerate(layout.namespaces)}
     plans = links.plan_requests(layout, fds)
     index = links.assign_indexes(layout)
-    for _, peer in netshaping.own_receive_queue(layout):
+    chosen = netshaping.own_receive_queue(layout)
+    # GRO size 0 where the peer forwards again (the fabric's bridge ports, to-ovs's Linux bridge port):
+    # a packet socket downstream must get frames as they came
+    forwarding = [p for _, p in chosen if not _role(layout, p.ns).startswith("node:")]
+    assert len(forwarding) == 3
+    for peer in forwarding:
         ops = [op for op in plans[peer.ns].round2 if "GRO size 0" in op.what]
         assert [(op.index, op.attrs) for op in ops if op.index == index[(peer.ns, peer.name)]] == [
             (index[(peer.ns, peer.name)], [["IFLA_GRO_MAX_SIZE", 0]])
         ]
+    # a node's own interface (r1's, s2's, s1's ...) keeps GRO's default size: its stack is the only reader
+    own = [p for _, p in chosen if _role(layout, p.ns).startswith("node:")]
+    assert {_role(layout, p.ns) for p in own} >= {"node:r1", "node:s2"}
+    for peer in own:
+        assert not any(
+            op.index == index[(peer.ns, peer.name)] and "GRO" in op.what for op in plans[peer.ns].round2
+        )
     total = sum("GRO size 0" in op.what for plan in plans.values() for op in plan.round2)
-    assert total == len(netshaping.own_receive_queue(layout))
+    assert total == len(forwarding)

@@ -126,7 +126,8 @@ def plan_requests(layout: Layout, ns_fd: Mapping[str, int]) -> dict[str, NsReque
             plans[iface.ns].round1.append(netshaping.ifb_op(iface, ifb))
             plans[iface.ns].round2.extend(netshaping.redirect_ops(iface, idx, ifb))
     for _, peer in netshaping.own_receive_queue(layout):
-        plans[peer.ns].round2.append(netshaping.no_aggregation_op(peer, index[(peer.ns, peer.name)]))
+        if not netshaping.aggregates(layout, peer):
+            plans[peer.ns].round2.append(netshaping.no_aggregation_op(peer, index[(peer.ns, peer.name)]))
     return plans
 
 

@@ -23,10 +23,13 @@ would the shaper's output on IF's peer. When senders overload the host, the back
 frames the shaper will drop and the few it passes are dropped at the peer: measured, two tenants
 at 55 K packets/s each into a 60 K packets/s link between two bridges delivered 3 K packets/s in
 all. A network keeps what left a shaper apart from what has yet to reach it; here the peer takes
-the shaper's output into a receive queue of its own (veth NAPI: GRO on, aggregation off with a
-GRO size of 0, and TSO off on IF, without which veth hands forwarded frames to the backlog), and
-the same overload delivers the link's 60 K. Peers that userspace reads with a packet socket
-(userspace OVS ports, delay nodes) are left as they are.
+the shaper's output into a receive queue of its own (veth NAPI: GRO on, and TSO off on IF,
+without which veth hands forwarded frames to the backlog), and the same overload delivers the
+link's 60 K. A peer that is a node's own interface aggregates TCP segments as a VM's NIC with GRO
+does (its stack is the only reader; half the CPU per Gbit of TCP with aggregation off, measured in
+benchmarks/fidelity/receive_queue_cpu.py); a peer that forwards again (a bridge port, a wire)
+gets a GRO size of 0, so frames go on one by one as they came. Peers that userspace reads with a
+packet socket (userspace OVS ports, delay nodes) are left as they are.
 Pure data: netlink Ops and interface choices from a layout.
 """
 
@@ -129,9 +132,15 @@ def own_receive_queue(layout: Layout) -> list[tuple[Interface, Interface]]:
     return out
 
 
+def aggregates(layout: Layout, peer: Interface) -> bool:
+    """Whether a chosen peer merges TCP segments (GRO's default size): only a node's own interface,
+    whose stack is the only reader. A peer that forwards keeps frames as they came."""
+    return layout.namespaces.get(peer.ns, "").startswith("node:")
+
+
 def no_aggregation_op(peer: Interface, index: int) -> Op:
-    """GRO size 0 on a peer that receives in its own queue: frames go up one by one, as before
-    (GRO on would otherwise merge TCP segments into frames a packet socket downstream cannot read)."""
+    """GRO size 0 on a chosen peer that forwards: frames go on one by one, as they came (GRO's
+    merged frames would otherwise reach a packet socket downstream, which cannot read them)."""
     return Op(
         f"{peer.name}: GRO size 0 (no aggregation) in {peer.ns}",
         "link",
