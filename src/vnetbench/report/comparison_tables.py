@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from vnetbench.analysis.compare import Comparison
+from vnetbench.analysis.compare import Comparison, Row
 from vnetbench.report.view import TableView
 
 DISPLAY = {  # scale and unit per metric in tables
@@ -22,22 +22,31 @@ def display_rows(result: Comparison) -> list[list[str]]:
     rows = []
     for r in result.rows:
         scale, unit, short = DISPLAY.get(r.key["metric"], (1.0, "", r.key["metric"]))
-        lo, hi = (r.ci_low / abs(r.center_a), r.ci_high / abs(r.center_a)) if r.center_a else (math.nan,) * 2
         what = f"{r.key['pair']} · {r.key['measurement']} · {short}"
         if r.key["treatment"] != "—":
             what += f" · {r.key['treatment']}"
         rows.append(
-            [what, f"{r.center_a / scale:.4g}", f"{r.center_b / scale:.4g} {unit}",
-             f"{100 * r.relative_change:+.1f} %", f"{100 * lo:+.1f}…{100 * hi:+.1f} %",
+            [what, f"{r.center_a / scale:.4g}", f"{r.center_b / scale:.4g} {unit}", *_change(r, scale, unit),
              f"{r.p_holm:.2g}" if math.isfinite(r.p_holm) else r.test, r.verdict]
         )  # fmt: skip
     return rows
 
 
+def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
+    """The change and its interval relative to A; where A is 0 (no loss before) a relative change
+    has no meaning, so the difference itself in the metric's unit (percentage points for loss)."""
+    if r.center_a:
+        a = abs(r.center_a)
+        return f"{100 * r.relative_change:+.1f} %", f"{100 * r.ci_low / a:+.1f}…{100 * r.ci_high / a:+.1f} %"
+    unit = "pp" if unit == "%" else unit
+    return f"{r.difference / scale:+.3g} {unit}", f"{r.ci_low / scale:+.3g}…{r.ci_high / scale:+.3g} {unit}"
+
+
 def caption(result: Comparison) -> str:
     """What the columns mean, under the table."""
     return (
-        f"change = B − A relative to A, with its {100 * result.confidence:g} % interval: means for "
+        f"change = B − A relative to A (the difference itself where A is 0), with its "
+        f"{100 * result.confidence:g} % interval: means for "
         f"throughput, loss and jitter, medians and the Hodges–Lehmann shift for RTT; p after Holm over all "
         f"{len(result.rows)} rows; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
         "50 µs of RTT or jitter)"

@@ -1,0 +1,32 @@
+"""The comparison's display strings (report/comparison_tables.py): a change relative to A, and the
+difference itself where A is 0 — a run without loss compared with one that lost, or two without."""
+
+from __future__ import annotations
+
+from vnetbench.analysis.compare import Comparison, Row
+from vnetbench.report.comparison_tables import display_rows
+
+
+def _row(metric: str, a: float, b: float, lo: float, hi: float, test: str = "welch") -> Row:
+    key = {"pair": "vm1→vm4", "measurement": "udp", "metric": metric, "treatment": "—"}
+    return Row(key, test, 2, 2, a, b, b - a, lo, hi, 0.5, 0.5)
+
+
+def _table(*rows: Row) -> list[list[str]]:
+    return display_rows(Comparison("a", "b", 0.05, 0.95, tuple(rows)))
+
+
+def test_a_change_is_relative_to_a() -> None:
+    # 95.0 -> 96.9 Mbit/s: +1.9 / 95 = +2.0 %; interval (0.95, 2.85) Mbit/s / 95 = +1.0 … +3.0 %
+    (row,) = _table(_row("throughput_bps", 95e6, 96.9e6, 0.95e6, 2.85e6))
+    assert row[1:5] == ["95", "96.9 Mbit/s", "+2.0 %", "+1.0…+3.0 %"]
+
+
+def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
+    # no loss in A, 0.2 % in B: a relative change is undefined, the difference is +0.2 points
+    (row,) = _table(_row("loss_ratio", 0.0, 0.002, 0.001, 0.003))
+    assert row[3:5] == ["+0.2 pp", "+0.1…+0.3 pp"]
+    # both without loss (the regenerated quickstart's cross-site UDP): +0, not "+nan %"
+    (row,) = _table(_row("loss_ratio", 0.0, 0.0, 0.0, 0.0, test="exact"))
+    assert row[3:5] == ["+0 pp", "+0…+0 pp"]
+    assert not any("nan" in cell for cell in row)
