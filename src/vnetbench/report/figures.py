@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,11 @@ def thin_series(t: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def save(fig: plt.Figure, path: Path) -> Path:
     """Write the figure as PNG and SVG beside each other; returns the PNG's path."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    with warnings.catch_warnings():
+        # very long labels (a user's node names) can defeat tight_layout; the tight bounding box
+        # below still keeps every label in the file, so its warning would only alarm a user
+        warnings.filterwarnings("ignore", "Tight layout not applied", UserWarning)
+        fig.tight_layout()
     fig.savefig(path.with_suffix(".png"), dpi=110, bbox_inches="tight")  # legends outside the axes too
     fig.savefig(path.with_suffix(".svg"), bbox_inches="tight")
     plt.close(fig)
