@@ -7,7 +7,7 @@ Steal is /proc/stat's machine-wide steal (both vCPUs) over the run; a guest cann
 hypervisor holds its vCPU, whatever its scheduling class. The same veth pair as run.py
 ($VNB_BENCH_PREFIX + S/R, default vnbpdS/vnbpdR; created and deleted here, refused if present).
 
-Usage (root):  .venv/bin/python benchmarks/probe/lateness_steal.py [--reps 8] [--out DIR] [--redraw]   # ~2 min
+Usage (root):  .venv/bin/python benchmarks/probe/lateness_steal.py [--reps 8] [--out DIR] [--redraw]  # ~2 min
 Writes DIR/lateness_steal.json (every run, Spearman's rho of p99 against steal per arm and in all)
 and DIR/lateness_steal.png; DIR defaults to results-lateness-steal/ next to this file.
 """
