@@ -135,6 +135,7 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
         why = loc["cause"] or ""
         if loc["counter"]:
             why += f" — {loc['counter']}: {fmt.count(loc['counter_packets'])}"
+        why += "".join(f"; also {c} — {counter}: {fmt.count(n)}" for c, counter, n in _other_explainers(loc))
         lost = max(0.0, loc["app_lost"])
         rows.append(
             [
@@ -158,6 +159,17 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
         note += f" First {len(locs)} of {total} measurements; all of them: vnetbench loss --json."
     columns = ["measurement (id)", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
     return TableView("Loss localization", columns, rows, note)
+
+
+def _other_explainers(loc: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """(cause, counter, datagrams) of the counters at other points that explain part of the loss: the
+    'explained' column sums them all, so the 'why' column names them too."""
+    out = []
+    for stage in loc.get("stages", []):
+        for e in stage["explainers"]:
+            if e["packets"] > 0 and e["counter"] != loc["counter"]:
+                out.append((e["cause"], e["counter"], e["packets"]))
+    return out
 
 
 def not_accounted_table(skipped: list[dict[str, Any]]) -> TableView:
