@@ -82,6 +82,27 @@ def _which(frame: pd.DataFrame | None, loc: Any) -> str:
     return f" ({src}→{dst}{rep})"
 
 
+def _own_shaper_drops(loc: Any) -> float:
+    """Datagrams a flow lost at shapers no other flow of its step crossed: the verdict's hop when the
+    localizer named one (a shared shaper's cause names the sharing), else the shaper counters of
+    its unshared points — a flow whose largest loss was elsewhere (its socket) can have lost some
+    at its own shaper too. Stages as the localizer's objects (the report) or their JSON (the CLI)."""
+    if str(getattr(loc, "cause", "") or "") == QDISC_DROP:
+        return float(getattr(loc, "hop_lost", 0.0))
+    total = 0.0
+    for stage in getattr(loc, "stages", None) or []:
+        if _read(stage, "shared"):
+            continue
+        total += sum(
+            float(_read(e, "packets")) for e in _read(stage, "explainers") if _read(e, "cause") == QDISC_DROP
+        )
+    return total
+
+
+def _read(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name)
+
+
 def machine_items(
     frame: pd.DataFrame | None, localizations: list[Any], steal: Mapping[int, float] | None = None
 ) -> list[str]:
@@ -112,9 +133,8 @@ def machine_items(
         cause = str(getattr(loc, "cause", "") or "")
         if any(c in cause for c in MACHINE_CAUSES):
             by_cause.setdefault(cause, []).append(float(getattr(loc, "app_lost", 0.0)))
-        # a shaper no other flow of the step crossed (a shared one's cause names the sharing)
-        elif cause == QDISC_DROP and getattr(loc, "measurement_id", None) in steady:
-            dropped = float(getattr(loc, "hop_lost", 0.0))
+        if getattr(loc, "measurement_id", None) in steady:
+            dropped = _own_shaper_drops(loc)
             if dropped > NOISE_PACKETS:  # fewer: within what the counters cannot separate
                 stalled.append((dropped, float(getattr(loc, "sent", 0.0)), loc))
                 ratio = steal.get(int(loc.measurement_id))
