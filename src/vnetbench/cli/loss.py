@@ -4,7 +4,7 @@ flow went (analysis/loss.py), and which packet flows it cannot account for, and 
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -33,7 +33,7 @@ def loss_command(
     frame = store.measurements_frame(row["id"])
     # the report's "Machine as bottleneck" lines: losses that are this machine's, not the network's
     steal = {int(c["measurement_id"]): c["host_steal_ratio"] for c in data["cpu_per_measurement"]}
-    flows = [SimpleNamespace(**loc) for loc in located]  # machine_items reads them by attribute
+    flows = [as_attributes(loc) for loc in located]
     data["machine_as_bottleneck"] = machine_items(frame, flows, steal)
     if json_output:
         print_json(data)
@@ -50,3 +50,15 @@ def loss_command(
             "nothing to account for (TCP retransmits what it loses)",
             highlight=False,
         )
+
+
+def as_attributes(loc: dict[str, Any]) -> SimpleNamespace:
+    """A localization's JSON read by attribute, its stages and explainers too, as machine_items reads
+    the localizer's own objects in the report."""
+
+    def wrap(value: Any) -> Any:
+        if isinstance(value, dict):
+            return SimpleNamespace(**{k: wrap(v) for k, v in value.items()})
+        return [wrap(v) for v in value] if isinstance(value, list) else value
+
+    return wrap(loc)

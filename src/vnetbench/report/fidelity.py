@@ -86,21 +86,18 @@ def _own_shaper_drops(loc: Any) -> float:
     """Datagrams a flow lost at shapers no other flow of its step crossed: the verdict's hop when the
     localizer named one (a shared shaper's cause names the sharing), else the shaper counters of
     its unshared points — a flow whose largest loss was elsewhere (its socket) can have lost some
-    at its own shaper too. Stages as the localizer's objects (the report) or their JSON (the CLI)."""
+    at its own shaper too."""
     if str(getattr(loc, "cause", "") or "") == QDISC_DROP:
         return float(getattr(loc, "hop_lost", 0.0))
-    total = 0.0
-    for stage in getattr(loc, "stages", None) or []:
-        if _read(stage, "shared"):
-            continue
-        total += sum(
-            float(_read(e, "packets")) for e in _read(stage, "explainers") if _read(e, "cause") == QDISC_DROP
+    return float(
+        sum(
+            e.packets
+            for stage in getattr(loc, "stages", None) or []
+            if not stage.shared
+            for e in stage.explainers
+            if e.cause == QDISC_DROP
         )
-    return total
-
-
-def _read(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name)
+    )
 
 
 def machine_items(

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pandas as pd
 
+from vnetbench.cli.loss import as_attributes
 from vnetbench.report import fidelity
 
 
@@ -168,13 +169,13 @@ def test_machine_items_flag_own_shaper_drops_of_a_flow_whose_largest_loss_was_el
 
 
 def test_machine_items_read_the_localizers_json_as_vnetbench_loss_passes_it() -> None:
-    # `vnetbench loss` hands over SimpleNamespace(**Localization.to_json()): its stages are dicts
+    # `vnetbench loss` hands over the localizer's JSON, read by attribute (cli/loss.py as_attributes)
     model = 97_222_222.2
     frame = pd.DataFrame({"id": [5], "kind": ["udp"], "status": ["ok"], "offered_bps": [model],
                           "expected_max_bps": [model]})  # fmt: skip
     drop = {"counter": "tbf drops on node:vm1/eth0", "packets": 53.0, "cause": "qdisc drop"}
     stages = [{"shared": False, "explainers": [drop]}, {"shared": True, "explainers": [drop]}]
-    flow = SimpleNamespace(measurement_id=5, cause="unread", hop_lost=71.0, sent=41_230.0, app_lost=146.0,
-                           src="vm1", dst="vm3", stages=stages)  # fmt: skip
+    flow = as_attributes({"measurement_id": 5, "cause": "unread", "hop_lost": 71.0, "sent": 41_230.0,
+                          "app_lost": 146.0, "src": "vm1", "dst": "vm3", "stages": stages})  # fmt: skip
     (line,) = fidelity.machine_items(frame, [flow])
     assert "(53 datagrams, at most 0.13% of one flow's (vm1→vm3))" in line  # the shared stage's 53 not added
