@@ -47,6 +47,7 @@ CPU_LABELS = {
     "vnb-q5": "vnb-probe `--rate 100M --pacing-quantum-us 5000`",
     "vnb-gso": "vnb-probe `--rate 100M --gso`",
     "vnb-gso-q5": "vnb-probe `--rate 100M --gso --pacing-quantum-us 5000`",
+    "vnb-gso-gro": "vnb-probe `--rate 100M --gso`, receiver `--gro`",
     "vnb-pps": "vnb-probe `--pps 8492` (default: every packet at its slot)",
     "iperf3-pt118": "iperf3 `--pacing-timer 118` (one packet per timer tick)",
     "vnb-waitrecv": "vnb-probe `--rate 100M`, receiver `--poll-max-us 0`",

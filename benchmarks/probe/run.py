@@ -5,11 +5,13 @@
 Over one veth pair between two network namespaces, in REPS repetitions whose order rotates:
   cpu  sender CPU for 100 Mbit/s of 1472-byte datagrams, 10 s: iperf3 -u -l 1472 -b 100M;
        vnb-probe --rate 100M (its default pacing for a bit rate: iperf3's 1 ms); the same with
-       --pacing-quantum-us 5000, with --gso, with both; vnb-probe --pps 8492 (its default for a
-       packet schedule: every packet at its own slot time) and iperf3 at the same granularity
-       (--pacing-timer 118), to show "never costlier than iperf3 at equal burstiness"; and the
-       default once more with vnb-probe's receiver waiting on its socket (--poll-max-us 0), to
-       show how much of the sender's CPU the receiver's timed polling saves on veth.
+       --pacing-quantum-us 5000, with --gso, with both, and with --gso and its receiver taking
+       the GSO sends whole (recv --gro: veth never cuts them into datagrams); vnb-probe --pps
+       8492 (its default for a packet schedule: every packet at its own slot time) and iperf3
+       at the same granularity (--pacing-timer 118), to show "never costlier than iperf3 at
+       equal burstiness"; and the default once more with vnb-probe's receiver waiting on its
+       socket (--poll-max-us 0), to show how much of the sender's CPU the receiver's timed
+       polling saves on veth.
   acc  rate accuracy and send lateness at 1K, 10K, 100K packets/s of 18 bytes, 5 s: vnb-probe
        --pps (iperf3 -b beside it, rate only: it reports no lateness).
   max  highest offered rate of 18-byte payloads that passes (sent >= 99 % of the target and
@@ -58,10 +60,13 @@ CPU_CASES: dict[str, tuple[str, list[str]]] = {
     "vnb-q5": ("vnb", ["--pacing-quantum-us", "5000"]),
     "vnb-gso": ("vnb", ["--gso"]),
     "vnb-gso-q5": ("vnb", ["--gso", "--pacing-quantum-us", "5000"]),
+    "vnb-gso-gro": ("vnb", ["--gso"]),  # its receiver takes the GSO sends whole (--gro)
     "vnb-pps": ("vnb", ["--pps", str(MBIT100_1472_PPS)]),
     "vnb-waitrecv": ("vnb", []),  # its receiver waits on the socket (--poll-max-us 0)
     "iperf3-pt118": ("iperf3", ["--pacing-timer", "118"]),
 }
+# the receiver's flags where a case changes them
+RECV_FLAGS: dict[str, tuple[str, ...]] = {"vnb-waitrecv": ("--poll-max-us", "0"), "vnb-gso-gro": ("--gro",)}
 STARTED: list[subprocess.Popen[bytes]] = []
 
 
@@ -227,7 +232,7 @@ def cpu_runs(raw: Path, rep: int, secs: float) -> list[dict[str, Any]]:
             r = iperf3_run(raw, name, secs, 100e6, 1472, extra)
         else:
             rate = [] if "--pps" in extra else ["--rate", "100M"]
-            recv_extra = ("--poll-max-us", "0") if case == "vnb-waitrecv" else ()
+            recv_extra = RECV_FLAGS.get(case, ())
             r = vnb_run(raw, name, secs, rate, 1472, extra, recv_extra)
         rows.append({"part": "cpu", "case": case, "rep": rep, "target_pps": 100e6 / (1472 * 8)} | r)
     return rows

@@ -50,7 +50,11 @@ impl ClockInfo {
 
 /// "release" or "debug": an unoptimised probe does its user-space work (pacing, accounting) slower, so
 /// every report says which one measured.
-pub const BUILD: &str = if cfg!(debug_assertions) { "debug" } else { "release" };
+pub const BUILD: &str = if cfg!(debug_assertions) {
+    "debug"
+} else {
+    "release"
+};
 
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {

@@ -201,6 +201,71 @@ fn gso_carries_many_packets_per_message_exactly() {
 }
 
 #[test]
+fn gro_receiver_cuts_whole_gso_sends_into_exact_datagrams() {
+    // With --gro the kernel hands over each GSO send whole (loopback never cuts it); the
+    // receiver cuts it at the segment size and every count stays exact.
+    for size in ["1472", "18"] {
+        let (rx, addr) = start_recv(&["--gro"]);
+        let s = json_of(&run(&[
+            "send",
+            "--dst",
+            &addr,
+            "--pps",
+            "20000",
+            "--size",
+            size,
+            "--duration",
+            "0.5",
+            "--gso",
+            "--pacing-quantum-us",
+            "5000",
+            "--stream",
+            "5",
+            "--json",
+        ]));
+        let r = finish(rx);
+        assert_eq!(r["gro"], true);
+        let sent = s["sent_packets"].as_u64().unwrap();
+        let msgs = s["sent_messages"].as_u64().unwrap();
+        let reads = r["coalesced_reads"].as_u64().unwrap();
+        assert!(
+            reads > 0 && reads <= msgs,
+            "{reads} coalesced reads of {msgs} messages"
+        );
+        let st = &r["streams"][0];
+        assert_eq!(st["stream_id"], 5);
+        assert_eq!(st["expected_source"], "fin");
+        assert_eq!(st["sent_packets"].as_u64(), Some(sent));
+        assert_eq!(st["duplicate_packets"], 0);
+        assert_eq!(
+            r["foreign_packets"], 0,
+            "a buffer was cut at the wrong place"
+        );
+        let unique = st["unique_packets"].as_u64().unwrap();
+        assert_eq!(unique + st["lost_packets"].as_u64().unwrap(), sent);
+        // every datagram counted as itself: one --size payload each, FINs apart
+        let received = st["received_packets"].as_u64().unwrap();
+        assert_eq!(
+            st["received_bytes"].as_u64().unwrap(),
+            received * size.parse::<u64>().unwrap()
+        );
+        assert_eq!(
+            r["datagrams_received_packets"].as_u64().unwrap(),
+            received + st["fin_packets"].as_u64().unwrap()
+        );
+    }
+    // without --gro the kernel cuts them: no read carries more than one datagram
+    let (_, r) = send_recv(
+        "20000",
+        "1472",
+        "0.2",
+        &["--gso", "--pacing-quantum-us", "5000"],
+    );
+    assert_eq!(r["gro"], false);
+    assert_eq!(r["coalesced_reads"], 0);
+}
+
+#[test]
 fn gso_usage_errors_name_the_flag() {
     let base = [
         "send",

@@ -19,6 +19,9 @@ RECV FIELDS
   poll_max_ns                   --poll-max-us in ns: longest sleep between draining reads in
                                 timed polling (0: off)
   timed_polls                   sleeps on the receiver's own timer between draining reads
+  gro                           --gro given: UDP_GRO on the socket
+  coalesced_reads               reads that carried several datagrams (--gro), each counted as
+                                itself
   datagrams_received_packets    all datagrams read
   foreign_packets               datagrams that are not vnb-probe data/FIN (garbage, other tools)
   truncated_packets             datagrams larger than 64 KiB
@@ -117,6 +120,14 @@ pub struct RecvArgs {
     /// are used either way: no measured value depends on when the receiver reads.
     #[arg(long, default_value_t = 1000)]
     pub poll_max_us: u64,
+    /// UDP GRO (UDP_GRO, Linux >= 5.0; off by default): the kernel may hand over several
+    /// datagrams of one flow as one buffer, which the receiver cuts at their segment size and
+    /// counts one by one. A `send --gso` burst then crosses veth or loopback whole: the kernel
+    /// never cuts it into datagrams, which saves CPU on both sides. The datagrams of one buffer
+    /// share its kernel receive stamp (on a NIC with GRO: the first one's arrival), so leave it
+    /// off where per-packet arrival times matter (jitter, IPDV of back-to-back packets).
+    #[arg(long)]
+    pub gro: bool,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -137,6 +148,7 @@ impl RecvArgs {
             batch: self.batch as usize,
             busy_poll: self.busy_poll,
             poll_max_ns: self.poll_max_us.saturating_mul(1000),
+            gro: self.gro,
         }
     }
 }

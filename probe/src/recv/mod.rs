@@ -43,6 +43,8 @@ pub struct RecvOpts {
     pub busy_poll: bool,
     /// Longest sleep between draining reads in timed polling, ns (0: timed polling off).
     pub poll_max_ns: u64,
+    /// UDP_GRO on the socket: take coalesced buffers and cut them into datagrams here.
+    pub gro: bool,
 }
 
 /// Timed polling engages while at least this many datagrams a second arrive: two per sleep of
@@ -128,6 +130,8 @@ struct Counters {
     last_packet_mono: Option<u64>,
     last_fin_mono: u64,
     timed_polls: u64,
+    /// Reads that carried more than one datagram (UDP_GRO).
+    coalesced_reads: u64,
 }
 
 /// Bind, size the receive buffer, ask for kernel timestamps and the drop counter; returns the
@@ -136,6 +140,15 @@ fn open_socket(o: &RecvOpts) -> Result<(UdpSocket, usize, SocketAddr), String> {
     let sock = UdpSocket::bind(o.bind).map_err(|e| format!("cannot bind {}: {e}", o.bind))?;
     let rcvbuf = sys::set_rcvbuf(&sock, o.rcvbuf_bytes).map_err(|e| format!("SO_RCVBUF: {e}"))?;
     sys::enable_rx_metadata(&sock, true).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
+    if o.gro {
+        sys::set_udp_gro(&sock, true).map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+                "--gro: this kernel has no UDP GRO (UDP_GRO, Linux >= 5.0); leave out --gro".into()
+            } else {
+                format!("--gro: setsockopt UDP_GRO: {e}")
+            }
+        })?;
+    }
     sock.set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| format!("SO_RCVTIMEO: {e}"))?;
     let local = sock.local_addr().map_err(|e| e.to_string())?;
@@ -189,17 +202,21 @@ pub fn run(o: &RecvOpts) -> Result<RecvReport, String> {
             c.last_packet_mono = Some(now_mono);
             let fallback_rx = sys::real_ns();
             for i in 0..got {
-                let (data, m) = batch.get(i);
-                bytes += data.len();
-                count(
-                    data,
-                    m,
-                    fallback_rx,
-                    now_mono,
-                    &mut c,
-                    &mut streams,
-                    &mut trace,
-                );
+                let (buf, m) = batch.get(i);
+                bytes += buf.len();
+                let (first, rest) = datagrams(buf, m.segment_bytes);
+                c.coalesced_reads += u64::from(rest.len() > 0);
+                for data in std::iter::once(first).chain(rest) {
+                    count(
+                        data,
+                        m,
+                        fallback_rx,
+                        now_mono,
+                        &mut c,
+                        &mut streams,
+                        &mut trace,
+                    );
+                }
             }
         }
         poll.observe(now_mono, got, bytes);
@@ -215,6 +232,15 @@ pub fn run(o: &RecvOpts) -> Result<RecvReport, String> {
         elapsed_ns: sys::mono_ns() - t0,
     };
     Ok(report::build(o, &run, &c, &streams, trace))
+}
+
+/// The datagrams in one read, first and the rest: the whole buffer (an empty datagram too), or
+/// with UDP_GRO every `segment` bytes (the last may be shorter). All of them share the read's
+/// kernel timestamp: the kernel stamps the buffer, not its segments.
+fn datagrams(buf: &[u8], segment: Option<usize>) -> (&[u8], std::slice::Chunks<'_, u8>) {
+    let cut = segment.map_or(buf.len(), |s| s.clamp(1, buf.len().max(1)));
+    let (first, rest) = buf.split_at(cut.min(buf.len()));
+    (first, rest.chunks(cut.max(1)))
 }
 
 /// Count one datagram: into its stream and the trace, or as foreign.
@@ -269,6 +295,26 @@ fn count(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coalesced_read_is_cut_at_its_segment_size() {
+        let all = |buf: &[u8], seg| {
+            let (first, rest) = datagrams(buf, seg);
+            std::iter::once(first)
+                .chain(rest)
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>()
+        };
+        let lens = |buf: &[u8], seg| all(buf, seg).iter().map(Vec::len).collect::<Vec<_>>();
+        let buf: Vec<u8> = (0..50).collect();
+        assert_eq!(lens(&buf, None), [50]);
+        assert_eq!(lens(&buf, Some(18)), [18, 18, 14]); // a shorter last one (a FIN after data)
+        assert_eq!(lens(&buf, Some(25)), [25, 25]);
+        assert_eq!(lens(&buf, Some(64)), [50]);
+        assert_eq!(all(&buf, Some(18))[1][0], 18); // in order, nothing skipped
+        assert_eq!(lens(&[], None), [0]); // an empty datagram is still one datagram
+        assert_eq!(lens(&[], Some(18)), [0]);
+    }
 
     /// A poller whose window started at 0, fed one read of `packets` datagrams of 18 bytes at
     /// the end of a 10 ms window.

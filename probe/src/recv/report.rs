@@ -77,6 +77,10 @@ pub struct RecvReport {
     pub poll_max_ns: u64,
     /// Sleeps on the receiver's own timer between draining reads (timed polling).
     pub timed_polls: u64,
+    /// True with --gro (UDP_GRO: coalesced buffers taken whole and cut here).
+    pub gro: bool,
+    /// Reads that carried more than one datagram (with --gro).
+    pub coalesced_reads: u64,
     /// Datagrams received, all streams, ours or not.
     pub datagrams_received_packets: u64,
     /// Datagrams that were not vnb-probe data/FIN packets (garbage, other tools, RTT probes).
@@ -227,6 +231,8 @@ pub(super) fn build(
         busy_poll: o.busy_poll,
         poll_max_ns: if o.busy_poll { 0 } else { o.poll_max_ns },
         timed_polls: c.timed_polls,
+        gro: o.gro,
+        coalesced_reads: c.coalesced_reads,
         datagrams_received_packets: c.datagrams,
         foreign_packets: c.foreign,
         truncated_packets: c.truncated,

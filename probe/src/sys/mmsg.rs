@@ -1,6 +1,6 @@
-//! Batched datagram I/O: recvmmsg with per-datagram kernel timestamps and the socket's drop
-//! counter (SO_RXQ_OVFL), sendmmsg from reusable buffers, and sendmmsg of frames that live
-//! elsewhere (the delay node's held frames).
+//! Batched datagram I/O: recvmmsg with per-datagram kernel timestamps, the socket's drop
+//! counter (SO_RXQ_OVFL) and the segment size of coalesced buffers (UDP_GRO), sendmmsg from
+//! reusable buffers, and sendmmsg of frames that live elsewhere (the delay node's held frames).
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 
 use super::clock::ts_to_ns;
-use super::socket::{sockaddr_to_std, std_to_sockaddr};
+use super::socket::{sockaddr_to_std, std_to_sockaddr, UDP_GRO};
 
 const CMSG_SPACE_BYTES: usize = 128; // timespec + u32 cmsgs with headers fit easily
 
@@ -25,6 +25,9 @@ pub struct RxMeta {
     pub kernel_rx_ns: Option<u64>,
     /// Socket's cumulative drop counter (SO_RXQ_OVFL), if delivered.
     pub drops: Option<u32>,
+    /// Segment size of a buffer that carries several datagrams (UDP_GRO on the socket): every
+    /// `segment_bytes` bytes are one datagram, the last may be shorter.
+    pub segment_bytes: Option<usize>,
 }
 
 /// Buffers for one recvmmsg call of up to `n` datagrams.
@@ -122,6 +125,7 @@ impl RecvBatch {
                 src: sockaddr_to_std(&self.names[i], h.msg_hdr.msg_namelen),
                 kernel_rx_ns: None,
                 drops: None,
+                segment_bytes: None,
             };
             // SAFETY: the control buffer was filled by the kernel for this message and
             // msg_controllen says how much; CMSG_* walk only within it. Payload reads use
@@ -140,6 +144,9 @@ impl RecvBatch {
                             m.drops =
                                 Some(std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const u32));
                         }
+                    } else if ch.cmsg_level == libc::SOL_UDP && ch.cmsg_type == UDP_GRO {
+                        let size = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const i32);
+                        m.segment_bytes = usize::try_from(size).ok().filter(|&s| s > 0);
                     }
                     c = libc::CMSG_NXTHDR(&h.msg_hdr, c);
                 }

@@ -90,6 +90,16 @@ pub fn set_udp_segment(sock: &UdpSocket, segment_bytes: u16) -> io::Result<()> {
     )
 }
 
+pub(super) const UDP_GRO: i32 = 104; // linux/udp.h, since 5.0
+
+/// UDP GRO on a receiving socket (UDP_GRO): the kernel may hand over several datagrams of one
+/// flow as one buffer (a UDP GSO send kept whole on veth/loopback, or datagrams a NIC's GRO
+/// merged), with their segment size in a (SOL_UDP, UDP_GRO) cmsg. Without it, such a buffer is
+/// cut into datagrams on the way in. ENOPROTOOPT: no UDP GRO here.
+pub fn set_udp_gro(sock: &impl AsRawFd, on: bool) -> io::Result<()> {
+    setsockopt_int(sock.as_raw_fd(), libc::SOL_UDP, UDP_GRO, i32::from(on))
+}
+
 /// Ask for a kernel receive timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME) and, if `ovfl`, the
 /// socket's cumulative drop counter (SO_RXQ_OVFL) on every received datagram.
 pub fn enable_rx_metadata(sock: &impl AsRawFd, ovfl: bool) -> io::Result<()> {
