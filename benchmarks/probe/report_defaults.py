@@ -217,6 +217,8 @@ def max_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if (a := _f(r["achieved_pps"])) and (_f(r["loss_ratio"]) or 0) < PASS_LOSS:
             confirmed.setdefault(case, {})[rep] = max(confirmed.get(case, {}).get(rep, 0), a)
     reps = {int(r["rep"]) for r in rows if r["part"] == "max"}
+    if not reps:
+        return {}
     for d in [*best.values(), *confirmed.values()]:
         for rep in reps:
             d.setdefault(rep, 0.0)  # nothing passed in that repetition
@@ -295,6 +297,15 @@ def table(s: dict[str, Any]) -> str:
             "",
             f"`--pps 8492` against iperf3 `--pacing-timer 118` (equal burstiness): {fmt(same, f2)}.",
         ]
+    if s["acc"]:
+        lines += _acc_lines(s, secs)
+    if s["max"]:
+        lines += _max_lines(s, c, secs)
+    return "\n".join(lines) + "\n"
+
+
+def _acc_lines(s: dict[str, Any], secs: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     lines += [
         "",
         f"Rate accuracy and send lateness, 18-byte payloads, {secs.get('acc', 5):g} s per run:",
@@ -309,6 +320,11 @@ def table(s: dict[str, Any]) -> str:
             f"| {name} | {fmt(v['rate_error_pct'], f3)} | {fmt(v['lateness_p50_ns'], us)} | "
             f"{fmt(v['lateness_p99_ns'], us)} | {fmt(v['missed_slots_packets'], f0)} |"
         )
+    return lines
+
+
+def _max_lines(s: dict[str, Any], c: dict[str, Any], secs: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
     lines += [
         "",
         "Highest offered rate passing (sent ≥ 99 % of it, < 1 % lost), 18-byte payloads, "
@@ -336,17 +352,30 @@ def table(s: dict[str, Any]) -> str:
         f"{i['reps_nothing_passed']} and had no run below 1 % loss in {i['reps_nothing_below_1pct_loss']} "
         f"of {c.get('reps', '?')} repetitions.",
     ]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def figure(rows: list[dict[str, Any]], s: dict[str, Any], path: Path) -> None:
-    secs = (s["conditions"].get("seconds") or {}).get("cpu", 10)
+    """One panel per part that ran: sender CPU, lateness, highest rate before loss."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.6))
+    panels = [
+        draw
+        for part, draw in (("cpu", _cpu_panel), ("acc", _acc_panel), ("max", _max_panel))
+        if any(r["part"] == part for r in rows)
+    ]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.6), squeeze=False)
+    for draw, ax in zip(panels, axes[0], strict=True):
+        draw(ax, rows, s)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def _cpu_panel(a: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
+    secs = (s["conditions"].get("seconds") or {}).get("cpu", 10)
     cases = list(s["cpu"])
     med = [s["cpu"][k]["cpu_s"]["median"] for k in cases]
     lo = [m - s["cpu"][k]["cpu_s"]["min"] for m, k in zip(med, cases, strict=True)]
@@ -357,6 +386,9 @@ def figure(rows: list[dict[str, Any]], s: dict[str, Any], path: Path) -> None:
     a.invert_yaxis()
     a.set_xlabel(f"sender CPU, s per {secs:g} s run (median, min..max)")
     a.set_title("100 Mbit/s of 1472 B")
+
+
+def _acc_panel(b: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
     for case, color in (("vnb", "tab:blue"), ("iperf3", "tab:gray")):
         pts = [
             (float(r["target_pps"]) / 1e3, _f(r["lateness_p99_ns"]) / 1e3)
@@ -372,6 +404,9 @@ def figure(rows: list[dict[str, Any]], s: dict[str, Any], path: Path) -> None:
     b.set_ylabel("send lateness p99, µs")
     b.set_title("vnb-probe --pps: lateness per run")
     b.legend()
+
+
+def _max_panel(c: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
     for case, color in (("vnb", "tab:blue"), ("vnb-blocking", "tab:cyan"), ("iperf3", "tab:gray")):
         rs = _rows(rows, "max", case)
         targets = sorted({float(r["target_pps"]) for r in rs})
@@ -384,8 +419,6 @@ def figure(rows: list[dict[str, Any]], s: dict[str, Any], path: Path) -> None:
     c.set_ylabel("sent x (1 - loss), kpps (median)")
     c.set_title("highest rate before loss")
     c.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
 
 
 def write(out: Path) -> None:
