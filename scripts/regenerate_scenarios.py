@@ -227,7 +227,7 @@ def _block(name: str, campaign: dict[str, Any], frame: Any, summary: dict[str, A
     load = (
         f"; 1-minute load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
         if run
-        else ""
+        else "; its load average was not recorded: this page was written from the stored run"
     )
     took = f", in {_minutes(frame, campaign):.1f} min (the 2 cores shared with other work{load})"
     machine = f"{env.get('cpu_count', '?')} × {env.get('cpu_model', '?')}, kernel {env.get('kernel', '?')}"
