@@ -8,7 +8,9 @@ mod common;
 use std::net::UdpSocket;
 use std::process::Command;
 
-use common::{finish, json_of, run, send_recv, send_recv_rate, start_recv, start_server};
+use common::{
+    finish, json_of, run, send_recv, send_recv_rate, send_to_recv, start_recv, start_server,
+};
 use serde_json::Value;
 
 #[test]
@@ -205,25 +207,22 @@ fn gro_receiver_cuts_whole_gso_sends_into_exact_datagrams() {
     // With --gro the kernel hands over each GSO send whole (loopback never cuts it); the
     // receiver cuts it at the segment size and every count stays exact.
     for size in ["1472", "18"] {
-        let (rx, addr) = start_recv(&["--gro"]);
-        let s = json_of(&run(&[
-            "send",
-            "--dst",
-            &addr,
-            "--pps",
-            "20000",
-            "--size",
-            size,
-            "--duration",
-            "0.5",
-            "--gso",
-            "--pacing-quantum-us",
-            "5000",
-            "--stream",
-            "5",
-            "--json",
-        ]));
-        let r = finish(rx);
+        let (s, r) = send_to_recv(
+            &["--gro"],
+            &[
+                "--pps",
+                "20000",
+                "--size",
+                size,
+                "--duration",
+                "0.5",
+                "--gso",
+                "--pacing-quantum-us",
+                "5000",
+                "--stream",
+                "5",
+            ],
+        );
         assert_eq!(r["gro"], true);
         let sent = s["sent_packets"].as_u64().unwrap();
         let msgs = s["sent_messages"].as_u64().unwrap();
@@ -296,18 +295,7 @@ fn gso_usage_errors_name_the_flag() {
 
 #[test]
 fn busy_poll_receiver() {
-    let (rx, addr) = start_recv(&["--busy-poll"]);
-    let s = json_of(&run(&[
-        "send",
-        "--dst",
-        &addr,
-        "--pps",
-        "20000",
-        "--duration",
-        "0.3",
-        "--json",
-    ]));
-    let r = finish(rx);
+    let (s, r) = send_to_recv(&["--busy-poll"], &["--pps", "20000", "--duration", "0.3"]);
     assert_eq!(r["busy_poll"], true);
     assert_eq!(r["streams"][0]["sent_packets"], s["sent_packets"]);
     assert_eq!(
@@ -322,18 +310,7 @@ fn timed_polling_receiver_counts_exactly() {
     // 100K pps for 0.5 s: the receiver sees >= 20K/s and drains on its own timer; the counts
     // stay exact. With --poll-max-us 0 it always waits on the socket.
     for (extra, polls) in [(vec![], true), (vec!["--poll-max-us", "0"], false)] {
-        let (rx, addr) = start_recv(&extra);
-        let s = json_of(&run(&[
-            "send",
-            "--dst",
-            &addr,
-            "--pps",
-            "100000",
-            "--duration",
-            "0.5",
-            "--json",
-        ]));
-        let r = finish(rx);
+        let (s, r) = send_to_recv(&extra, &["--pps", "100000", "--duration", "0.5"]);
         let st = &r["streams"][0];
         let sent = s["sent_packets"].as_u64().unwrap();
         assert_eq!(st["sent_packets"].as_u64(), Some(sent));

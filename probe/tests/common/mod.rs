@@ -87,6 +87,15 @@ fn start_recv_at(bind: &str, extra: &[&str]) -> (Child, String) {
     start_server(&args)
 }
 
+/// Start `recv` with `recv_flags` (waits for 1 stream's FIN), run `send --dst <it> --json` with
+/// `send_flags`, return both reports.
+pub fn send_to_recv(recv_flags: &[&str], send_flags: &[&str]) -> (Value, Value) {
+    let (rx, addr) = start_recv(recv_flags);
+    let mut args = vec!["send", "--dst", &addr, "--json"];
+    args.extend_from_slice(send_flags);
+    (json_of(&run(&args)), finish(rx))
+}
+
 /// Start `recv` (waits for 1 stream's FIN), run `send` with `rate` flags, return both reports.
 fn send_recv_with(
     bind: &str,
