@@ -4,8 +4,8 @@ for their TCP throughput and, unless a stalled sender left too little evidence, 
 (it exits 1); both changes are measured as half. A halved rate may also raise that link's UDP
 jitter for real, so a "worse" jitter there is allowed; nothing on the other link may be worse.
 
-Three campaigns of ≈ 30 s each: exogeni-exp3 scaled to 3 repetitions of 2 s flows and 10 pings
-0.1 s apart. Not fewer repetitions: "worse" must survive Holm's correction over every row with
+Three campaigns of ≈ 30 s each (two more when the first two differ: see the test): exogeni-exp3
+scaled to 3 repetitions of 2 s flows and 10 pings 0.1 s apart. Not fewer repetitions: "worse" must survive Holm's correction over every row with
 Welch's t, whose degrees of freedom at 2 v 2 runs (≈ 1–2) made half the rate not significant beside
 a busy machine's spread (a stress run, 2026-11-26).
 """
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.integration.requirements import missing
+from tests.helpers.timing import best_of, first_then
 
 pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=150)]
 
@@ -76,6 +77,12 @@ def compare(*args: str) -> tuple[int, dict]:
     return out.returncode, json.loads(out.stdout)
 
 
+def _changed(result: dict) -> list[tuple]:
+    """The rows that are not "same": what a failure shows."""
+    keys = ("pair", "measurement", "metric", "verdict", "a", "b", "p_holm")
+    return [tuple(r.get(k) for k in keys) for r in result["rows"] if r["verdict"] != "same"]
+
+
 def test_same_scenario_is_same_and_a_halved_link_is_worse(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     first = run_campaign(short_exp3(), db, tmp_path, "a")
@@ -83,10 +90,23 @@ def test_same_scenario_is_same_and_a_halved_link_is_worse(tmp_path: Path) -> Non
     halved_db = tmp_path / "halved.db"  # in a store of its own: the DB:ID form
     halved = run_campaign(short_exp3("50mbit"), halved_db, tmp_path, "c")
 
-    code, same = compare(first, second, "--db", str(db), "--tolerance", "5%")
-    verdicts = {(r["pair"], r["measurement"], r["metric"]): r["verdict"] for r in same["rows"]}
-    assert set(verdicts.values()) == {"same"}, same["rows"]
+    def twice_again() -> tuple[int, dict]:
+        a, b = (run_campaign(short_exp3(), db, tmp_path, name) for name in ("a2", "b2"))
+        return compare(a, b, "--db", str(db), "--tolerance", "5%")
+
+    # Two runs of one scenario differ only by the machine: a run slowed by a busy machine makes the
+    # other look "better", and the difference is real (the machine changed), so "same" is a precision
+    # claim and gets best_of's bounded repeat with two fresh runs (a stress run, 2026-11-27: a
+    # "better" row beside stress-ng on both cores and two other test workers)
+    met, attempts = best_of(
+        first_then(compare(first, second, "--db", str(db), "--tolerance", "5%"), twice_again),
+        lambda result: {r["verdict"] for r in result[1]["rows"]} == {"same"},
+        attempts=2,
+    )
+    assert met, [_changed(result) for _, result in attempts]
+    code, same = attempts[-1]
     assert code == 0
+    verdicts = {(r["pair"], r["measurement"], r["metric"]): r["verdict"] for r in same["rows"]}
     # both pairs × (tcp throughput; udp throughput, loss, jitter; rtt)
     assert {(p, m) for p, m, _ in verdicts} == {
         (p, m) for p in ("vma→vmb", "vmc→vmd") for m in ("tcp", "udp", "rtt")
