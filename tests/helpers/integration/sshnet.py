@@ -329,10 +329,11 @@ def checks_for(inventory: dict[str, object], **kwargs: object) -> dict[str, Host
     return {c.name: c for c in found}
 
 
-def leftovers(net: SshNet, timeout_s: float = 15.0) -> list[int]:
+def leftovers(net: SshNet, timeout_s: float = 15.0) -> list[str]:
     """Processes in our namespaces that are not sshd (ours) or its session children, once none is
     left or timeout_s has passed: a killed remote process can still be exiting when the campaign's
-    command returns (a make test-stress run beside stress-ng saw one pid there, 2026-11-26)."""
+    command returns (a make test-stress run beside stress-ng saw one pid there, 2026-11-26). Each is
+    described by pid, parent, state and command line, so a failure says what was left."""
 
     def left() -> list[int]:
         sshd = set()
@@ -341,4 +342,19 @@ def leftovers(net: SshNet, timeout_s: float = 15.0) -> list[int]:
                 sshd |= {host.sshd.pid, *net._descendants(host.sshd.pid)}
         return [p for p in net.processes_in_our_namespaces() if p not in sshd]
 
-    return wait_until(left, lambda pids: pids == [], timeout_s, interval=0.2)
+    return [
+        _describe_process(pid) for pid in wait_until(left, lambda pids: pids == [], timeout_s, interval=0.2)
+    ]
+
+
+def _describe_process(pid: int) -> str:
+    """'pid (ppid P, state S, started T ticks after boot): argv' from /proc, or 'pid (gone)'."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return f"{pid} (gone)"
+    fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
+    return f"{pid} (ppid {fields[1]}, state {fields[0]}, started {fields[19]} ticks after boot): {argv}"
