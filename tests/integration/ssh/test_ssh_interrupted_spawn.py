@@ -28,3 +28,20 @@ def test_a_process_whose_start_was_still_under_way_is_killed_at_teardown(
         assert not proc.pid  # teardown begins before the remote pid is known
     assert started.done() and proc.pid > 0 and proc.killed
     assert leftovers(sshnet) == []
+
+
+def test_a_gate_released_after_its_tool_was_killed_leaves_nothing_behind(
+    sshnet: SshNet, tmp_path: Path
+) -> None:
+    """An interrupt between a step's spawns and its start barrier: teardown kills a gated tool while
+    the gate's release is on its way. The release's writer then has no reader: it must give up, not
+    stay blocked for ever on the host (a CI run found such a process left after an interrupted and
+    resumed SSH campaign, 2026-11-27)."""
+    a, b = sshnet.hosts[1], sshnet.hosts[2]
+    with ssh_provider(sshnet, tmp_path, a, b) as (provider, _):
+        gate = provider.gate()
+        proc = provider.spawn("a", ["sleep", "600"], gate)
+        proc.kill()  # teardown's kill won the race: the tool never reads its fifo
+        assert proc.poll() is not None
+        gate.release()  # returns: the writer gave up
+    assert leftovers(sshnet) == []

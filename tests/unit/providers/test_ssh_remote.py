@@ -3,6 +3,7 @@ the fifo gate holds a tool until it is released, kill touches only the pids it i
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
@@ -165,3 +166,27 @@ def test_the_hosts_run_their_own_copy_of_a_tool_not_this_machines_path() -> None
         assert provider._host_binary(b, "/usr/sbin/other") == "/usr/sbin/other"  # not a campaign tool
     finally:
         provider.loop.stop()
+
+
+def test_releasing_a_gate_whose_tool_is_gone_leaves_no_writer(tmp_path: Path) -> None:
+    """A tool killed at its gate never opens its fifo for reading; the release's writer must give up
+    rather than block in open() for ever (an orphan on the host: a CI run's leftover check found
+    one after an interrupted SSH campaign, 2026-11-27)."""
+    fifo = tmp_path / "gate-1"
+    os.mkfifo(fifo, 0o600)
+    done = run_remote(remote.sh(remote.RELEASE, str(fifo)))  # within run_remote's 10 s
+    assert done.returncode == 0  # `wait` returned: every writer has ended
+    assert _processes_naming(str(fifo)) == []
+
+
+def _processes_naming(text: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if text in cmdline:
+            found.append(f"{pid}: {cmdline}")
+    return found

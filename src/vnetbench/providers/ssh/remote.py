@@ -33,7 +33,12 @@ exec "$@"
 )
 
 # Open every gate fifo at once (each open blocks until its reader is there: no lost wake-ups).
-RELEASE = r"""for f; do echo go > "$f" & done; wait"""
+# A tool killed at its gate (teardown after an interrupt, racing the release) never opens its
+# fifo, and a writer would block in open() for ever, an orphan on the host once the session
+# closes: each writer gives up after RELEASE_WAIT_S (its reader waits in open() from before its
+# pid is reported, so a live one is always there at once).
+RELEASE_WAIT_S = 5
+RELEASE = rf"""for f; do timeout {RELEASE_WAIT_S} sh -c 'echo go > "$1"' vnb "$f" & done; wait"""
 
 # $1 pid, $2 port (4 hex digits, upper case), $3 state (0A tcp listen, 07 udp), $4 tries, $5 proto
 LISTENING = r"""i=0
