@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tests.helpers.processes import command_lines
 from vnetbench.providers.local import cgroups, runtime
 from vnetbench.providers.local.netns import NETNS_DIR
 from vnetbench.store.db import Store
@@ -77,12 +78,7 @@ def leftovers(db: Path | str) -> list[str]:
         if os.path.exists(runtime.rundir(cid)):
             found.append(f"rundir {runtime.rundir(cid)}")
         found += [f"registry {c}" for c, _ in runtime.active() if c == cid]
-        for pid in filter(str.isdigit, os.listdir("/proc")):
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-            except OSError:
-                continue
+        for pid, cmdline in command_lines().items():
             if prefix in cmdline or runtime.rundir(cid) in cmdline:
                 found.append(f"process {pid} {cmdline}")
     return found

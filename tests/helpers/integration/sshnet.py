@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.helpers.processes import command_line
 from tests.helpers.timing import wait_until
 from vnetbench.providers.ssh.doctor import HostCheck, run_checks
 from vnetbench.providers.ssh.loop import LoopThread
@@ -352,9 +353,8 @@ def _describe_process(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
     except OSError:
         return f"{pid} (gone)"
+    argv = command_line(pid) or ""
     fields = stat[stat.rindex(")") + 2 :].split()  # after "pid (comm) "
     return f"{pid} (ppid {fields[1]}, state {fields[0]}, started {fields[19]} ticks after boot): {argv}"

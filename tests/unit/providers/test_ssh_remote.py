@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.processes import command_lines
 from vnetbench.providers.ssh import remote
 
 HOSTILE = [
@@ -176,17 +177,4 @@ def test_releasing_a_gate_whose_tool_is_gone_leaves_no_writer(tmp_path: Path) ->
     os.mkfifo(fifo, 0o600)
     done = run_remote(remote.sh(remote.RELEASE, str(fifo)))  # within run_remote's 10 s
     assert done.returncode == 0  # `wait` returned: every writer has ended
-    assert _processes_naming(str(fifo)) == []
-
-
-def _processes_naming(text: str) -> list[str]:
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline:
-            found.append(f"{pid}: {cmdline}")
-    return found
+    assert [f"{pid}: {line}" for pid, line in command_lines().items() if str(fifo) in line] == []
