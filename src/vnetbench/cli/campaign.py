@@ -72,7 +72,7 @@ def run_and_report(
     """Create the campaign in the store, run it, and write its report."""
     from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
 
-    store = open_store(db)
+    store = open_store(db, create=True)
     try:
         provider = "ssh" if loaded.campaign.inventory is not None else "local"
         started = create_campaign(loaded, store, provider=provider, seed=seed)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import err, find_campaign, open_store, out
+from vnetbench.cli.common import err, find_campaign, open_store, out, sqlite_path
 
 
 def clean(
@@ -25,7 +24,8 @@ def clean(
     locations = [db] if db else sorted({loc for _, loc in active_campaigns()} | {"vnetbench.db"})
     total = 0
     for location in locations:
-        if "://" not in location and not Path(location).exists():
+        path = sqlite_path(location)
+        if path is not None and not path.exists():
             continue
         store = open_store(location)
         cid = find_campaign(store, campaign)["id"] if campaign else None

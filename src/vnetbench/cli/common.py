@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -48,8 +49,25 @@ def spec_errors(exc: SpecInvalid) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
-def open_store(db: str) -> Store:
-    """The store at a path or URL; a usage error (exit 2) when it cannot be opened."""
+def sqlite_path(db: str) -> Path | None:
+    """The file behind a SQLite store (a plain path or a sqlite:/// URL); None for a server's URL."""
+    if db.startswith("sqlite:///"):
+        return Path(db.removeprefix("sqlite:///"))
+    return None if "://" in db else Path(db).expanduser()
+
+
+def open_store(db: str, create: bool = False) -> Store:
+    """The store at a path or URL; a usage error (exit 2) when it cannot be opened.
+
+    Only the commands that write a campaign (run, monitor) create a SQLite file; the others refuse a
+    path with nothing there, so a mistyped --db is an error instead of a new empty store.
+    """
+    path = sqlite_path(db)
+    if not create and path is not None and not path.exists():
+        raise fail(
+            f"no store at '{db}': nothing has been run into it. Check --db (or VNETBENCH_DB); "
+            f"`vnetbench run SPEC --db {db}` creates it"
+        )
     try:
         return Store(db)
     except Exception as exc:  # a bad URL or an unwritable path is a usage error

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out
+from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out, sqlite_path
 from vnetbench.cli.output import print_table
 
 
@@ -71,8 +71,12 @@ def load_side(ref: str, db: str) -> tuple[str, Any]:
     from vnetbench.analysis.compare import campaign_observations  # the statistics stack, as above
 
     location, ident = split_ref(ref, db)
-    if "://" not in location and not Path(location).exists():
-        raise fail(f"{ref}: the store {location} does not exist; give --db or DB:ID with an existing store")
+    path = sqlite_path(location)
+    if path is not None and not path.exists():
+        raise fail(
+            f"{ref}: no store at '{location}'; give --db or DB:ID with an existing store "
+            f"(`vnetbench run SPEC --db {location}` creates one)"
+        )
     store = open_store(location)
     row = store.campaign(ident)
     if row is None:

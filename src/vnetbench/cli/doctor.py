@@ -1,7 +1,9 @@
-"""`vnetbench doctor --inventory FILE`: can a campaign run on these hosts? (providers/ssh/doctor.py)."""
+"""`vnetbench doctor [--inventory FILE]`: can a campaign run on these hosts (providers/ssh/doctor.py),
+or, without an inventory, on this machine with the local provider (providers/local/doctor.py)?"""
 
 from __future__ import annotations
 
+import platform
 import statistics
 from dataclasses import asdict
 from pathlib import Path
@@ -11,14 +13,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from vnetbench.cli.common import JsonOption, out, spec_errors
+from vnetbench.cli.common import JsonOption, fail, out, spec_errors
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, problems_of, ready
 from vnetbench.spec.errors import SpecInvalid
 
 
 def doctor(
-    inventory: Annotated[Path, typer.Option(help="inventory YAML (or a campaign with `inventory:`)")],
+    inventory: Annotated[
+        Path | None,
+        typer.Option(help="inventory YAML (or a campaign with `inventory:`); without it: this machine"),
+    ] = None,
     install_probe: Annotated[
         bool, typer.Option("--install-probe", help="copy vnb-probe to hosts that lack it")
     ] = False,
@@ -31,7 +36,12 @@ def doctor(
     probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
     json_output: JsonOption = False,
 ) -> None:
-    """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU."""
+    """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU.
+    Without --inventory: this machine for the local provider (root, kernel features, tools)."""
+    if inventory is None:
+        if install_probe or insecure_accept_new_host_keys or probe_path:
+            raise fail("--install-probe, --insecure-accept-new-host-keys and --probe-path need --inventory")
+        _local(json_output)
     try:
         checks, elapsed = check_inventory(
             inventory, install_probe, insecure_accept_new_host_keys, probe_path or None
@@ -82,3 +92,31 @@ def _clock_spread(checks: list[HostCheck], console: Console) -> None:
             f"{worst / 1e6:.2f} ms)",
             highlight=False,
         )
+
+
+def _local(json_output: bool) -> None:
+    """The local machine's checks; exit 0 when a campaign with the defaults can run, 1 otherwise."""
+    from vnetbench.providers.local import doctor as local  # pyroute2: imported when needed
+
+    checks = local.check_machine()
+    code = 0 if local.ready(checks) else 1
+    if json_output:
+        print_json(local.as_json(checks))
+        raise typer.Exit(code)
+    table = Table("check", "", "detail", title=f"vnetbench doctor: this machine ({platform.release()})")
+    for c in checks:
+        mark = "[green]yes[/green]" if c.ok else ("[red]no[/red]" if c.needed else "[yellow]no[/yellow]")
+        table.add_row(c.what, mark, c.detail)
+    print_table(out, table)
+    for c in checks:
+        if not c.ok:
+            colour = "red" if c.needed else "yellow"
+            out.print(
+                f"[{colour}]•[/{colour}] without {c.what}: {c.without}", highlight=False, soft_wrap=True
+            )
+    missing = [c.what for c in checks if c.needed and not c.ok]
+    if missing:
+        out.print(f"not ready: a campaign with the defaults needs {', '.join(missing)}", highlight=False)
+    else:
+        out.print("ready: campaigns with the defaults can run here (the local provider)", highlight=False)
+    raise typer.Exit(code)

@@ -119,7 +119,7 @@ def monitor_command(
             f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
         )
     until_at = parse_until(until)
-    store = open_store(db)
+    store = open_store(db, create=True)
     prepared = _prepare(specs, store, new_campaign, campaign_id)
     children: list[subprocess.Popen[bytes]] = []
     if len(prepared) > 1:

@@ -53,3 +53,10 @@ def raise_descriptor_limit(namespaces: int) -> tuple[int, int]:
         return soft, soft
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return soft, hard
+
+
+def namespaces_within(limit: int) -> int | None:
+    """The most namespaces a build can hold with this many descriptors (None: no limit)."""
+    if limit == resource.RLIM_INFINITY:
+        return None
+    return max(0, (limit - RESERVE_DESCRIPTORS) // DESCRIPTORS_PER_NAMESPACE)
