@@ -13,6 +13,8 @@ import pandas as pd
 from scipy import stats
 
 from vnetbench.analysis.fairness import jain_index
+from vnetbench.analysis.stable import cut_at_zero
+from vnetbench.spec.units import cannot_be_negative
 
 STATS = ("n", "mean", "sd", "min", "median", "p95", "max", "ci_low", "ci_high")
 CONFIDENCE = 0.95  # of the interval of the mean that describe() gives
@@ -20,9 +22,9 @@ CONNECTION = ["measurement", "kind", "src", "dst", "placement"]
 ALONE = ("single", "alone")  # a flow measured on its own
 
 
-def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
+def describe(values: pd.Series | np.ndarray | list[float], nonnegative: bool = False) -> dict[str, float]:
     """n, mean, SD, min, median, p95, max of the values (NaN left out), and the 95 % t interval of
-    the mean (NaN with fewer than two values)."""
+    the mean (NaN with fewer than two values), cut at 0 when the metric cannot be negative."""
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
         return {"n": 0, **{k: float("nan") for k in STATS[1:]}}
@@ -32,6 +34,7 @@ def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
         if arr.size > 1
         else np.nan
     )
+    low, high = cut_at_zero(float(arr.mean() - half), float(arr.mean() + half), nonnegative)
     return {
         "n": int(arr.size),
         "mean": float(arr.mean()),
@@ -40,8 +43,8 @@ def describe(values: pd.Series | np.ndarray | list[float]) -> dict[str, float]:
         "median": float(np.median(arr)),
         "p95": float(np.percentile(arr, 95)),
         "max": float(arr.max()),
-        "ci_low": float(arr.mean() - half),
-        "ci_high": float(arr.mean() + half),
+        "ci_low": low,
+        "ci_high": high,
     }
 
 
@@ -60,7 +63,7 @@ def connection_table(frame: pd.DataFrame, kind: str, metric: str, scale: float =
     rows = rows[rows["kind"] == kind]
     out = []
     for keys, group in rows.groupby(CONNECTION, sort=False):
-        summary = describe(group[metric] / scale)
+        summary = describe(group[metric] / scale, cannot_be_negative(metric))
         entry = dict(zip(CONNECTION, keys, strict=True)) | summary
         if (
             "expected_max_bps" in group
@@ -85,7 +88,7 @@ def rtt_table(frame: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
     out = []
     for keys, group in rows.groupby(CONNECTION, sort=False):
         values = rtts[rtts["measurement_id"].isin(group["id"])]["value"] / 1e6
-        entry = dict(zip(CONNECTION, keys, strict=True)) | describe(values)
+        entry = dict(zip(CONNECTION, keys, strict=True)) | describe(values, nonnegative=True)
         sent = group.get("sent_packets", pd.Series(dtype=float)).sum()
         received = group.get("received_packets", pd.Series(dtype=float)).sum()
         entry["loss"] = float(1 - received / sent) if sent else float("nan")

@@ -20,7 +20,8 @@ from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, Level, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.stable import cell_fit, centred, excludes_zero, f_test, sum_sq
+from vnetbench.analysis.stable import cell_fit, centred, cut_at_zero, excludes_zero, f_test, sum_sq
+from vnetbench.spec.units import cannot_be_negative
 
 
 @dataclass(frozen=True)
@@ -261,12 +262,15 @@ def level_mean_intervals(anova: OneFactorAnova, future: int = 1) -> list[dict[st
     """Per level: μ + α_j = ȳ.j with s_e/√r_j (Jain ch. 20), and the interval of the mean of `future`
     new observations at that level, ȳ.j ∓ t·s_e·√(1/r_j + 1/future) (ch. 18.6's prediction form)."""
     t, s_e = anova.t_quantile, anova.s_e
+    nonnegative = cannot_be_negative(anova.response)  # both intervals cut at 0 for it (cut_at_zero)
     out = []
     for e in anova.effects:
         sd = s_e / float(np.sqrt(e.n))
         half = t * s_e * float(np.sqrt(1 / e.n + 1 / future))
+        ci = cut_at_zero(e.mean - t * sd, e.mean + t * sd, nonnegative)
+        prediction = cut_at_zero(e.mean - half, e.mean + half, nonnegative)
         out.append(
-            {"level": e.level, "n": e.n, "mean": e.mean, "sd": sd, "ci": [e.mean - t * sd, e.mean + t * sd]}
-            | {"prediction_interval": [e.mean - half, e.mean + half], "future_observations": future}
+            {"level": e.level, "n": e.n, "mean": e.mean, "sd": sd, "ci": list(ci)}
+            | {"prediction_interval": list(prediction), "future_observations": future}
         )
     return jsonable(out)

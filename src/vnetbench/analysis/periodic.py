@@ -14,6 +14,7 @@ import pandas as pd
 from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
+from vnetbench.spec.units import cannot_be_negative
 
 Period = Literal["hour", "weekday"]
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -41,6 +42,8 @@ def periodic_profile(
     half = np.where(out["n"] > 1, t * out["sd"] / np.sqrt(out["n"]), np.nan)
     out["ci_low"] = out["mean"] - half
     out["ci_high"] = out["mean"] + half
+    if cannot_be_negative(value):  # without the impossible part of the interval (stable.cut_at_zero)
+        out["ci_low"] = out["ci_low"].clip(lower=0.0)
     if period == "weekday":
         out.insert(1, "day", [WEEKDAYS[d] for d in out["weekday"]])
     return out

@@ -19,6 +19,8 @@ from scipy import stats
 from vnetbench.analysis.contrasts import welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
+from vnetbench.analysis.stable import cut_at_zero
+from vnetbench.spec.units import cannot_be_negative
 
 PLACEMENTS = ("same-host", "same-site", "cross-site")
 
@@ -100,7 +102,8 @@ def compare_placements(
         else:
             sd, half = float("nan"), float("nan")
             notes.append(f"{c}: a single value, no SD or interval")
-        cats.append(CategoryStats(c, int(x.size), mean, sd, mean - half, mean + half))
+        low, high = cut_at_zero(mean - half, mean + half, cannot_be_negative(value))
+        cats.append(CategoryStats(c, int(x.size), mean, sd, low, high))
     pairs = []
     for a, b in combinations(names, 2):
         xa, xb = groups[a], groups[b]

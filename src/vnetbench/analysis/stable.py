@@ -107,6 +107,18 @@ def t_interval(estimate: float, sd: float, t: float) -> tuple[float, float]:
     return estimate - t * sd, estimate + t * sd
 
 
+def cut_at_zero(low: float, high: float, nonnegative: bool) -> tuple[float, float]:
+    """The interval of a mean whose metric cannot be negative, without its impossible part.
+
+    With few repetitions a t interval of, say, an RTT can reach below 0 ms. Cutting it at 0 keeps its
+    confidence: the true mean is never below 0, so every interval that covered it still does (the
+    interval intersected with the parameter space). NaN bounds stay NaN.
+    """
+    if nonnegative and low < 0:
+        return 0.0, max(high, 0.0)
+    return low, high
+
+
 def excludes_zero(low: float, high: float, sd: float) -> bool | None:
     """Significance of an interval; None when it has no width because there is no error variance."""
     if not (sd > 0 and math.isfinite(sd)):

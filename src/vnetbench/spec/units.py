@@ -170,6 +170,18 @@ def display_unit(metric: str) -> DisplayUnit:
     return next((unit for suffix, unit in _SUFFIX_UNITS if name.endswith(suffix)), PLAIN)
 
 
+# Measured quantities that cannot be negative, by their stored name: rates, counts, loss, RTT and
+# jitter (a difference, a residual or a clock offset can be).
+_NONNEGATIVE_SUFFIXES = ("_bps", "_pps", "_bytes", "_packets")
+_NONNEGATIVE_PREFIXES = ("rtt", "jitter", "loss")
+
+
+def cannot_be_negative(metric: str) -> bool:
+    """Whether a stored metric ('throughput_bps', 'loss_ratio', 'rtt_mean_ns', ...) is never below 0."""
+    name = metric.split()[-1] if metric.strip() else metric
+    return name == "pps" or name.endswith(_NONNEGATIVE_SUFFIXES) or name.startswith(_NONNEGATIVE_PREFIXES)
+
+
 def metric_name(metric: str) -> str:
     """A stored name without its unit, for people: 'rtt_mean_ns' -> 'rtt mean', 'loss_ratio' -> 'loss'."""
     name = metric

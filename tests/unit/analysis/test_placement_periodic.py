@@ -27,8 +27,16 @@ def test_categories(links: pd.DataFrame) -> None:
     assert [x.category for x in c.categories] == ["same-host", "same-site", "cross-site"]  # canonical order
     host = c.category("same-host")
     assert (host.n, host.mean, host.sd) == pytest.approx((3, 2, 1))
-    assert (host.ci_low, host.ci_high) == pytest.approx((2 - T2 / np.sqrt(3), 2 + T2 / np.sqrt(3)))
+    # the t interval 2 ∓ T2/√3 = (−0.484, 4.484) reaches below 0, which an RTT cannot: cut at 0
+    assert (host.ci_low, host.ci_high) == pytest.approx((0.0, 2 + T2 / np.sqrt(3)))
     assert c.category("cross-site").sd == pytest.approx(2)
+
+
+def test_a_metric_that_can_be_negative_keeps_its_whole_interval(links: pd.DataFrame) -> None:
+    """A clock offset (or any difference) can be below 0: its t interval is left as it is."""
+    c = compare_placements(links.rename(columns={"rtt_ns": "clock_offset_ns"}), "clock_offset_ns")
+    host = c.category("same-host")
+    assert (host.ci_low, host.ci_high) == pytest.approx((2 - T2 / np.sqrt(3), 2 + T2 / np.sqrt(3)))
 
 
 def test_pairwise_welch(links: pd.DataFrame) -> None:

@@ -14,10 +14,12 @@ import pandas as pd
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.loss import Localization
+from vnetbench.analysis.stable import cut_at_zero
 from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections.probe import knee, sweep_points
 from vnetbench.report.view import Section
+from vnetbench.spec.units import cannot_be_negative
 
 ORDER = 1
 MAX_CONNECTIONS = 4  # per kind; more connections are summarised as a range
@@ -126,9 +128,8 @@ def _level_means(m: Any, response: str) -> str:
     out = []
     for e in sorted(r.effects, key=lambda e: fmt.sort_key(e.level)):
         half = r.t_quantile * r.s_e / math.sqrt(e.n)  # the level mean's interval: ȳ.j ± t·s_e/√r_j
-        out.append(
-            f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, e.mean - half, e.mean + half)}"
-        )
+        low, high = cut_at_zero(e.mean - half, e.mean + half, cannot_be_negative(response))
+        out.append(f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, low, high)}")
     return ", ".join(out)
 
 

@@ -1,0 +1,81 @@
+"""The interval of a mean is cut at 0 for a metric that cannot be negative (an RTT, a rate, a loss):
+with two repetitions the quickstart's report printed "RTT mean vm1→vm3 0.135 ms (-0.0708 to 0.342)".
+Expected values by hand: t[0.975; 1] = 12.7062 (any t table); for the values a, b the SD is
+|a − b|/√2, so the half-width t·SD/√2 is 12.7062·|a − b|/2."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from vnetbench.analysis.descriptive import connection_table, describe
+from vnetbench.analysis.periodic import by_hour_of_day
+from vnetbench.spec.units import cannot_be_negative
+
+T1 = 12.706204736174698  # t[0.975; 1]
+
+
+def test_describe_cuts_only_when_asked() -> None:
+    half = T1 * 0.2 / 2  # values 0.05 and 0.25: mean 0.15
+    cut = describe([0.05, 0.25], nonnegative=True)
+    whole = describe([0.05, 0.25])
+    assert (cut["ci_low"], cut["ci_high"]) == pytest.approx((0.0, 0.15 + half))
+    assert (whole["ci_low"], whole["ci_high"]) == pytest.approx((0.15 - half, 0.15 + half))
+    assert whole["ci_low"] < 0  # the case being fixed
+
+
+def test_an_interval_above_zero_is_unchanged() -> None:
+    s = describe([95.0, 96.0], nonnegative=True)  # half 6.35: (89.15, 101.85)
+    assert (s["ci_low"], s["ci_high"]) == pytest.approx((95.5 - T1 / 2, 95.5 + T1 / 2))
+
+
+def _flows(metric: str, values: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"measurement": "m", "kind": "rtt", "src": "vm1", "dst": "vm3", "placement": "same-site",
+             "status": "ok", "group_kind": "single", metric: v}
+            for v in values
+        ]
+    )  # fmt: skip
+
+
+def test_connection_table_cuts_an_rtt_but_not_an_offset() -> None:
+    rtt = connection_table(_flows("rtt_mean_ns", [50_000.0, 250_000.0]), "rtt", "rtt_mean_ns").iloc[0]
+    assert (rtt["ci_low"], rtt["ci_high"]) == pytest.approx((0.0, 150_000 + T1 * 100_000))
+    offset = connection_table(
+        _flows("clock_offset_ns", [50_000.0, 250_000.0]), "rtt", "clock_offset_ns"
+    ).iloc[0]
+    assert offset["ci_low"] == pytest.approx(150_000 - T1 * 100_000)
+
+
+def test_hour_profile_of_a_rate_is_cut() -> None:
+    start = 1_700_000_000 * 10**9  # both in the same hour
+    frame = pd.DataFrame({"start_utc_ns": [start, start + 10**9], "throughput_bps": [1.0, 3.0]})
+    row = by_hour_of_day(frame, value="throughput_bps").iloc[0]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((0.0, 2 + T1))
+
+
+@pytest.mark.parametrize(
+    ("metric", "expected"),
+    [
+        ("throughput_bps", True), ("loss_ratio", True), ("rtt_mean_ns", True), ("jitter_ns", True),
+        ("received_pps", True), ("pps", True), ("lost_packets", True), ("rx_bytes", True),
+        ("clock_offset_ns", False), ("difference_ratio", False), ("residual_ratio", False), ("value", False),
+    ],
+)  # fmt: skip
+def test_which_metrics_cannot_be_negative(metric: str, expected: bool) -> None:
+    assert cannot_be_negative(metric) is expected
+
+
+def test_level_means_of_a_loss_are_cut() -> None:
+    """Levels A = {0, 0.2}, B = {1.0, 1.2} of loss_ratio: cell means 0.1 and 1.1, SSE = 4 × 0.01,
+    s_e = √(0.04/2) = 0.1414, t[0.975; 2] = 4.3027 (t table); a level mean's SD s_e/√2 = 0.1, so
+    A: 0.1 ∓ 0.43027 → (0, 0.53027), B: (0.66973, 1.53027); one future observation's interval
+    ∓ t·s_e·√(1/2 + 1) = ∓ 0.74524 → A: (0, 0.84524)."""
+    from vnetbench.analysis.one_factor import level_mean_intervals, one_factor_anova
+
+    frame = pd.DataFrame({"level": ["A", "A", "B", "B"], "loss_ratio": [0.0, 0.2, 1.0, 1.2]})
+    a, b = level_mean_intervals(one_factor_anova(frame, "loss_ratio", "level"))
+    assert a["ci"] == pytest.approx([0.0, 0.53027], abs=1e-5)
+    assert b["ci"] == pytest.approx([0.66973, 1.53027], abs=1e-5)
+    assert a["prediction_interval"] == pytest.approx([0.0, 0.84524], abs=1e-5)
