@@ -209,7 +209,7 @@ def _rewrite_page(
     if not page.exists():
         return
     text = page.read_text()
-    block = _block(name, campaign, frame, summary, found)
+    block = _block(name, campaign, frame, summary, found, _recorded_load(text, campaign["id"]))
     if BEGIN in text and END in text:
         text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
     else:  # after the title and the first paragraph or code block
@@ -218,17 +218,33 @@ def _rewrite_page(
     page.write_text(text)
 
 
-def _block(name: str, campaign: dict[str, Any], frame: Any, summary: dict[str, Any], found: list[str]) -> str:
+def _recorded_load(page: str, campaign_id: str) -> str | None:
+    """The load average the page already gives for this campaign (when it was run), kept by --reuse."""
+    match = re.search(
+        rf"Campaign `{campaign_id}`[^\n]*?(; 1-minute load average [0-9.]+ before, [0-9.]+ after)", page
+    )
+    return match.group(1) if match else None
+
+
+def _block(
+    name: str,
+    campaign: dict[str, Any],
+    frame: Any,
+    summary: dict[str, Any],
+    found: list[str],
+    recorded_load: str | None = None,
+) -> str:
     when = dt.datetime.fromtimestamp(campaign["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
     env = campaign.get("environment") or {}
     lines = [BEGIN, "", "## The latest run, as its report shows it", ""]
     run = campaign.get("run")
-    load = (
-        f"; 1-minute load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
-        if run
-        else "; its load average was not recorded: this page was written from the stored run"
-    )
+    if run:
+        load = f"; 1-minute load average {run['load_before']:.1f} before, {run['load_after']:.1f} after"
+    else:
+        load = (
+            recorded_load or "; its load average was not recorded: this page was written from the stored run"
+        )
     took = f", in {_minutes(frame, campaign):.1f} min (the 2 cores shared with other work{load})"
     machine = f"{env.get('cpu_count', '?')} × {env.get('cpu_model', '?')}, kernel {env.get('kernel', '?')}"
     lines.append(
