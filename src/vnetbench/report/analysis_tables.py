@@ -357,7 +357,11 @@ def _fairness(f: cp.Fairness) -> Section:
         "Fairness of simultaneous flows",
         "fairness",
         intro="Jain's index (Σx)²/(n·Σx²) of the flows' throughput in each group started together; "
-        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment.",
+        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment. "
+        # benchmarks/fidelity/README.md, fairness.py --only window
+        "TCP flows' shares settle over tens of seconds on slow links (three cubic flows into one "
+        "20 mbit link: 6 of 16 runs within 25–42 % each over 10 s, 16 of 16 over 60 s), so a low "
+        "index from a short run can be congestion control converging, not an unfair network.",
     )
     part.tables.append(
         TableView(
