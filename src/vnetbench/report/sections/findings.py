@@ -14,12 +14,11 @@ import pandas as pd
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.loss import Localization
-from vnetbench.analysis.stable import cut_at_zero
+from vnetbench.analysis.one_factor import level_mean_intervals
 from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections.probe import knee, sweep_points
 from vnetbench.report.view import Section
-from vnetbench.spec.units import cannot_be_negative
 
 ORDER = 1
 MAX_CONNECTIONS = 4  # per kind; more connections are summarised as a range
@@ -124,11 +123,12 @@ def _terms(m: Any) -> tuple[list[str], list[str]]:
 def _level_means(m: Any, response: str) -> str:
     if m.kind != "one-factor":
         return ""
-    r = m.result
+    # the levels' means and intervals as the analysis gives them (ȳ.j ± t·s_e/√r_j, cut at 0 for a
+    # metric that cannot be negative); JSON's None back to NaN for the formatter
+    levels = zip(m.result.effects, level_mean_intervals(m.result), strict=True)
     out = []
-    for e in sorted(r.effects, key=lambda e: fmt.sort_key(e.level)):
-        half = r.t_quantile * r.s_e / math.sqrt(e.n)  # the level mean's interval: ȳ.j ± t·s_e/√r_j
-        low, high = cut_at_zero(e.mean - half, e.mean + half, cannot_be_negative(response))
+    for e, row in sorted(levels, key=lambda pair: fmt.sort_key(pair[0].level)):
+        low, high = (math.nan if v is None else v for v in row["ci"])
         out.append(f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, low, high)}")
     return ", ".join(out)
 
