@@ -38,6 +38,13 @@ def welch(b: np.ndarray, a: np.ndarray) -> Any:
         return stats.ttest_ind(b, a, equal_var=False)
 
 
+def exact_p_value(difference: float) -> float:
+    """p of a difference between two groups without any spread, where Welch's t is undefined: the
+    limit of the test as both variances go to 0 — 0 when the groups differ (t → ∞), 1 when they
+    are equal (no evidence of a difference)."""
+    return 0.0 if difference != 0 else 1.0
+
+
 @dataclass(frozen=True)
 class ContrastCI:
     label: str

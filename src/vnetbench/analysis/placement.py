@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vnetbench.analysis.contrasts import welch
+from vnetbench.analysis.contrasts import exact_p_value, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
@@ -112,7 +112,7 @@ def compare_placements(
             continue
         if np.ptp(xa) == 0 and np.ptp(xb) == 0:
             d = float(xb.mean() - xa.mean())  # no variance at all: the difference is exact
-            pairs.append(PairDifference(a, b, d, d, d, float("nan"), float("nan"), float(d != 0)))
+            pairs.append(PairDifference(a, b, d, d, d, float("nan"), float("nan"), exact_p_value(d)))
             continue
         w = welch(xb, xa)  # one group without spread (e.g. two equal RTTs) is fine for it
         ci = w.confidence_interval(confidence)

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vnetbench.analysis.contrasts import welch
+from vnetbench.analysis.contrasts import exact_p_value, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.spec.units import format_metric
@@ -203,7 +203,9 @@ def _tests(
     """Welch's interval (t, df, p) of the rebuilds' means against the first build, and Mann-Whitney (U, p)."""
     nan = float("nan")
     welch_ci, wt, wdf, wp, mu, mp = (nan, nan), nan, nan, nan, nan, nan
-    if enough and (np.ptp(ref) > 0 or np.ptp(rebuilds) > 0):
+    if not enough:
+        return welch_ci, wt, wdf, wp, mu, mp
+    if np.ptp(ref) > 0 or np.ptp(rebuilds) > 0:
         w = welch(rebuilds, ref)
         ci = w.confidence_interval(th.confidence)
         welch_ci, wt, wdf, wp = (
@@ -212,10 +214,10 @@ def _tests(
             float(w.df),
             float(w.pvalue),
         )
-        u = stats.mannwhitneyu(rebuilds, ref, alternative="two-sided")
-        mu, mp = float(u.statistic), float(u.pvalue)
-    elif enough:  # every value identical in both groups: the difference is exactly known
-        welch_ci, wp, mp = (diff, diff), float(diff != 0), float(diff != 0)
+    else:  # every value identical within each group: Welch's t is undefined, the difference exact
+        welch_ci, wp = (diff, diff), exact_p_value(diff)
+    u = stats.mannwhitneyu(rebuilds, ref, alternative="two-sided")  # ranks: defined either way
+    mu, mp = float(u.statistic), float(u.pvalue)
     return welch_ci, wt, wdf, wp, mu, mp
 
 
@@ -293,7 +295,8 @@ def _verdict(
             why.append(
                 f"Cannot tell: {where} straddles the band's edge; more rebuilds or replications would decide."
             )
-        if np.isfinite(wp) and np.isfinite(mp) and (wp < alpha) != (mp < alpha):
+        welch_ran = lo < hi  # not the exact case (no spread), where ranks cannot match a p of 0
+        if welch_ran and np.isfinite(wp) and np.isfinite(mp) and (wp < alpha) != (mp < alpha):
             why.append(
                 f"Welch p = {wp:.3g} and Mann-Whitney p = {mp:.3g} disagree at α = {alpha:g}: "
                 "the distributions may differ in shape even where the means agree."

@@ -101,3 +101,23 @@ def test_hour_of_day_and_weekday() -> None:
     # in Chicago (UTC−6 in January) 00:00 and 01:00 UTC are 18:00 and 19:00 of the day before
     local = by_hour_of_day(frame, tz="America/Chicago")
     assert local["hour"].tolist() == [7, 18, 19]
+
+
+def test_groups_without_any_spread_get_the_exact_p() -> None:
+    """UDP loss 0 % in every repetition at two placements and 1 % at the third (the quickstart's
+    report printed p = 0 for two groups of zeros). Welch's t is undefined without spread; its limit
+    as both variances go to 0 is p = 1 for equal groups (no evidence of a difference) and p = 0 for
+    different ones (t → ∞)."""
+    frame = pd.DataFrame(
+        {
+            "placement": ["same-host"] * 2 + ["same-site"] * 2 + ["cross-site"] * 2,
+            "loss_ratio": [0.0, 0.0, 0.0, 0.0, 0.01, 0.01],
+        }
+    )
+    c = compare_placements(frame, "loss_ratio")
+    equal = c.pair("same-host", "same-site")
+    assert (equal.difference, equal.ci_low, equal.ci_high, equal.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert not equal.significant
+    apart = c.pair("same-host", "cross-site")
+    assert (apart.difference, apart.p_value) == (pytest.approx(0.01), 0.0)
+    assert apart.significant

@@ -128,3 +128,29 @@ def test_an_absolute_tolerance_judges_metrics_near_zero() -> None:
     assert "near zero" in absolute.text and "absolute tolerance ±0.100 pp" in absolute.text
     with pytest.raises(ValueError, match="tolerance_abs"):
         ReproducibilityThresholds(tolerance_abs=-1)
+
+
+def test_identical_values_in_every_build_get_the_exact_p() -> None:
+    """Every build measured exactly the same value (a shaper's rate): Welch's t is undefined, the
+    difference exact. Equal builds: p = 1 and reproducible; a rebuild 1 % higher in every value:
+    p = 0 (t → ∞), reproducible (inside ±5 %) but detectable. Mann-Whitney, on ranks, stays
+    defined: equal groups are all ties (p = 1); three rebuilds above five first-build values, with
+    ties, by the normal approximation with tie correction: U = 15, mean 7.5, σ² = (5·3/12)(9 − (5³−5
+    + 3³−3)/(8·7)) = 1.25·(9 − 144/56), z = (15 − 7.5 − 0.5)/σ, p = 2(1 − Φ(z)) (continuity-corrected)."""
+    rows = [{"build": 0, "metric": "throughput_bps", "value": 100.0} for _ in range(5)]
+    same = pd.DataFrame(rows + [{"build": b, "metric": "throughput_bps", "value": 100.0} for b in (1, 2, 3)])
+    (r,) = reproducibility(same)
+    assert r.verdict == "reproducible"
+    assert (r.welch_ci, r.welch_p, r.mannwhitney_p) == ((0.0, 0.0), 1.0, 1.0)
+    assert "detectable" not in r.text
+    higher = pd.DataFrame(
+        rows + [{"build": b, "metric": "throughput_bps", "value": 101.0} for b in (1, 2, 3)]
+    )
+    (r,) = reproducibility(higher)
+    assert r.verdict == "reproducible"
+    assert r.welch_ci == pytest.approx((1.0, 1.0))
+    assert r.welch_p == 0.0
+    assert "detectable (Welch p = 0)" in r.text
+    sigma = np.sqrt(1.25 * (9 - 144 / 56))
+    assert r.mannwhitney_p == pytest.approx(2 * stats.norm.sf((15 - 7.5 - 0.5) / sigma))
+    assert "disagree" not in r.text
