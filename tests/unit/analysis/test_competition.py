@@ -1,0 +1,68 @@
+"""The simultaneous-flows verdict (analysis.descriptive.competition): what each repetition showed,
+with the interval of the expected index beside it. The quickstart's report said "they share
+unfairly" from two 5 s repetitions (Jain 0.948 and 0.769) whose interval of the expected index was
+0.5 to 1, i.e. the data could not tell."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from vnetbench.analysis.descriptive import competition
+
+
+def star(together: list[tuple[float, float]], duration_s: float = 6.0, kind: str = "tcp") -> pd.DataFrame:
+    """vm1 → vm2 and vm1 → vm3, 95 Mbit/s each alone, `together` = each repetition's two rates."""
+    rows = []
+    for rep, pair in enumerate(together, start=1):
+        for dst, together_bps in zip(("vm2", "vm3"), pair, strict=True):
+            common = {"status": "ok", "pattern": "star", "pattern_kind": "star", "measurement": kind}
+            common |= {"kind": kind, "src": "vm1", "dst": dst, "repetition": rep, "link_rate_bps": 1e8}
+            common |= {"expected_max_bps": 95.64e6, "duration_ns": duration_s * 1e9}
+            rows.append(common | {"group_kind": "alone", "throughput_bps": 95e6, "start_skew_ns": 0})
+            rows.append(
+                common | {"group_kind": "together", "throughput_bps": together_bps, "start_skew_ns": 1e5}
+            )
+    return pd.DataFrame(rows)
+
+
+def test_two_short_runs_say_what_each_showed_and_that_the_interval_is_wide() -> None:
+    """Jain's index of (a, b) is (a + b)² / (2(a² + b²)): (36.9, 59.4) → 9273.69 / 9779.94 = 0.9482 and
+    (74.2, 21.7) → 9196.81 / 11953.06 = 0.7694 (by hand); both below 0.95."""
+    (c,) = competition(star([(36.9e6, 59.4e6), (74.2e6, 21.7e6)]))
+    assert c.jain_per_rep == pytest.approx([0.9482, 0.7694], abs=1e-4)
+    assert c.verdict == (
+        "the flows compete: each gets less than alone, and they share unfairly in both repetitions "
+        "(Jain's index 0.948, 0.769, each below 0.95)"
+    )
+    low, high = c.jain_interval
+    assert low <= 0.77 and high > 0.999  # two runs of two flows bound the expected index only loosely
+    assert any("interval of the expected index" in r for r in c.reasons)
+    assert any(r.startswith("the flows ran 6 s: TCP flows' shares settle") for r in c.reasons)
+
+
+def test_mixed_repetitions_are_counted() -> None:
+    """(47, 48) → 0.99989; (30, 65) → 95² / (2 · (900 + 4225)) = 0.8805."""
+    (c,) = competition(star([(47e6, 48e6), (30e6, 65e6), (47.5e6, 47.5e6)]))
+    assert c.verdict.endswith(
+        "they share fairly in 2 of 3 repetitions and unfairly in the others "
+        "(Jain's index 1.000, 0.880, 1.000; ≥ 0.95 counts as fair)"
+    )
+
+
+def test_fair_runs_and_long_runs_need_no_caveat() -> None:
+    (fair,) = competition(star([(47e6, 48e6), (48e6, 47e6)]))
+    assert fair.verdict.endswith("they share fairly in both repetitions (Jain's index 1.000, 1.000)")
+    assert not any("settle" in r for r in fair.reasons)
+    (long_run,) = competition(star([(30e6, 65e6), (65e6, 30e6)], duration_s=121))
+    assert "unfairly in both" in long_run.verdict
+    assert not any("settle" in r for r in long_run.reasons)  # 2 minutes: convergence is no excuse
+    (udp,) = competition(star([(30e6, 65e6), (65e6, 30e6)], kind="udp"))
+    assert not any("settle" in r for r in udp.reasons)  # no congestion control to converge
+
+
+def test_one_repetition_says_so() -> None:
+    (c,) = competition(star([(30e6, 65e6)]))
+    assert c.verdict.endswith("they share unfairly in the one repetition (Jain's index 0.880)")
+    assert c.jain_interval != c.jain_interval or all(x != x for x in c.jain_interval)  # NaN: no interval
+    assert not any("interval of the expected index" in r for r in c.reasons)
