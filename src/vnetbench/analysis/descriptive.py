@@ -230,7 +230,7 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     )
     if mean_ratio < 0.9:
         fair = _fairness(comp)
-        if "unfairly" in fair and comp.flows and _short_tcp(comp):
+        if "unfairly" in fair and comp.flows and may_not_have_settled(comp):
             reasons.append(
                 f"the flows ran {comp.duration_s:.0f} s: TCP flows' shares settle over tens of seconds on "
                 "slow links, so an index below 0.95 from a short run can be congestion control still "
@@ -265,7 +265,8 @@ def _fairness(comp: Competition) -> str:
     )
 
 
-def _short_tcp(comp: Competition) -> bool:
+def may_not_have_settled(comp: Competition) -> bool:
+    """TCP flows together for less than a minute: their shares may still be converging."""
     return comp.metric == "throughput_bps" and comp.kind == "tcp" and comp.duration_s < SETTLED_TCP_S
 
 

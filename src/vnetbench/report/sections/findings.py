@@ -1,7 +1,7 @@
 """Report section 'Findings': the answer first. The headline numbers with their 95 % intervals, what the
-design found significant and what it did not, the rebuilds' verdicts, the placement differences, the
-knees of packet-rate sweeps, and where the packets were lost (the bottleneck). Every number is one the
-sections below show in detail; this only picks them.
+design found significant and what it did not, the rebuilds' verdicts, the placement differences,
+whether simultaneous flows competed, the knees of packet-rate sweeps, and where the packets were lost
+(the bottleneck). Every number is one the sections below show in detail; this only picks them.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ def build(ctx: ReportContext) -> list[Section]:
         items += headline_findings(prep.frame)
     if analysis is not None:
         items += rebuild_findings(analysis) + placement_findings(analysis)
+    together = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
+    items += competition_findings(together)
     items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses)
     if not items:
         return []
@@ -177,6 +179,32 @@ def placement_findings(analysis: Any) -> list[str]:
             line += "; not significant: " + ", ".join(nsig)
         out.append(line + ".")
     return out
+
+
+def competition_findings(results: list[tuple[str | None, d.Competition]]) -> list[str]:
+    """Each group of simultaneous flows' verdict (section 'Simultaneous flows'); with many groups,
+    how many competed."""
+    if not results:
+        return []
+    lines = [
+        f"{comp.pattern} · {comp.measurement}"
+        + (f" · {t}" if t else "")
+        + f": {comp.verdict}"
+        + (
+            f" — from runs of {comp.duration_s:.0f} s, in which TCP's shares may not have settled"
+            if _unsettled(comp)
+            else ""
+        )
+        for t, comp in results
+    ]
+    if len(lines) > MAX_CONNECTIONS:
+        compete = sum("the flows compete" in comp.verdict for _, comp in results)
+        lines = [f"in {compete} of {len(results)} groups the flows compete (each gets less than alone)"]
+    return ["<b>Simultaneous flows</b>: " + "; ".join(lines) + "."]
+
+
+def _unsettled(comp: d.Competition) -> bool:
+    return "unfairly" in comp.verdict and d.may_not_have_settled(comp)
 
 
 def sweep_findings(frame: pd.DataFrame) -> list[str]:
