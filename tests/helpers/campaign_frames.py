@@ -2,7 +2,8 @@
 
 ONL_SPEC is the ONL study's one-factor design (receivers per group) and `onl_rows` its Table 3 as
 measurement rows; PAIRS_SPEC two TCP pairs with rebuilds; `_row` one measurement row with defaults
-a test overrides; `_frames` the frames of a spec and its rows.
+a test overrides; `_frames` the frames of a spec and its rows; `star` the measurement rows of one
+star of two flows, alone and together.
 """
 
 from __future__ import annotations
@@ -75,3 +76,18 @@ def onl_rows() -> list[dict[str, Any]]:
             rows.append(_row(i, step_key=f"t{n}/r{rep}", repetition=rep, factors={"receivers": n},
                              group_kind="together" if n > 1 else "single", dst=f"v{j + 1}", loss_ratio=loss))  # fmt: skip
     return rows
+
+
+def star(together: list[tuple[float, float]], duration_s: float = 6.0, kind: str = "tcp") -> pd.DataFrame:
+    """vm1 → vm2 and vm1 → vm3, 95 Mbit/s each alone, `together` = each repetition's two rates."""
+    rows = []
+    for rep, pair in enumerate(together, start=1):
+        for dst, together_bps in zip(("vm2", "vm3"), pair, strict=True):
+            common = {"status": "ok", "pattern": "star", "pattern_kind": "star", "measurement": kind}
+            common |= {"kind": kind, "src": "vm1", "dst": dst, "repetition": rep, "link_rate_bps": 1e8}
+            common |= {"expected_max_bps": 95.64e6, "duration_ns": duration_s * 1e9}
+            rows.append(common | {"group_kind": "alone", "throughput_bps": 95e6, "start_skew_ns": 0})
+            rows.append(
+                common | {"group_kind": "together", "throughput_bps": together_bps, "start_skew_ns": 1e5}
+            )
+    return pd.DataFrame(rows)

@@ -5,25 +5,10 @@ unfairly" from two 5 s repetitions (Jain 0.948 and 0.769) whose interval of the 
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
+from tests.helpers.campaign_frames import star
 from vnetbench.analysis.descriptive import competition
-
-
-def star(together: list[tuple[float, float]], duration_s: float = 6.0, kind: str = "tcp") -> pd.DataFrame:
-    """vm1 → vm2 and vm1 → vm3, 95 Mbit/s each alone, `together` = each repetition's two rates."""
-    rows = []
-    for rep, pair in enumerate(together, start=1):
-        for dst, together_bps in zip(("vm2", "vm3"), pair, strict=True):
-            common = {"status": "ok", "pattern": "star", "pattern_kind": "star", "measurement": kind}
-            common |= {"kind": kind, "src": "vm1", "dst": dst, "repetition": rep, "link_rate_bps": 1e8}
-            common |= {"expected_max_bps": 95.64e6, "duration_ns": duration_s * 1e9}
-            rows.append(common | {"group_kind": "alone", "throughput_bps": 95e6, "start_skew_ns": 0})
-            rows.append(
-                common | {"group_kind": "together", "throughput_bps": together_bps, "start_skew_ns": 1e5}
-            )
-    return pd.DataFrame(rows)
 
 
 def test_two_short_runs_say_what_each_showed_and_that_the_interval_is_wide() -> None:

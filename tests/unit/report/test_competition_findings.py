@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from tests.unit.analysis.test_competition import star
+from tests.helpers.campaign_frames import star
 from vnetbench.analysis.descriptive import competition
 from vnetbench.report.sections.findings import competition_findings
 
