@@ -19,6 +19,8 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 from vnetbench.cli import (
@@ -60,6 +62,25 @@ app.command()(doctor.doctor)
 app.command("loss")(loss.loss_command)
 app.command("dashboard")(dashboard.dashboard_command)
 app.command("monitor")(monitor.monitor_command)
+
+
+def reflow(doc: str) -> str:
+    """A docstring with each paragraph on one line. In rich markup mode typer keeps a docstring's
+    hard line breaks, so `--help` broke sentences mid-line ("fairness, UDP" / "effective throughput")."""
+    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
+def _reflow_help(typer_app: typer.Typer) -> None:
+    """Every command's help (and its sub-groups') from its docstring, reflowed."""
+    for info in typer_app.registered_commands:
+        if info.help is None and info.callback is not None and info.callback.__doc__:
+            info.help = reflow(info.callback.__doc__)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _reflow_help(group.typer_instance)
+
+
+_reflow_help(app)
 
 
 def main() -> None:
