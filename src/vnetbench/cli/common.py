@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 import yaml
 from rich.console import Console
+from rich.text import Text
 
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.store.db import Store
@@ -21,8 +22,9 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-out = Console()
-err = Console(stderr=True)
+# emoji off: a path or id such as 'a.db:abc:' must not print as 'a.db🔤'
+out = Console(emoji=False)
+err = Console(stderr=True, emoji=False)
 
 DbOption = Annotated[
     str,
@@ -36,16 +38,22 @@ CampaignArg = Annotated[
 ]
 
 
+def error_line(message: object) -> None:
+    """'error: MESSAGE' on stderr, the message as plain text: what the user wrote ('5[x]', '[/x]')
+    is shown as written, not read as rich markup (which dropped it or raised MarkupError)."""
+    err.print(Text.assemble(("error:", "red"), " ", str(message)), soft_wrap=True)
+
+
 def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     """Print one error line; return the Exit to raise."""
-    err.print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    error_line(message)
     return typer.Exit(code)
 
 
 def spec_errors(exc: SpecInvalid) -> typer.Exit:
     """Print every located spec error (file:line: field: message); return the Exit to raise."""
     for e in exc.errors:
-        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        error_line(e)
     return typer.Exit(EXIT_USAGE)
 
 

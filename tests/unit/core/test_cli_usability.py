@@ -3,9 +3,25 @@ typed (no rich markup, no emoji, no traceback) and say what to do."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
+from vnetbench.store.db import Store
+
+SPEC = """\
+name: usability
+topology:
+  nodes: [{name: n1}, {name: n2}]
+  links:
+    - {endpoints: [n1, n2], rate: RATE}
+measurements:
+  - {name: tcp, kind: tcp, duration: 3s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
+"""
 
 WIDE = {"COLUMNS": "250"}  # no line of these helps needs wrapping at this width
 
@@ -29,3 +45,21 @@ def test_a_command_help_joins_the_lines_of_each_paragraph() -> None:
     assert res.exit_code == 0, res.output
     assert "a random `slip`, `max_runs`, `until`." in _line_with(res.output, "block says when")
     assert "a monitor killed and started again" in _line_with(res.output, "ONE campaign")
+
+
+@pytest.mark.parametrize("rate", ["5[x]", "5[/x]", "5:abc:"])
+def test_a_spec_error_shows_the_value_as_written(tmp_path: Path, rate: str) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC.replace("RATE", f'"{rate}"'))
+    res = CliRunner().invoke(app, ["validate", str(spec)])
+    assert res.exit_code == 2, res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)  # no MarkupError traceback
+    assert f"c.yaml:5: topology.links[0].rate: '{rate}' is not a rate" in res.output
+
+
+def test_an_unknown_campaign_is_named_as_typed(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    Store(str(db))
+    res = CliRunner().invoke(app, ["report", ":abc:", "--db", str(db)])
+    assert res.exit_code == 2, res.output
+    assert "no campaign ':abc:' in" in res.output  # not '🔤'
