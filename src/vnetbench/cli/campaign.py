@@ -131,7 +131,13 @@ def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
 
     row = find_campaign(store, campaign_id)
     out_dir = out_dir or Path("reports") / f"{row['name']}-{campaign_id}"
-    return write(store, campaign_id, out_dir)
+    try:
+        return write(store, campaign_id, out_dir)
+    except OSError as exc:  # a directory that cannot be made or written: a usage error, not a traceback
+        raise fail(
+            f"cannot write the report into '{out_dir}': {exc.strerror or exc}; the campaign is stored, write "
+            f"its report elsewhere with `vnetbench report {campaign_id} --db {store.location} --out DIR`"
+        ) from None
 
 
 def resume(

@@ -60,5 +60,10 @@ def export(
         raise fail(f"--format {fmt!r}: use csv or parquet")
     store = open_store(db)
     row = find_campaign(store, campaign)
-    for path in export_campaign(store, row["id"], out_dir, fmt):
-        out.print(f"wrote {path}", highlight=False)
+    try:
+        for path in export_campaign(store, row["id"], out_dir, fmt):
+            out.print(f"wrote {path}", highlight=False)
+    except OSError as exc:  # a directory that cannot be made or written: a usage error, not a traceback
+        raise fail(
+            f"--out {out_dir}: cannot write there: {exc.strerror or exc}; give a writable directory"
+        ) from None

@@ -63,3 +63,23 @@ def test_an_unknown_campaign_is_named_as_typed(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["report", ":abc:", "--db", str(db)])
     assert res.exit_code == 2, res.output
     assert "no campaign ':abc:' in" in res.output  # not '🔤'
+
+
+def _store_with_campaign(tmp_path: Path) -> Path:
+    db = tmp_path / "s.db"
+    Store(str(db)).create_campaign(
+        id="cafe0001", name="kept", status="finished", provider="local", spec_text="name: kept\n",
+        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    return db
+
+
+@pytest.mark.parametrize("command", ["export", "report"])
+def test_an_unwritable_out_directory_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    db = _store_with_campaign(tmp_path)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    res = CliRunner().invoke(app, [command, "cafe0001", "--db", str(db), "--out", str(blocker / "sub")])
+    assert res.exit_code == 2, res.output  # was a FileExistsError / NotADirectoryError traceback
+    assert isinstance(res.exception, SystemExit)
+    assert f"{blocker / 'sub'}" in res.output and "Not a directory" in res.output
