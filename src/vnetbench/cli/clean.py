@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import err, find_campaign, open_store, out, sqlite_path
+from vnetbench.cli.common import err, fail, find_campaign, open_store, out, sqlite_path
 
 
 def clean(
@@ -21,6 +21,13 @@ def clean(
     from vnetbench.providers.cleanup import active_campaigns
     from vnetbench.providers.cleanup import clean as clean_leftovers
 
+    if db and (path := sqlite_path(db)) is not None and not path.exists():
+        # said "nothing of ours was left behind" when a mistyped --db had nothing to say
+        raise fail(
+            f"no store at '{db}': it holds the records of what a run created, so nothing can be cleaned "
+            "from it; check --db (or VNETBENCH_DB); without either, clean finds the live builds this machine "
+            "registered"
+        )
     locations = [db] if db else sorted({loc for _, loc in active_campaigns()} | {"vnetbench.db"})
     total = 0
     for location in locations:

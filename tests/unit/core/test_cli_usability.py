@@ -83,3 +83,12 @@ def test_an_unwritable_out_directory_is_a_usage_error(tmp_path: Path, command: s
     assert res.exit_code == 2, res.output  # was a FileExistsError / NotADirectoryError traceback
     assert isinstance(res.exception, SystemExit)
     assert f"{blocker / 'sub'}" in res.output and "Not a directory" in res.output
+
+
+def test_clean_refuses_a_store_that_does_not_exist(tmp_path: Path) -> None:
+    db = tmp_path / "typo.db"
+    res = CliRunner().invoke(app, ["clean", "--db", str(db)])
+    assert res.exit_code == 2, res.output  # said "nothing of ours was left behind", exit 0
+    assert f"no store at '{db}'" in res.output and "check --db" in res.output
+    assert "nothing of ours" not in res.output
+    assert not db.exists()
