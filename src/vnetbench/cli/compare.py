@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -59,9 +58,11 @@ def compare_command(
 
 
 def split_ref(ref: str, db: str) -> tuple[str, str]:
-    """(store, campaign) of `DB:ID` (a file that exists, or a URL) or of a bare id in `db`."""
+    """(store, campaign) of `DB:ID` (a path or a URL, then the id) or of a bare id in `db`. Campaign
+    ids and names never hold a ':', so a ref with one names its store, even one that does not exist
+    (said "no campaign '/typo.db:ID' in DB" instead of "no store at '/typo.db'")."""
     store, sep, ident = ref.rpartition(":")
-    if sep and store and ident and ("://" in store or Path(store).exists()):
+    if sep and store and ident:
         return store, ident
     return db, ref
 

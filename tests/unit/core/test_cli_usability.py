@@ -92,3 +92,13 @@ def test_clean_refuses_a_store_that_does_not_exist(tmp_path: Path) -> None:
     assert f"no store at '{db}'" in res.output and "check --db" in res.output
     assert "nothing of ours" not in res.output
     assert not db.exists()
+
+
+def test_compare_names_a_missing_store_of_a_db_id_ref(tmp_path: Path) -> None:
+    db = _store_with_campaign(tmp_path)
+    missing = tmp_path / "typo.db"
+    res = CliRunner().invoke(app, ["compare", f"{missing}:cafe0001", "cafe0001", "--db", str(db)])
+    assert res.exit_code == 2, res.output
+    # was: "no campaign '/…/typo.db:cafe0001' in /…/s.db", as if the whole ref were an id
+    assert f"no store at '{missing}'" in res.output
+    assert not missing.exists()
