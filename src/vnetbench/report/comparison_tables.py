@@ -25,8 +25,9 @@ def display_rows(result: Comparison) -> list[list[str]]:
         what = f"{r.key['pair']} · {r.key['measurement']} · {short}"
         if r.key["treatment"] != "—":
             what += f" · {r.key['treatment']}"
+        a, b = (f"{center / scale:.4g} {unit}".rstrip() for center in (r.center_a, r.center_b))
         rows.append(
-            [what, f"{r.center_a / scale:.4g}", f"{r.center_b / scale:.4g} {unit}", *_change(r, scale, unit),
+            [what, a, b, *_change(r, scale, unit),
              f"{r.p_holm:.2g}" if math.isfinite(r.p_holm) else r.test, r.verdict]
         )  # fmt: skip
     return rows

@@ -19,7 +19,16 @@ def _table(*rows: Row) -> list[list[str]]:
 def test_a_change_is_relative_to_a() -> None:
     # 95.0 -> 96.9 Mbit/s: +1.9 / 95 = +2.0 %; interval (0.95, 2.85) Mbit/s / 95 = +1.0 … +3.0 %
     (row,) = _table(_row("throughput_bps", 95e6, 96.9e6, 0.95e6, 2.85e6))
-    assert row[1:5] == ["95", "96.9 Mbit/s", "+2.0 %", "+1.0…+3.0 %"]
+    assert row[1:5] == ["95 Mbit/s", "96.9 Mbit/s", "+2.0 %", "+1.0…+3.0 %"]
+
+
+def test_both_sides_carry_their_unit() -> None:
+    # A had none: `vnetbench compare` prints one record per block in a terminal too narrow for the
+    # table, where "A  0.0815" under a row about RTT gave no unit at all
+    (row,) = _table(_row("rtt_ns", 81_500, 92_500, -8_000, 30_000, test="hodges-lehmann"))
+    assert row[1:3] == ["0.0815 ms", "0.0925 ms"]
+    (row,) = _table(_row("jain_index", 0.99, 0.98, -0.02, 0.0))
+    assert row[1:3] == ["0.99", "0.98"]  # a metric without a unit: no trailing space
 
 
 def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
