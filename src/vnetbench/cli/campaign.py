@@ -84,6 +84,7 @@ def run_and_report(
         f"{len(plan.steps)} steps, {plan.flow_count} measurements, ~{plan.planned_ns / 1e9 / 60:.1f} min of "
         f"measuring; store {store.location}",
         highlight=False,
+        soft_wrap=True,  # one line, never broken inside a path (rich wraps at 80 columns in a pipe)
     )
     _execute(store, started.campaign_id, plan, report, no_report)
 
@@ -108,6 +109,7 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         + (f", {summary.skipped} already in the store" if summary.skipped else "")
         + (f"; {summary.setup_failures} tool setups failed, re-run" if summary.setup_failures else ""),
         highlight=False,
+        soft_wrap=True,
     )
     for line in summary.failures[:10]:
         err.print(f"  [yellow]failed[/yellow] {line}", highlight=False, soft_wrap=True)
@@ -116,11 +118,12 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
             f"interrupted: everything measured so far is stored; continue with "
             f"`vnetbench resume {campaign_id} --db {store.location}`",
             highlight=False,
+            soft_wrap=True,  # the command stays on one line, to copy
         )
         raise typer.Exit(EXIT_INTERRUPTED)
     if not no_report:
         path = write_report(store, campaign_id, report)
-        err.print(f"report: [bold]{path}[/bold]", highlight=False)
+        err.print(f"report: [bold]{path}[/bold]", highlight=False, soft_wrap=True)
     if summary.flows_failed:
         raise typer.Exit(EXIT_FAILED)
 
