@@ -146,8 +146,10 @@ def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
 def resume(
     campaign: CampaignArg = None,
     db: DbOption = "vnetbench.db",
-    report: Annotated[Path | None, typer.Option(help="write the report here")] = None,
-    no_report: Annotated[bool, typer.Option("--no-report")] = False,
+    report: Annotated[
+        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
+    ] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
 ) -> None:
     """Continue an interrupted campaign: measurements already stored are never redone."""
     # the run machinery: imported when a campaign runs, for start-up time

@@ -16,6 +16,8 @@ from vnetbench.scenarios import Scenario, all_scenarios, get_scenario
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
 
+ScenarioArg = Annotated[str, typer.Argument(help="a built-in scenario (`vnetbench scenarios list`)")]
+
 app = typer.Typer(help="Built-in campaigns that repeat the published studies.", no_args_is_help=True)
 
 
@@ -32,19 +34,25 @@ def scenarios_list(json_output: JsonOption = False) -> None:
 
 
 @app.command("show")
-def scenarios_show(name: str) -> None:
+def scenarios_show(name: ScenarioArg) -> None:
     """Print a scenario's YAML (copy it to start your own campaign)."""
     sys.stdout.write(_scenario(name).text)
 
 
 @app.command("run")
 def scenarios_run(
-    name: str,
+    name: ScenarioArg,
     db: DbOption = "vnetbench.db",
-    report: Annotated[Path | None, typer.Option(help="write the report here")] = None,
-    no_report: Annotated[bool, typer.Option("--no-report")] = False,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="override a field: PATH=VALUE")] = None,
-    seed: Annotated[int | None, typer.Option()] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
+    ] = None,
+    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable)")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="seed for randomised order (default: recorded random)")
+    ] = None,
 ) -> None:
     """Run a built-in scenario and write its report."""
     sc = _scenario(name)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from vnetbench.cli import app
@@ -126,3 +128,21 @@ def test_an_interrupted_run_prints_the_resume_command_on_one_line(
     assert res.exit_code == 130, res.output
     # rich wrapped it at the console's width, inside the command and the path: not copyable
     assert f"continue with `vnetbench resume cafe0001 --db {db}`\n" in res.output
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    if hasattr(command, "commands"):  # a group (typer's own click: not a click.Group)
+        return [c for name, sub in command.commands.items() for c in _commands(sub, (*path, name))]
+    return [(" ".join(path), command)]
+
+
+def test_every_argument_and_option_says_what_it_is() -> None:
+    # `resume --no-report`, `scenarios run --no-report/--seed` and the scenario NAME had no help
+    missing = [
+        f"{name} {param.name}"
+        for name, command in _commands(typer.main.get_command(app))
+        for param in command.params
+        if not getattr(param, "help", None) and not getattr(param, "hidden", False)
+    ]
+    assert len(_commands(typer.main.get_command(app))) > 15  # every command was looked at
+    assert missing == []
