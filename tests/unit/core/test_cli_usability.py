@@ -3,6 +3,9 @@ typed (no rich markup, no emoji, no traceback) and say what to do."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -11,6 +14,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+import vnetbench
 from vnetbench.cli import app
 from vnetbench.observers.base import RunSummary
 from vnetbench.store.db import Store
@@ -146,3 +150,15 @@ def test_every_argument_and_option_says_what_it_is() -> None:
     ]
     assert len(_commands(typer.main.get_command(app))) > 15  # every command was looked at
     assert missing == []
+
+
+def test_python_dash_m_vnetbench_is_the_command_line() -> None:
+    # `python -m vnetbench` said "'vnetbench' is a package and cannot be directly executed"
+    src = Path(vnetbench.__file__).parent.parent
+    env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "250"}
+    res = subprocess.run(
+        [sys.executable, "-m", "vnetbench", "--help"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert res.returncode == 0, res.stderr
+    assert "Usage: python -m vnetbench [OPTIONS] COMMAND" in res.stdout
+    assert "│ validate " in res.stdout
