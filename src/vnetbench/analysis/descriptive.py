@@ -30,7 +30,8 @@ def describe(values: pd.Series | np.ndarray | list[float], nonnegative: bool = F
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
         return {"n": 0, **{k: float("nan") for k in STATS[1:]}}
-    sd = float(arr.std(ddof=1)) if arr.size > 1 else 0.0
+    # equal values have SD 0, not numpy's rounding residue (ten pings of 10.1 ms printed "SD 1.87e-15")
+    sd = float(arr.std(ddof=1)) if arr.size > 1 and arr.max() > arr.min() else 0.0
     half = (
         float(stats.t.ppf((1 + CONFIDENCE) / 2, arr.size - 1)) * sd / np.sqrt(arr.size)
         if arr.size > 1

@@ -79,3 +79,11 @@ def test_level_means_of_a_loss_are_cut() -> None:
     assert a["ci"] == pytest.approx([0.0, 0.53027], abs=1e-5)
     assert b["ci"] == pytest.approx([0.66973, 1.53027], abs=1e-5)
     assert a["prediction_interval"] == pytest.approx([0.0, 0.84524], abs=1e-5)
+
+
+def test_equal_values_have_sd_zero_and_a_point_interval() -> None:
+    # ten pings all printed as 10.1 ms (ping's resolution above 10 ms): numpy's SD is 1.87e-15,
+    # which the report's RTT table printed as "SD 1.87e-15"
+    s = describe([10.1] * 10, nonnegative=True)
+    assert s["sd"] == 0.0
+    assert s["ci_low"] == s["ci_high"] == s["mean"] == pytest.approx(10.1)
