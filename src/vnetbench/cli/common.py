@@ -98,5 +98,11 @@ def parse_sets(values: list[str] | None) -> dict[str, Any]:
         if "=" not in item:
             raise fail(f"--set {item!r}: expected PATH=VALUE, e.g. --set schedule.repetitions=3")
         path, value = item.split("=", 1)
-        overrides[path.strip()] = yaml.safe_load(value)
+        try:
+            overrides[path.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:  # e.g. an unclosed '[': a usage error, not a traceback
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise fail(
+                f"--set {item!r}: the value is not valid YAML ({problem}); quote it or close its brackets"
+            ) from None
     return overrides

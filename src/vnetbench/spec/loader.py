@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from vnetbench.spec.errors import SAFE_LOADER, LineMap, Loc, SpecError, SpecInvalid, dotted, pydantic_errors
 from vnetbench.spec.inventory import inventory_text, load_inventory
 from vnetbench.spec.models import Campaign
-from vnetbench.spec.paths import apply_overrides
+from vnetbench.spec.paths import PathError, apply_overrides
 from vnetbench.spec.references import Problem, check_references
 
 
@@ -83,7 +83,11 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
             ]
         )
     if overrides:
-        data = apply_overrides(data, overrides)
+        try:
+            data = apply_overrides(data, overrides)
+        except PathError as err:  # a --set path that names no field or item: one located line, no traceback
+            hint = "give the dotted path of a field, list items by name (topology.links.NAME.rate)"
+            raise SpecInvalid([SpecError(source, 0, "--set", f"{err}; {hint}")]) from None
     campaign = validate(data, source, lines.line)
     return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
 

@@ -162,3 +162,28 @@ def test_python_dash_m_vnetbench_is_the_command_line() -> None:
     assert res.returncode == 0, res.stderr
     assert "Usage: python -m vnetbench [OPTIONS] COMMAND" in res.stdout
     assert "│ validate " in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            "topology.links.nolink.rate=1mbit",  # was a PathError traceback
+            "c.yaml: --set: 'topology.links.nolink.rate': no item named 'nolink' (known: n1-n2); give the "
+            "dotted path of a field",
+        ),
+        (
+            "measurements.tcp.duration=[1",  # was a yaml ParserError traceback
+            "--set 'measurements.tcp.duration=[1': the value is not valid YAML",
+        ),
+    ],
+)
+def test_a_bad_set_is_a_usage_error(tmp_path: Path, override: str, message: str) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC.replace("RATE", "10mbit"))
+    db = tmp_path / "s.db"
+    res = CliRunner().invoke(app, ["run", str(spec), "--db", str(db), "--set", override])
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit)
+    assert message in res.output
+    assert not db.exists()  # refused before anything was created
