@@ -79,7 +79,10 @@ def open_store(db: str, create: bool = False) -> Store:
     try:
         return Store(db)
     except Exception as exc:  # a bad URL or an unwritable path is a usage error
-        raise fail(f"cannot open the store '{db}': {exc}") from None
+        # the driver's own message, without SQLAlchemy's wrapper and its "(Background on this error …)"
+        reason = " ".join(str(getattr(exc, "orig", None) or exc).split())  # one line
+        hint = "; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL" if path else ""
+        raise fail(f"cannot open the store '{db}': {reason}{hint}") from None
 
 
 def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:

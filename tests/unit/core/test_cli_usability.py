@@ -187,3 +187,15 @@ def test_a_bad_set_is_a_usage_error(tmp_path: Path, override: str, message: str)
     assert isinstance(res.exception, SystemExit)
     assert message in res.output
     assert not db.exists()  # refused before anything was created
+
+
+def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "campaign.yaml"  # a spec given as --db by mistake
+    not_a_store.write_text(SPEC)
+    res = CliRunner().invoke(app, ["campaigns", "--db", str(not_a_store)])
+    assert res.exit_code == 2, res.output
+    assert f"cannot open the store '{not_a_store}': file is not a database; --db takes a SQLite file" in (
+        res.output
+    )
+    assert "sqlalche.me" not in res.output and "sqlite3.DatabaseError" not in res.output
+    assert len(res.output.strip().splitlines()) == 1
