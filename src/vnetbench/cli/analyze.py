@@ -10,8 +10,9 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import fail, find_campaign, open_store, out
+from vnetbench.cli.common import fail, find_campaign, open_store, out, stored_spec_error
 from vnetbench.cli.output import print_json, print_tables
+from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import spec_of
 
 
@@ -61,7 +62,10 @@ def analyze_command(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
-    settings = settings_from_spec(spec_of(row))
+    try:
+        settings = settings_from_spec(spec_of(row))
+    except SpecInvalid as exc:
+        raise stored_spec_error(row, exc) from None
     if confidence is not None:
         if not 0.5 < confidence < 1:
             raise fail(f"--confidence {confidence}: give a level between 0.5 and 1, e.g. 0.95")

@@ -27,6 +27,7 @@ from vnetbench.cli.common import (
     out,
     parse_sets,
     spec_errors,
+    stored_spec_error,
 )
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.plan import Plan, make_plan
@@ -169,7 +170,10 @@ def resume(
     leftovers = clean_leftovers(store, row["id"])  # a killed run may have left its topology behind
     if leftovers.removed:
         err.print(f"removed {len(leftovers.removed)} objects left by the interrupted run")
-    plan = load_plan(store, row["id"])
+    try:
+        plan = load_plan(store, row["id"])
+    except SpecInvalid as exc:
+        raise stored_spec_error(row, exc, "resume") from None
     _execute(store, row["id"], plan, report, no_report)
 
 

@@ -94,6 +94,16 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
     return row
 
 
+def stored_spec_error(row: dict[str, Any], exc: SpecInvalid, verb: str = "analyse") -> typer.Exit:
+    """A campaign whose stored spec this version of vnetbench no longer accepts (a field renamed since
+    it ran): one error line naming the campaign and the first problems, instead of a traceback."""
+    problems = "; ".join(str(e) for e in exc.errors[:3]) + ("; …" if len(exc.errors) > 3 else "")
+    return fail(
+        f"campaign {row['id']} ({row['name']}): its stored spec is not valid for this version of vnetbench "
+        f"({problems}); {verb} it with the version that ran it, or `vnetbench export {row['id']}` its data"
+    )
+
+
 def parse_sets(values: list[str] | None) -> dict[str, Any]:
     """`--set PATH=VALUE` items as {path: YAML value}."""
     overrides = {}

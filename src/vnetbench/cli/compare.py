@@ -14,8 +14,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out, sqlite_path
+from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out, sqlite_path, stored_spec_error
 from vnetbench.cli.output import print_table
+from vnetbench.spec.errors import SpecInvalid
 
 
 def compare_command(
@@ -84,7 +85,10 @@ def load_side(ref: str, db: str) -> tuple[str, Any]:
         known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
         raise fail(f"{ref}: no campaign '{ident}' in {location}; known: {known}")
     label = row["id"] if location == db else f"{location}:{row['id']}"
-    return f"{label} ({row['name']})", campaign_observations(store, row)
+    try:
+        return f"{label} ({row['name']})", campaign_observations(store, row)
+    except SpecInvalid as exc:
+        raise stored_spec_error(row, exc) from None
 
 
 def print_tables(result: Any) -> None:

@@ -199,3 +199,28 @@ def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path) -> Non
     )
     assert "sqlalche.me" not in res.output and "sqlite3.DatabaseError" not in res.output
     assert len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "verb"),
+    [(["analyze", "cafe0001"], "analyse"), (["compare", "cafe0001", "cafe0001"], "analyse"),
+     (["resume", "cafe0002"], "resume")],
+    ids=["analyze", "compare", "resume"],
+)  # fmt: skip
+def test_a_stored_spec_this_version_rejects_is_a_usage_error(
+    tmp_path: Path, command: list[str], verb: str
+) -> None:
+    # a campaign run by an older vnetbench whose spec no longer validates: was a SpecInvalid traceback
+    db = _store_with_campaign(tmp_path)  # its spec is "name: kept" only
+    Store(str(db)).create_campaign(
+        id="cafe0002", name="halfway", status="interrupted", provider="local", spec_text="name: halfway\n",
+        spec_sha256="-", spec_source="old.yaml", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    res = CliRunner().invoke(app, [*command, "--db", str(db)])
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit)
+    ident = command[1]
+    assert f"error: campaign {ident} (" in res.output
+    assert "its stored spec is not valid for this version of vnetbench" in res.output
+    assert "topology: required field is missing" in res.output
+    assert f"{verb} it with the version that ran it, or `vnetbench export {ident}` its data" in res.output
