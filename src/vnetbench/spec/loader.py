@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,7 +90,18 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
             hint = "give the dotted path of a field, list items by name (topology.links.NAME.rate)"
             raise SpecInvalid([SpecError(source, 0, "--set", f"{err}; {hint}")]) from None
     campaign = validate(data, source, lines.line)
+    if overrides:  # the text kept in the store is what runs: the report shows it, resume plans from it
+        text = overridden_text(source, overrides, data)
     return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
+
+
+def overridden_text(source: str, overrides: dict[str, Any], data: dict[str, Any]) -> str:
+    """The spec with its --set values applied, as YAML, headed by the overrides. The file's own text
+    was stored before: a campaign run with `--set topology.links.wan.rate=10mbit` kept the file's
+    rate in its spec, so its report showed that rate and `resume` ran the rest of it at that rate."""
+    sets = "".join(f"#   --set {path}={json.dumps(value)}\n" for path, value in overrides.items())
+    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
+    return f"# {source} as run, with:\n{sets}{body}"
 
 
 def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) -> Campaign:
