@@ -89,7 +89,16 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
         except PathError as err:  # a --set path that names no field or item: one located line, no traceback
             hint = "give the dotted path of a field, list items by name (topology.links.NAME.rate)"
             raise SpecInvalid([SpecError(source, 0, "--set", f"{err}; {hint}")]) from None
-    campaign = validate(data, source, lines.line)
+    try:
+        campaign = validate(data, source, lines.line)
+    except SpecInvalid as err:
+        if not overrides:
+            raise
+        # the line is the file's, the value may be the override's: say which overrides were applied
+        sets = ", ".join(f"{path}={json.dumps(value)}" for path, value in overrides.items())
+        raise SpecInvalid(
+            [SpecError(e.file, e.line, e.path, f"{e.message} (with --set {sets})") for e in err.errors]
+        ) from None
     if overrides:  # the text kept in the store is what runs: the report shows it, resume plans from it
         text = overridden_text(source, overrides, data)
     return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)

@@ -8,6 +8,7 @@ import pytest
 
 from vnetbench.plan import make_plan
 from vnetbench.scenarios import Scenario, all_scenarios
+from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
 
 SPEC = """\
@@ -51,3 +52,12 @@ def test_without_overrides_the_file_is_kept_as_written() -> None:
 def test_every_scenario_survives_the_round_trip(scenario: Scenario) -> None:
     loaded = parse_spec(scenario.text, f"scenario:{scenario.name}", overrides={"description": "x"})
     assert parse_spec(loaded.text, loaded.source).campaign == loaded.campaign
+
+
+def test_an_invalid_override_is_named_beside_the_file_line() -> None:
+    # the error's line is the file's, where the rate is still 20mbit: the message says what was set
+    with pytest.raises(SpecInvalid) as err:
+        parse_spec(SPEC, "c.yaml", overrides={"topology.links.direct.rate": "100mbits"})
+    (error,) = err.value.errors
+    assert str(error).startswith("c.yaml:5: topology.links[0].rate: '100mbits' is not a rate")
+    assert str(error).endswith('(with --set topology.links.direct.rate="100mbits")')
