@@ -178,11 +178,17 @@ def resume(
 
 
 def validate(
-    spec: Annotated[Path, typer.Argument(help="campaign YAML file")], json_output: JsonOption = False
+    spec: Annotated[Path, typer.Argument(help="campaign YAML file")],
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable), as run")
+    ] = None,
+    json_output: JsonOption = False,
 ) -> None:
     """Check a campaign and show its plan without building anything."""
     try:
         loaded = load_spec(spec)
+        if set_:
+            loaded = parse_spec(loaded.text, loaded.source, overrides=parse_sets(set_))
         plan = make_plan(loaded, "00000000", loaded.campaign.schedule.seed or 0)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None

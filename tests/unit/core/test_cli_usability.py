@@ -224,3 +224,15 @@ def test_a_stored_spec_this_version_rejects_is_a_usage_error(
     assert "its stored spec is not valid for this version of vnetbench" in res.output
     assert "topology: required field is missing" in res.output
     assert f"{verb} it with the version that ran it, or `vnetbench export {ident}` its data" in res.output
+
+
+def test_validate_takes_the_overrides_run_takes(tmp_path: Path) -> None:
+    # `vnetbench run --set` could not be checked first: validate had no --set
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC.replace("RATE", "10mbit"))
+    res = CliRunner().invoke(app, ["validate", str(spec), "--set", "schedule.repetitions=3"])
+    assert res.exit_code == 0, res.output
+    assert "valid — 3 steps, 3 measurements" in res.output
+    res = CliRunner().invoke(app, ["validate", str(spec), "--set", "topology.links.n1-n2.rate=10mbits"])
+    assert res.exit_code == 2, res.output
+    assert "'10mbits' is not a rate" in res.output and "(with --set" in res.output
