@@ -10,16 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import fail, find_campaign, open_store, out, stored_spec_error
+from vnetbench.cli.common import CAMPAIGN_HELP, fail, find_campaign, open_store, out, stored_spec_error
 from vnetbench.cli.output import print_json, print_tables
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import spec_of
 
 
 def analyze_command(
-    campaign: Annotated[
-        str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
-    ] = None,
+    campaign: Annotated[str | None, typer.Argument(help=CAMPAIGN_HELP)] = None,
     db: Annotated[
         str, typer.Option("--db", envvar="VNETBENCH_DB", help="store: a SQLite file path or a SQLAlchemy URL")
     ] = "vnetbench.db",

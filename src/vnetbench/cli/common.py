@@ -33,9 +33,10 @@ DbOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="print one JSON object instead of tables (SI base units)")
 ]
-CampaignArg = Annotated[
-    str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
-]
+CAMPAIGN_HELP = (
+    "campaign id, id prefix or name (a name: its newest campaign; default: the newest in the store)"
+)
+CampaignArg = Annotated[str | None, typer.Argument(help=CAMPAIGN_HELP)]
 
 
 def error_line(message: object) -> None:
@@ -86,12 +87,28 @@ def open_store(db: str, create: bool = False) -> Store:
 
 
 def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
-    """The campaign row by id, id prefix or name (None: the newest); a usage error if there is none."""
+    """The campaign row by id, id prefix or name (None: the newest); a usage error if there is none,
+    or if the prefix starts more than one id (it picked the newest of them without a word)."""
+    ambiguous = ambiguous_prefix(store, ident)
+    if ambiguous:
+        raise fail(ambiguous)
     row = store.campaign(ident)
     if row is None:
         known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
         raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
     return row
+
+
+def ambiguous_prefix(store: Store, ident: str | None) -> str | None:
+    """What is wrong with an id prefix that starts several ids (and is no id itself); None if fine."""
+    if not ident:
+        return None
+    ids = [c["id"] for c in store.campaigns()]
+    starting = [i for i in ids if i.startswith(ident)]
+    if ident in ids or len(starting) < 2:
+        return None
+    shown = ", ".join(starting[:5]) + (", …" if len(starting) > 5 else "")
+    return f"'{ident}' starts the ids of {len(starting)} campaigns ({shown}); give more of the id"
 
 
 def stored_spec_error(row: dict[str, Any], exc: SpecInvalid, verb: str = "analyse") -> typer.Exit:

@@ -14,7 +14,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from vnetbench.cli.common import EXIT_FAILED, DbOption, fail, open_store, out, sqlite_path, stored_spec_error
+from vnetbench.cli.common import (
+    EXIT_FAILED,
+    DbOption,
+    ambiguous_prefix,
+    fail,
+    open_store,
+    out,
+    sqlite_path,
+    stored_spec_error,
+)
 from vnetbench.cli.output import print_table
 from vnetbench.spec.errors import SpecInvalid
 
@@ -80,6 +89,9 @@ def load_side(ref: str, db: str) -> tuple[str, Any]:
             f"(`vnetbench run SPEC --db {location}` creates one)"
         )
     store = open_store(location)
+    ambiguous = ambiguous_prefix(store, ident)
+    if ambiguous:
+        raise fail(f"{ref}: {ambiguous}")
     row = store.campaign(ident)
     if row is None:
         known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"

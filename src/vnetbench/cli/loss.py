@@ -8,14 +8,12 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import DbOption, JsonOption, find_campaign, open_store, out
+from vnetbench.cli.common import CAMPAIGN_HELP, DbOption, JsonOption, find_campaign, open_store, out
 from vnetbench.cli.output import print_json, print_table
 
 
 def loss_command(
-    campaign: Annotated[
-        str | None, typer.Argument(help="campaign id, id prefix or name (default: the newest in the store)")
-    ] = None,
+    campaign: Annotated[str | None, typer.Argument(help=CAMPAIGN_HELP)] = None,
     db: DbOption = "vnetbench.db",
     json_output: JsonOption = False,
 ) -> None:

@@ -236,3 +236,16 @@ def test_validate_takes_the_overrides_run_takes(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["validate", str(spec), "--set", "topology.links.n1-n2.rate=10mbits"])
     assert res.exit_code == 2, res.output
     assert "'10mbits' is not a rate" in res.output and "(with --set" in res.output
+
+
+@pytest.mark.parametrize("command", [["report", "ab"], ["loss", "ab"], ["compare", "ab", "ab12"]])
+def test_an_id_prefix_of_several_campaigns_is_refused(tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "s.db"
+    for cid in ("ab12", "ab34"):
+        Store(str(db)).create_campaign(
+            id=cid, name="n", status="finished", provider="local", spec_text="name: n\n",
+            spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+        )  # fmt: skip
+    res = CliRunner().invoke(app, [*command, "--db", str(db)])
+    assert res.exit_code == 2, res.output  # picked the newest of the two without a word
+    assert "'ab' starts the ids of 2 campaigns (ab12, ab34); give more of the id" in res.output
