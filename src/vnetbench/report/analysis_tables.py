@@ -9,6 +9,7 @@ plan (`--target-precision`), notes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -433,7 +434,8 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
             str(m.n_rebuilds),
             fmt.metric(m.metric, m.mean_rebuilds),
             pct(100 * m.cv_rebuilds_ratio),
-            f"{fmt.metric(m.metric, m.difference, delta=True)} ({pct(100 * m.difference_ratio)})",
+            fmt.metric(m.metric, m.difference, delta=True)
+            + (f" ({pct(100 * m.difference_ratio)})" if math.isfinite(m.difference_ratio) else ""),
             fmt.metric_ci(m.metric, *m.welch_ci),
             num(m.mannwhitney_p, 3),
             m.verdict,

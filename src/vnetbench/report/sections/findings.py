@@ -145,8 +145,8 @@ def rebuild_findings(analysis: Any) -> list[str]:
         metric = words[-1]
         name = " ".join([*words[:-1], fmt.metric_name(metric)])
         diff = fmt.metric(metric, r.difference, True, delta=True)
-        cv = fmt.pct(100 * r.cv_rebuilds_ratio)
-        by_verdict.setdefault(r.verdict, []).append(f"{name} ({diff}, CV {cv})")
+        cv = f", CV {fmt.pct(100 * r.cv_rebuilds_ratio)}" if math.isfinite(r.cv_rebuilds_ratio) else ""
+        by_verdict.setdefault(r.verdict, []).append(f"{name} ({diff}{cv})")
     builds = analysis.rebuilds.builds
     parts = [f"{verdict} ({len(names)}): " + "; ".join(names) for verdict, names in by_verdict.items()]
     return [f"<b>Rebuilt {builds} times</b> — " + ". ".join(p[0].upper() + p[1:] for p in parts) + "."]
