@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import DbOption, err, fail
+from vnetbench.cli.common import DbOption, err, fail, sqlite_path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -23,6 +24,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, bound here so that a port in use is a usage error (exit 2)
+    before anything is printed, not a message from the server after the banner."""
+    try:
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        return socket.create_server(address[:2], family=family, backlog=2048)
+    except OSError as exc:
+        raise fail(
+            f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc}); "
+            f"choose another --port (another dashboard or monitor may be serving on {port})"
+        ) from None
+
+
 def dashboard_command(
     db: DbOption = "vnetbench.db",
     report: Annotated[
@@ -32,7 +46,9 @@ def dashboard_command(
     host: Annotated[
         str, typer.Option(help="address to listen on; anything but loopback needs --token")
     ] = DEFAULT_HOST,
-    port: Annotated[int, typer.Option(help="TCP port")] = DEFAULT_PORT,
+    port: Annotated[
+        int, typer.Option(help="TCP port (0: any free port; the URL printed says which)")
+    ] = DEFAULT_PORT,
     token: Annotated[
         str | None,
         typer.Option(
@@ -53,8 +69,14 @@ def dashboard_command(
             f"--host {host}: serving beyond this machine needs a token; add --token T "
             "(or set VNETBENCH_DASHBOARD_TOKEN), or keep the default --host 127.0.0.1"
         )
-    if not 0 < port < 65536:
-        raise fail(f"--port {port}: use 1-65535 (default {DEFAULT_PORT})")
+    if not 0 <= port < 65536:
+        raise fail(f"--port {port}: use 1-65535, or 0 for any free port (default {DEFAULT_PORT})")
+    path = sqlite_path(db)
+    if path is not None and not path.exists():  # a reader: a mistyped --db is not a new empty store
+        raise fail(
+            f"--db {db}: no store there; give the store that `vnetbench run` or `vnetbench monitor` "
+            "writes (--db, or VNETBENCH_DB; the default is vnetbench.db in this directory)"
+        )
     if report is not None and not report.is_dir():
         raise fail(
             f"--report {report}: no such directory; write a report first "
@@ -64,11 +86,15 @@ def dashboard_command(
         app = create_app(db, token=token, report_dir=report)
     except Exception as exc:  # a bad URL or an unreadable file is the user's to fix
         raise fail(f"--db {db}: cannot open the store: {exc}") from None
+    sock = listen(host, port)
+    port = sock.getsockname()[1]  # the one chosen for --port 0
     shown = f"[{host}]" if ":" in host else host
     err.print(
         f"dashboard of {db} on http://{shown}:{port}/"
         + ("?token=…" if token else "")
         + "  (Ctrl-C stops it)",
         highlight=False,
+        soft_wrap=True,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    server.run(sockets=[sock])

@@ -5,6 +5,8 @@ the dashboard beyond loopback without a token."""
 from __future__ import annotations
 
 import json
+import re
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +132,52 @@ def test_a_nan_in_the_store_is_null_in_the_answer(db: Path) -> None:
         assert answer.status_code == 200
         (cell,) = answer.json()["grids"][0]["cells"]
         assert cell["value"] is None and cell["level"] == "none"
+
+
+def _dashboard_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vnetbench.cli", "dashboard", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
+    )
+
+
+def test_cli_refuses_a_store_path_with_nothing_there_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    done = _dashboard_cli("--db", str(missing), "--port", "0")
+    assert done.returncode == 2
+    assert f"--db {missing}: no store there" in done.stderr and "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no empty store (nor its -wal/-shm) left behind
+
+
+def test_cli_port_in_use_is_a_usage_error_naming_the_port(db: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = _dashboard_cli("--db", str(db), "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert f"--port {port}: cannot listen there" in done.stderr and "choose another --port" in done.stderr
+    assert "Traceback" not in done.stderr and "ERROR:" not in done.stderr
+    assert "dashboard of" not in done.stderr  # no banner announcing a URL that is not served
+
+
+def test_cli_port_0_serves_on_a_free_port_and_prints_it(db: Path, tmp_path: Path) -> None:
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vnetbench.cli", "dashboard", "--db", str(db), "--port", "0"],
+            stderr=stderr,
+            env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
+        )
+    try:
+        banner = wait_until(
+            log.read_text, lambda text: "/  (Ctrl-C stops it)" in text or proc.poll() is not None, 60
+        )
+        match = re.search(r"on http://127\.0\.0\.1:(\d+)/ ", banner)
+        assert match and match.group(1) != "0", banner
+        answer = httpx.get(f"http://127.0.0.1:{match.group(1)}/api/campaigns", timeout=10)
+        assert [c["id"] for c in answer.json()["campaigns"]] == ["d1"]
+    finally:
+        proc.terminate()
+        proc.wait(30)
