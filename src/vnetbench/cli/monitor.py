@@ -119,8 +119,9 @@ def monitor_command(
             f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
         )
     until_at = parse_until(until)
+    loaded = _load_all(specs)  # before the store: a bad spec leaves no new, empty store behind
     store = open_store(db, create=True)
-    prepared = _prepare(specs, store, new_campaign, campaign_id)
+    prepared = _prepare(loaded, store, new_campaign, campaign_id)
     children: list[subprocess.Popen[bytes]] = []
     if len(prepared) > 1:
         children = [
@@ -138,14 +139,26 @@ def monitor_command(
     raise typer.Exit(code)
 
 
-def _prepare(specs: list[Path], store: Any, new_campaign: bool, campaign_id: str | None) -> list[Any]:
-    """Load every spec, then find or create its monitored campaign (usage errors exit 2)."""
-    from vnetbench.monitor.service import MonitorError, prepare  # the run machinery: start-up time
+def _load_all(specs: list[Path]) -> list[LoadedSpec]:
+    """Load and check every spec (usage errors exit 2); nothing is opened or written."""
+    from vnetbench.monitor.service import check_monitorable  # the run machinery: start-up time
 
     loaded = [_load(spec) for spec in specs]
     names = [s.campaign.name for s in loaded]
     if len(set(names)) != len(names):
         raise fail(f"two specs name the same campaign: {names}; each monitored campaign needs its own name")
+    for spec in loaded:
+        try:
+            check_monitorable(spec)
+        except SpecInvalid as exc:
+            raise spec_errors(exc) from None
+    return loaded
+
+
+def _prepare(loaded: list[LoadedSpec], store: Any, new_campaign: bool, campaign_id: str | None) -> list[Any]:
+    """Find or create each spec's monitored campaign (usage errors exit 2)."""
+    from vnetbench.monitor.service import MonitorError, prepare  # the run machinery: start-up time
+
     try:
         return [prepare(s, store, new_campaign=new_campaign, campaign_id=campaign_id) for s in loaded]
     except SpecInvalid as exc:
@@ -170,6 +183,8 @@ def _serve(
     try:
         url = server.start()
     except OSError as exc:
+        for cid in ids:  # claimed by prepare(): not "waiting" under a process that is gone
+            MonitorStore(store).set_state(cid, state="stopped", pid=None, message=f"not started: {exc}")
         raise fail(f"{exc}; choose another --port, or --no-dashboard") from None
     for cid in ids:
         MonitorStore(store).set_state(cid, url=url)

@@ -135,7 +135,9 @@ class MonitorStore:
         key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
         with self.engine.begin() as conn:
             found = conn.execute(
-                update(t.monitor_runs).where(key).values(status="running", steps_total=steps_total)
+                update(t.monitor_runs)
+                .where(key)
+                .values(status="running", steps_total=steps_total, finished_utc_ns=None, message=None)
             ).rowcount
             if not found:
                 conn.execute(

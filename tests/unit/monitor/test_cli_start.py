@@ -1,0 +1,71 @@
+"""`vnetbench monitor` refusing to start (exit 2, one line naming the fix) without leaving state behind:
+no empty store for a bad spec, no campaign left 'waiting' under a process that is gone after a port in
+use; and a resumed run that is 'running' again carries no end time or message of its interruption."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.unit.monitor.test_schedule_and_runs import SPEC
+from vnetbench.store.db import Store
+from vnetbench.store.monitoring import MonitorStore
+
+
+def _monitor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "vnetbench.cli", "monitor", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
+    )
+
+
+def test_a_bad_spec_is_refused_before_the_store_is_created(tmp_path: Path) -> None:
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC.replace("repeat: PT10M", "repeat: 10 minutes"))
+    db = tmp_path / "new.db"
+    done = _monitor(str(spec), "--db", str(db), "--no-dashboard")
+    assert done.returncode == 2
+    assert "monitor.repeat: '10 minutes' is not a duration" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mon.yaml"]  # no new.db, -wal or -shm
+
+
+def test_a_port_in_use_leaves_the_campaign_stopped_not_waiting(tmp_path: Path) -> None:
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC)
+    db = tmp_path / "m.db"
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = _monitor(str(spec), "--db", str(db), "--port", str(port))
+    assert done.returncode == 2, done.stderr
+    assert f"cannot serve on 127.0.0.1:{port}" in done.stderr and "choose another --port" in done.stderr
+    assert "Traceback" not in done.stderr
+    store = Store(db)
+    try:
+        (monitored,) = MonitorStore(store).all_monitored()
+        assert monitored["state"] == "stopped" and monitored["pid"] is None
+    finally:
+        store.close()
+
+
+def test_a_resumed_run_is_running_again_without_its_interruptions_end(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    try:
+        from vnetbench.monitor.service import prepare
+        from vnetbench.spec.loader import parse_spec
+
+        cid = prepare(parse_spec(SPEC, "mon.yaml"), store).campaign_id
+        mstore = MonitorStore(store)
+        mstore.start_run(cid, 1, 0, 2)
+        mstore.finish_run(cid, 1, "interrupted", "stopped by a signal during the run")
+        mstore.start_run(cid, 1, 0, 2)  # the next start finishes it
+        last = mstore.last_run(cid)
+        assert last is not None
+        assert (last["status"], last["finished_utc_ns"], last["message"]) == ("running", None, None)
+    finally:
+        store.close()
