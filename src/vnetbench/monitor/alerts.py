@@ -27,6 +27,7 @@ class Change:
     rule: str
     series: Series
     value: float
+    metric: str = ""  # the rule's metric: the unit `value` is shown in
 
 
 def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run: int) -> list[Change]:
@@ -48,7 +49,9 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
             if episode is not None:
                 if not rule.breaks(last_value):
                     mstore.close_episode(episode["id"], run)
-                    changes.append(Change("resolved", episode["id"], rule.name, series, last_value))
+                    changes.append(
+                        Change("resolved", episode["id"], rule.name, series, last_value, rule.metric)
+                    )
                 continue
             window = [v for r, v in points if r > run - rule.for_runs]
             if len(window) == rule.for_runs and all(rule.breaks(v) for v in window):
@@ -65,13 +68,15 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
                     opened_run=run,
                     value=last_value,
                 )
-                changes.append(Change("firing", episode_id, rule.name, series, last_value))
+                changes.append(Change("firing", episode_id, rule.name, series, last_value, rule.metric))
     # a rule taken out of the spec no longer holds its episodes open
     names = {r.name for r in rules}
     for (rule_name, series), episode in open_now.items():
         if rule_name not in names:
             mstore.close_episode(episode["id"], run)
-            changes.append(Change("resolved", episode["id"], rule_name, series, float("nan")))
+            changes.append(
+                Change("resolved", episode["id"], rule_name, series, float("nan"), episode["metric"])
+            )
     return changes
 
 

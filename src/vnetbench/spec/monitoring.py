@@ -29,7 +29,7 @@ from pydantic import (
     model_validator,
 )
 
-from vnetbench.spec.units import parse_duration_ns, parse_rate, parse_ratio
+from vnetbench.spec.units import format_metric, parse_duration_ns, parse_rate, parse_ratio
 
 REPEAT_HELP = "an ISO-8601 duration like PT10M, PT1H or P1D, or a duration like 10m, 1h"
 _ISO_DURATION = TypeAdapter(dt.timedelta)
@@ -156,4 +156,4 @@ class AlertRule(_Strict):
 
     def describe(self) -> str:
         runs = f" for {self.for_runs} runs" if self.for_runs > 1 else ""
-        return f"{self.metric} {self.op} {self.threshold:g}{runs}"
+        return f"{self.metric} {self.op} {format_metric(self.metric, self.threshold)}{runs}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -81,7 +82,7 @@ def test_an_episode_opens_once_after_for_runs_and_closes_at_the_first_good_run(m
         (3, 5, 0.03),
         (7, None, 0.02),
     ]
-    assert episodes[0]["condition"] == "loss_ratio > 0.01 for 2 runs" and episodes[0]["threshold"] == 0.01
+    assert episodes[0]["condition"] == "loss_ratio > 1.00 % for 2 runs" and episodes[0]["threshold"] == 0.01
     assert [Series(e["measurement"], e["src"], e["dst"]) for e in mstore.open_episodes("c1")] == [
         Series("udp", "a", "b")
     ]
@@ -90,6 +91,27 @@ def test_an_episode_opens_once_after_for_runs_and_closes_at_the_first_good_run(m
     # a rule removed from the spec releases its open episode
     assert [c.state for c in alerts.evaluate(mstore, "c1", [], 8)] == ["resolved"]
     assert mstore.open_episodes("c1") == []
+
+
+def test_the_monitor_says_an_alerts_value_in_the_metrics_unit(monitored) -> None:
+    from rich.console import Console
+
+    from vnetbench.monitor.service import Monitor
+
+    store, mstore = monitored
+    console = Console(record=True, width=200)
+    monitor = Monitor.__new__(Monitor)  # only what _check_alerts uses: no topology, no schedule
+    campaign = SimpleNamespace(alerts=[LOSSY])
+    monitor.mstore, monitor.webhook, monitor.console = mstore, None, console
+    monitor.m = SimpleNamespace(campaign_id="c1", name="t", loaded=SimpleNamespace(campaign=campaign))
+    for run in (1, 2):
+        store_run(store, run, {("a", "b"): 0.034})
+        monitor._check_alerts(run)
+    monitor.m.loaded.campaign.alerts = []  # the rule taken out of the spec: its episode resolves
+    monitor._check_alerts(2)
+    text = console.export_text()
+    assert "alert firing: lossy on udp a→b (value 3.40 %)" in text, text
+    assert "alert resolved: lossy on udp a→b (rule no longer in the spec)" in text, text
 
 
 def test_the_webhook_gets_one_firing_and_one_resolved_message_per_episode(monitored) -> None:

@@ -75,6 +75,21 @@ def test_alert_thresholds_are_read_in_the_unit_the_metric_name_carries(
     assert rule.breaks(value * 1.01) and not rule.breaks(value)
 
 
+@pytest.mark.parametrize(
+    ("metric", "op", "threshold", "shown"),
+    [
+        ("throughput_bps", "<", "30mbit", "throughput_bps < 30.00 Mbit/s for 2 runs"),
+        ("loss_ratio", ">", "0.5%", "loss_ratio > 0.500 % for 2 runs"),
+        ("rtt_p95_ns", ">", "60ms", "rtt_p95_ns > 60.0 ms for 2 runs"),
+    ],
+)
+def test_a_rules_condition_shows_its_threshold_in_the_metrics_unit(
+    metric: str, op: str, threshold: str, shown: str
+) -> None:
+    # the dashboard's alert list, /health and the webhook show this text: not 'throughput_bps < 3e+07'
+    assert AlertRule(name="r", metric=metric, op=op, threshold=threshold, for_runs=2).describe() == shown
+
+
 def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
     bad = SPEC.replace(
         "monitor: {repeat: PT10M, slip: 30s}", "monitor: {repeat: PT10M}\nschedule: {repetitions: 3}"
