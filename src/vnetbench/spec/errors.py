@@ -73,6 +73,9 @@ class LineMap:
         return self.lines.get(loc, 1)
 
 
+DATETIME_HELP = "expected an ISO-8601 time like 2026-12-11T00:00:00Z (UTC if no zone is given)"
+
+
 def pydantic_errors(
     err: ValidationError, data: Any, source: str, line_of: Any, root: type[BaseModel]
 ) -> list[SpecError]:
@@ -125,6 +128,9 @@ def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -
         message = message.removeprefix(prefix)
     if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
         message = "must be 1–31 letters, digits, '-' or '_', starting with a letter"
+    if kind.startswith("datetime"):  # 'input is too short' alone does not say what a time looks like
+        given = f"{item.get('input')!r} is not a time: " if isinstance(item.get("input"), str) else ""
+        message = f"{given}{message[0].lower()}{message[1:]}; {DATETIME_HELP}"
     return message[0].lower() + message[1:] if message else message
 
 

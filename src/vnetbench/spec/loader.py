@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,6 +66,17 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
         line = mark.line + 1 if mark else 0
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise SpecInvalid([SpecError(source, line, "", f"not valid YAML: {problem}")]) from None
+    except ValueError as err:  # YAML read a date or time that does not exist (2026-13-01, 2026-02-30)
+        raise SpecInvalid(
+            [
+                SpecError(
+                    source,
+                    _impossible_date_line(text),
+                    "",
+                    f"not a real date or time ({err}); write e.g. 2026-12-11 or 2026-12-11T00:00:00Z",
+                )
+            ]
+        ) from None
     if not isinstance(data, dict):
         raise SpecInvalid(
             [
@@ -111,6 +124,22 @@ def overridden_text(source: str, overrides: dict[str, Any], data: dict[str, Any]
     sets = "".join(f"#   --set {path}={json.dumps(value)}\n" for path, value in overrides.items())
     body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
     return f"# {source} as run, with:\n{sets}{body}"
+
+
+_YAML_TIME = re.compile(
+    r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ \t]+)?(?:(\d{1,2}):(\d{2}):(\d{2}))?"
+)
+
+
+def _impossible_date_line(text: str) -> int:
+    """The first line holding a YAML date or time that does not exist (0 if none is found)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in _YAML_TIME.finditer(line.split("#", 1)[0]):
+            try:
+                dt.datetime(*(int(g) for g in match.groups() if g is not None))
+            except ValueError:
+                return number
+    return 0
 
 
 def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) -> Campaign:

@@ -104,6 +104,24 @@ def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
         parse_spec(SPEC + "alerts: [{name: x, metric: loss_ratio, op: '>', threshold: 2 apples}]\n", "m.yaml")
 
 
+@pytest.mark.parametrize(
+    ("until", "expected"),
+    [
+        # pydantic alone said 'input should be a valid datetime or date, input is too short'
+        ("tomorrow", "mon.yaml:10: monitor.until: 'tomorrow' is not a time: "),
+        # YAML's own date constructor raised ValueError: a traceback instead of an error line
+        ("2026-13-01", "mon.yaml:10: not a real date or time (month must be in 1..12)"),
+        ("2026-02-30T00:00:00Z", "mon.yaml:10: not a real date or time (day is out of range for month)"),
+    ],
+)
+def test_a_bad_until_names_the_line_and_what_a_time_looks_like(until: str, expected: str) -> None:
+    spec = SPEC.replace("slip: 30s}", f"slip: 30s, until: {until}}}")
+    with pytest.raises(SpecInvalid) as caught:
+        parse_spec(spec, "mon.yaml")
+    text = str(caught.value)
+    assert expected in text and "2026-12-11T00:00:00Z" in text, text
+
+
 def test_run_n_is_the_template_with_its_keys_and_repetition() -> None:
     loaded = parse_spec(SPEC, "mon.yaml")
     template = make_plan(loaded, "c1", 0)
