@@ -131,11 +131,13 @@ def prepare(
     row = store.campaign(campaign_id)
     assert row is not None
     stored = parse_spec(row["spec_text"], row["spec_source"])
-    if _measured_part(stored.campaign) != _measured_part(loaded.campaign):
+    before, now = _measured_part(stored.campaign), _measured_part(loaded.campaign)
+    if before != now:
+        changed = ", ".join(k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k))
         raise MonitorError(
             f"campaign '{loaded.campaign.name}' ({campaign_id}) in {store.location} was started from a "
-            "different spec (topology, measurements or patterns changed), so its runs would not be one "
-            "time series; restore the spec, or pass --new-campaign to start a new series"
+            f"different spec ({changed} changed; only monitor, alerts and description may), so its runs "
+            "would not be one time series; restore the spec, or pass --new-campaign to start a new series"
         )
     claimed = mstore.monitored(campaign_id)
     by_other = claimed is not None and claimed["pid"] not in (None, os.getpid(), os.getppid())

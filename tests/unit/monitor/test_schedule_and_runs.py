@@ -195,8 +195,13 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
     assert again.resumed and again.campaign_id == first.campaign_id and again.seed == first.seed
     # what is measured may not: a new series needs --new-campaign
     changed = SPEC.replace("count: 3", "count: 5")
-    with pytest.raises(MonitorError, match=r"different spec .* --new-campaign"):
+    with pytest.raises(MonitorError, match=r"different spec \(measurements changed; .* --new-campaign"):
         prepare(parse_spec(changed, "mon.yaml"), store)
+    # it names what changed: here only the dashboard's thresholds (it said 'topology, measurements or
+    # patterns changed' whatever it was)
+    recoloured = SPEC + "thresholds: {rtt_mean_ns: {warning: 2ms, critical: 10ms}}\n"
+    with pytest.raises(MonitorError, match=r"different spec \(thresholds changed; only monitor, alerts"):
+        prepare(parse_spec(recoloured, "mon.yaml"), store)
     fresh = prepare(parse_spec(changed, "mon.yaml"), store, new_campaign=True)
     assert fresh.campaign_id != first.campaign_id
     # a live monitor process (here: a sleeper whose command line names vnetbench) keeps its campaign
