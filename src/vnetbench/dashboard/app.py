@@ -140,7 +140,13 @@ class Dashboard:
         rows = live.campaign_rows(self.engine)
         reports = self.report_urls()
         states = tuple((r["id"], r["status"]) for r in rows)
-        version = (live.newest_measurement_id(self.engine), states, tuple(sorted(reports.items())))
+        runs = live.latest_monitor_runs(self.engine)  # a run's progress moves without a new row
+        version = (
+            live.newest_measurement_id(self.engine),
+            states,
+            tuple(sorted(reports.items())),
+            tuple(sorted(runs.items())),
+        )
 
         def make() -> bytes:
             progress = live.campaign_progress(self.engine)
@@ -148,7 +154,11 @@ class Dashboard:
                 {
                     "campaigns": [
                         views.campaign_json(
-                            r, self.spec(r["id"]), progress.get(r["id"]), reports.get(r["id"])
+                            r,
+                            self.spec(r["id"]),
+                            progress.get(r["id"]),
+                            reports.get(r["id"]),
+                            runs.get(r["id"]),
                         )
                         for r in rows
                     ]
@@ -159,7 +169,8 @@ class Dashboard:
 
     def campaign(self, campaign_id: str) -> bytes:
         """Progress and grids as JSON; recomputed only when a row is added or the campaign's state changes."""
-        version = self.version(campaign_id)
+        monitor_run = live.latest_monitor_runs(self.engine, [campaign_id]).get(campaign_id)
+        version = (*self.version(campaign_id), monitor_run)  # a run's progress moves without a new row
 
         def make() -> bytes:
             row = self.campaign_row(campaign_id)
@@ -169,7 +180,7 @@ class Dashboard:
             cells = live.grid_cells(self.engine, campaign_id, spec.metrics)
             return _json(
                 {
-                    "campaign": views.campaign_json(row, spec, progress, report_url),
+                    "campaign": views.campaign_json(row, spec, progress, report_url, monitor_run),
                     "grids": views.grid_json(cells, spec),
                     "spec_problem": spec.problem,
                 }

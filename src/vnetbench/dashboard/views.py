@@ -16,7 +16,7 @@ from vnetbench.plan import make_plan
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
 from vnetbench.spec.thresholds import Threshold, thresholds_for
-from vnetbench.store.live import CampaignProgress, GridCell, SeriesPoint
+from vnetbench.store.live import CampaignProgress, GridCell, MonitorRun, SeriesPoint
 
 # The per-interval sample that goes with a summary metric (ping's summary is rtt_mean_ns, its samples rtt_ns).
 SAMPLE_METRIC_OF = {
@@ -71,7 +71,11 @@ def read_campaign_spec(row: dict[str, Any]) -> CampaignSpec:
 
 
 def campaign_json(
-    row: dict[str, Any], spec: CampaignSpec, progress: CampaignProgress | None, report_url: str | None
+    row: dict[str, Any],
+    spec: CampaignSpec,
+    progress: CampaignProgress | None,
+    report_url: str | None,
+    monitor_run: MonitorRun | None = None,
 ) -> dict[str, Any]:
     done = progress.steps_done if progress else 0
     return {
@@ -85,6 +89,15 @@ def campaign_json(
         "attempts_failed": progress.attempts_failed if progress else 0,
         "last_result_utc_ns": progress.last_result_utc_ns if progress else None,
         "latest_repetition": progress.latest_repetition if progress else None,
+        # a monitored campaign: its newest run's progress (steps_done above counts every run's steps)
+        "monitor_run": None
+        if monitor_run is None
+        else {
+            "run": monitor_run.run,
+            "status": monitor_run.status,
+            "steps_done": monitor_run.steps_done,
+            "steps_total": monitor_run.steps_total,
+        },
         "report_url": report_url,
         "url": f"/campaigns/{row['id']}",
     }

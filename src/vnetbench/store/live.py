@@ -99,6 +99,33 @@ def campaign_progress(
         }
 
 
+@dataclass(frozen=True)
+class MonitorRun:
+    """A monitored campaign's newest run, as the monitor records it (monitor_runs)."""
+
+    run: int
+    status: str  # running | ok | failed | interrupted
+    steps_done: int
+    steps_total: int
+
+
+def latest_monitor_runs(engine: Engine, campaign_ids: Sequence[str] | None = None) -> dict[str, MonitorRun]:
+    """Each monitored campaign's newest run with its progress (none for campaigns never monitored)."""
+    r = t.monitor_runs
+    newest = select(r.c.campaign_id, func.max(r.c.run).label("run")).group_by(r.c.campaign_id)
+    if campaign_ids is not None:
+        newest = newest.where(r.c.campaign_id.in_(list(campaign_ids)))
+    latest = newest.subquery()
+    query = select(r.c.campaign_id, r.c.run, r.c.status, r.c.steps_done, r.c.steps_total).join(
+        latest, and_(r.c.campaign_id == latest.c.campaign_id, r.c.run == latest.c.run)
+    )
+    with engine.connect() as conn:
+        return {
+            cid: MonitorRun(int(run), status, int(done or 0), int(total or 0))
+            for cid, run, status, done, total in conn.execute(query)
+        }
+
+
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
 

@@ -181,3 +181,45 @@ def test_cli_port_0_serves_on_a_free_port_and_prints_it(db: Path, tmp_path: Path
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_a_monitored_campaign_shows_its_newest_runs_progress(db: Path, tmp_path: Path) -> None:
+    from tests.helpers.browser import chromium_page, missing_browser
+    from vnetbench.store.monitoring import MonitorStore
+
+    store = Store(db)
+    mstore = MonitorStore(store)
+    mstore.start_run("d1", 1, 0, 18)
+    mstore.step_done("d1", 1, 18, 18, 0)
+    mstore.finish_run("d1", 1, "ok")
+    mstore.start_run("d1", 2, 0, 18)
+    try:
+        with serving(create_app(str(db))) as url:
+            (campaign,) = httpx.get(f"{url}/api/campaigns").json()["campaigns"]
+            assert campaign["monitor_run"] == {
+                "run": 2,
+                "status": "running",
+                "steps_done": 0,
+                "steps_total": 18,
+            }
+            # the monitor records a step as done without a new measurement row: the answers follow it
+            mstore.step_done("d1", 2, 5, 5, 0)
+            for path in ("/api/campaigns", "/api/campaigns/d1"):
+                seen = wait_until(
+                    lambda path=path: httpx.get(url + path).json(),
+                    lambda a: "5" in str((a.get("campaigns") or [a.get("campaign")])[0]["monitor_run"]),
+                    POLL_DEADLINE_S,
+                )
+                shown = (seen.get("campaigns") or [seen.get("campaign")])[0]["monitor_run"]
+                assert (shown["run"], shown["steps_done"], shown["steps_total"]) == (2, 5, 18), path
+            if missing_browser() is None:  # the bar is run 2's 5 of 18 steps, not a full bar of every run's
+                with chromium_page(tmp_path / "chromium") as page:
+                    page.goto(f"{url}/campaigns/d1")
+                    progress = page.locator("#progress .progress")
+                    progress.wait_for(timeout=30_000)
+                    assert progress.get_attribute("data-run") == "2"
+                    assert page.locator("#progress .progress-text").inner_text().startswith("run 2: 5 / 18")
+                    width = page.locator("#progress .progress .fill").evaluate("e => e.style.width")
+                    assert width == f"{100 * 5 / 18:.1f}%"
+    finally:
+        store.close()
