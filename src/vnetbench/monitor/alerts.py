@@ -6,6 +6,7 @@ even across restarts, because the open episodes are read back from the store."""
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import logging
 import urllib.error
@@ -78,6 +79,30 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
                 Change("resolved", episode["id"], rule_name, series, float("nan"), episode["metric"])
             )
     return changes
+
+
+def unmatched_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]]) -> dict[str, str]:
+    """Rules whose metric no measurement of a run stored (a typo never fires): {rule: what to fix}.
+    `run_metrics` is MonitorStore.run_metrics of a run; a measurement without ok results says nothing."""
+    problems = {}
+    for rule in rules:
+        if rule.measurement is not None:
+            if rule.measurement not in run_metrics:
+                continue  # failed or not measured in this run: no news
+            known = run_metrics[rule.measurement]
+            missing = f"measurement {rule.measurement} stores no metric '{rule.metric}'"
+        else:
+            known = set().union(*run_metrics.values()) if run_metrics else set()
+            missing = f"no measurement stores a metric '{rule.metric}'"
+        if not known or rule.metric in known:
+            continue
+        close = difflib.get_close_matches(rule.metric, sorted(known), n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        problems[rule.name] = (
+            f"alert rule '{rule.name}' can never fire: {missing}; {hint}"
+            f"the metrics stored: {', '.join(sorted(known))} (docs/drivers.md)"
+        )
+    return problems
 
 
 def _iso(ns: int | None) -> str | None:

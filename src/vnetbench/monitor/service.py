@@ -203,6 +203,7 @@ class Monitor:
         self.console = console or Console(stderr=True)
         self.stopping = False
         self._in_run = False
+        self.warned_rules: set[str] = set()  # alert rules said to match no stored metric
         schedule = monitored.loaded.campaign.monitor
         assert schedule is not None
         self.schedule = schedule
@@ -378,6 +379,11 @@ class Monitor:
 
     def _check_alerts(self, run: int) -> None:
         rules = self.m.loaded.campaign.alerts
+        unmatched = alerts.unmatched_rules(rules, self.mstore.run_metrics(self.m.campaign_id, run))
+        for rule, problem in unmatched.items():
+            if rule not in self.warned_rules:  # once per rule and start (the spec is read at a start)
+                self.warned_rules.add(rule)
+                self._say(f"[yellow]{problem}[/yellow]; fix the spec and start the monitor again")
         for change in alerts.evaluate(self.mstore, self.m.campaign_id, rules, run):
             s = change.series
             colour = "red" if change.state == "firing" else "green"

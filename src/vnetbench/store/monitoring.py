@@ -211,6 +211,21 @@ class MonitorStore:
 
     # ------------------------------------------------------------ values
 
+    def run_metrics(self, campaign_id: str, run: int) -> dict[str, set[str]]:
+        """The summary metrics each measurement of run `run` stored (its ok results only)."""
+        m, s = t.measurements, t.summaries
+        query = (
+            select(m.c.measurement, s.c.metric)
+            .join(s, s.c.measurement_id == m.c.id)
+            .where(m.c.campaign_id == campaign_id, m.c.repetition == run, m.c.status == "ok")
+            .distinct()
+        )
+        out: dict[str, set[str]] = defaultdict(set)
+        with self.engine.connect() as conn:
+            for measurement, metric in conn.execute(query):
+                out[measurement].add(metric)
+        return dict(out)
+
     def recent_values(
         self, campaign_id: str, metric: str, runs: int, measurement: str | None = None
     ) -> dict[Series, list[tuple[int, float]]]:

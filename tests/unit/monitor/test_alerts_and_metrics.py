@@ -102,7 +102,7 @@ def test_the_monitor_says_an_alerts_value_in_the_metrics_unit(monitored) -> None
     console = Console(record=True, width=200)
     monitor = Monitor.__new__(Monitor)  # only what _check_alerts uses: no topology, no schedule
     campaign = SimpleNamespace(alerts=[LOSSY])
-    monitor.mstore, monitor.webhook, monitor.console = mstore, None, console
+    monitor.mstore, monitor.webhook, monitor.console, monitor.warned_rules = mstore, None, console, set()
     monitor.m = SimpleNamespace(campaign_id="c1", name="t", loaded=SimpleNamespace(campaign=campaign))
     for run in (1, 2):
         store_run(store, run, {("a", "b"): 0.034})
@@ -112,6 +112,34 @@ def test_the_monitor_says_an_alerts_value_in_the_metrics_unit(monitored) -> None
     text = console.export_text()
     assert "alert firing: lossy on udp a→b (value 3.40 %)" in text, text
     assert "alert resolved: lossy on udp a→b (rule no longer in the spec)" in text, text
+
+
+def test_a_rule_on_a_metric_no_measurement_stores_is_said_once(monitored) -> None:
+    from rich.console import Console
+
+    from vnetbench.monitor.service import Monitor
+
+    store, mstore = monitored
+    typo = AlertRule(name="slow", measurement="udp", metric="thruput_bps", op="<", threshold="30mbit")
+    anywhere = AlertRule(name="late", metric="late_replies", op=">", threshold=0)
+    console = Console(record=True, width=300)
+    monitor = Monitor.__new__(Monitor)  # only what _check_alerts uses
+    campaign = SimpleNamespace(alerts=[LOSSY, typo, anywhere])
+    monitor.mstore, monitor.webhook, monitor.console, monitor.warned_rules = mstore, None, console, set()
+    monitor.m = SimpleNamespace(campaign_id="c1", name="t", loaded=SimpleNamespace(campaign=campaign))
+    for run in (1, 2):
+        store_run(store, run, {("a", "b"): 0.0})
+        monitor._check_alerts(run)
+    text = console.export_text()
+    assert text.count("can never fire") == 2, text  # once per rule, not after every run
+    assert (
+        "alert rule 'slow' can never fire: measurement udp stores no metric 'thruput_bps'; did you mean "
+        "throughput_bps? the metrics stored: loss_ratio, throughput_bps (docs/drivers.md)"
+    ) in text
+    assert "alert rule 'late' can never fire: no measurement stores a metric 'late_replies'" in text
+    assert "'lossy'" not in text
+    # a measurement with no ok result in the run says nothing about its metrics
+    assert alerts.unmatched_rules([typo], {}) == {}
 
 
 def test_the_webhook_gets_one_firing_and_one_resolved_message_per_episode(monitored) -> None:
