@@ -74,7 +74,12 @@ TokenOption = Annotated[
     str | None, typer.Option(envvar="VNETBENCH_TOKEN", help="require this token on every HTTP request")
 ]
 ReportsOption = Annotated[
-    Path | None, typer.Option(help="directory of static reports the dashboard links to")
+    Path | None,
+    typer.Option(
+        "--reports",
+        "--report",
+        help="directory of static reports the dashboard links to (as dashboard --report)",
+    ),
 ]
 NewCampaignOption = Annotated[
     bool,
@@ -119,6 +124,11 @@ def monitor_command(
             f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
         )
     until_at = parse_until(until)
+    if dashboard and reports is not None and not reports.is_dir():
+        raise fail(
+            f"--reports {reports}: no such directory; write a report first "
+            "(vnetbench report --out DIR) or leave --reports out"
+        )
     loaded = _load_all(specs)  # before the store: a bad spec leaves no new, empty store behind
     store = open_store(db, create=True)
     prepared = _prepare(loaded, store, new_campaign, campaign_id)

@@ -69,3 +69,14 @@ def test_a_resumed_run_is_running_again_without_its_interruptions_end(tmp_path: 
         assert (last["status"], last["finished_utc_ns"], last["message"]) == ("running", None, None)
     finally:
         store.close()
+
+
+def test_a_missing_reports_directory_is_refused_as_the_dashboard_refuses_it(tmp_path: Path) -> None:
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC)
+    # `--report` as `vnetbench dashboard` spells it, or `--reports`: the same option
+    for option in ("--report", "--reports"):
+        done = _monitor(str(spec), "--db", str(tmp_path / "m.db"), option, str(tmp_path / "nope"))
+        assert done.returncode == 2, done.stderr
+        assert f"--reports {tmp_path / 'nope'}: no such directory" in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mon.yaml"]  # refused before the store
