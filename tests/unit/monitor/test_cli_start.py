@@ -9,9 +9,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.unit.monitor.test_schedule_and_runs import SPEC
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
+
+SPEC = """\
+name: mon
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b], rate: 100mbit}]
+measurements:
+  - {name: rtt, kind: rtt, count: 3}
+  - {name: tcp, kind: tcp, duration: 1s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
+monitor: {repeat: PT10M, slip: 30s}
+"""
 
 
 def _monitor(*args: str) -> subprocess.CompletedProcess[str]:
