@@ -123,9 +123,12 @@ def prepare(
     check_monitorable(loaded)
     mstore = MonitorStore(store)
     provider = "ssh" if loaded.campaign.inventory is not None else "local"
-    if campaign_id is None and not new_campaign:
-        campaign_id = mstore.find(loaded.campaign.name)
-    resumed = campaign_id is not None
+    if campaign_id is not None:  # a child of a several-spec monitor: its parent may just have created it
+        resumed = mstore.last_run(campaign_id) is not None
+    else:
+        if not new_campaign:
+            campaign_id = mstore.find(loaded.campaign.name)
+        resumed = campaign_id is not None
     if campaign_id is None:
         campaign_id = create_campaign(loaded, store, provider=provider).campaign_id
     row = store.campaign(campaign_id)

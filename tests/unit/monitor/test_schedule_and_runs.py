@@ -193,6 +193,11 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
     # the schedule and the rules may change: the same campaign goes on
     again = prepare(parse_spec(SPEC.replace("PT10M", "PT5M") + "alerts: []\n", "mon.yaml"), store)
     assert again.resumed and again.campaign_id == first.campaign_id and again.seed == first.seed
+    # a several-spec monitor's child gets the id its parent found or just created: it continues the
+    # campaign (says 'continuing') only once the campaign has runs (it said so for a new one)
+    assert not prepare(parse_spec(SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
+    MonitorStore(store).start_run(first.campaign_id, 1, 0, 2)
+    assert prepare(parse_spec(SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
     # what is measured may not: a new series needs --new-campaign
     changed = SPEC.replace("count: 3", "count: 5")
     with pytest.raises(MonitorError, match=r"different spec \(measurements changed; .* --new-campaign"):
