@@ -273,6 +273,7 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
     dash = Dashboard(store_url, report_dir)
     app.state.dashboard = dash
     app.state.public_paths = set()
+    app.state.has_alerts = False  # `vnetbench monitor` adds /api/alerts (and sets this): pages ask for it
     if token:
         app.middleware("http")(_token_guard(token, app.state.public_paths))
     pages = Environment(
@@ -314,17 +315,32 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
     def campaigns_page() -> HTMLResponse:
         return page("campaigns.html", has_report=report_dir is not None)
 
+    def campaign_row_or_page(campaign_id: str) -> dict[str, Any] | HTMLResponse:
+        """The campaign, or a page (404) saying there is none: a browser shows it, not raw JSON."""
+        try:
+            return dash.campaign_row(campaign_id)
+        except HTTPException as exc:
+            response = page("notfound.html", detail=exc.detail)
+            response.status_code = exc.status_code
+            return response
+
     @app.get("/campaigns/{campaign_id}", response_class=HTMLResponse)
     def campaign_page(campaign_id: str) -> HTMLResponse:
-        return page("campaign.html", campaign=dash.campaign_row(campaign_id))
+        row = campaign_row_or_page(campaign_id)
+        if isinstance(row, HTMLResponse):
+            return row
+        return page("campaign.html", campaign=row, has_alerts=app.state.has_alerts)
 
     @app.get("/campaigns/{campaign_id}/series", response_class=HTMLResponse)
     def series_page(
         campaign_id: str, measurement: str, src: str, dst: str, metric: str, contended: bool = False
     ) -> HTMLResponse:
+        row = campaign_row_or_page(campaign_id)
+        if isinstance(row, HTMLResponse):
+            return row
         return page(
             "series.html",
-            campaign=dash.campaign_row(campaign_id),
+            campaign=row,
             measurement=measurement,
             src=src,
             dst=dst,

@@ -148,6 +148,7 @@ def build_app(
     else:
         app = create_app(store_url, token=token, report_dir=report_dir)
         app.include_router(monitor_router(store_url, None, campaign_ids))
+        app.state.has_alerts = True  # the campaign pages list the alert episodes
     return app
 
 

@@ -77,7 +77,14 @@ def test_unknown_campaign_is_a_404_naming_the_store(db: Path) -> None:
         answer = httpx.get(f"{url}/api/campaigns/nope")
         assert answer.status_code == 404
         assert "no campaign 'nope'" in answer.json()["detail"] and str(db) in answer.json()["detail"]
-        assert httpx.get(f"{url}/campaigns/nope").status_code == 404
+        # the pages answer a browser with a page (it got raw JSON), linking back to the campaigns
+        params = {"measurement": "tcp", "src": "a", "dst": "b", "metric": "throughput_bps"}
+        for page in (
+            httpx.get(f"{url}/campaigns/nope"),
+            httpx.get(f"{url}/campaigns/nope/series", params=params),
+        ):
+            assert page.status_code == 404 and page.headers["content-type"].startswith("text/html")
+            assert "no campaign &#39;nope&#39; in the store" in page.text and 'href="/"' in page.text
         missing = httpx.get(f"{url}/api/campaigns/d1/series", params={"measurement": "tcp"})
         assert missing.status_code == 422  # src, dst and metric are required
 
@@ -214,6 +221,8 @@ def test_a_monitored_campaign_shows_its_newest_runs_progress(db: Path, tmp_path:
                 assert (shown["run"], shown["steps_done"], shown["steps_total"]) == (2, 5, 18), path
             if missing_browser() is None:  # the bar is run 2's 5 of 18 steps, not a full bar of every run's
                 with chromium_page(tmp_path / "chromium") as page:
+                    errors: list[str] = []  # e.g. a request for /favicon.ico that answers 404
+                    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
                     page.goto(f"{url}/campaigns/d1")
                     progress = page.locator("#progress .progress")
                     progress.wait_for(timeout=30_000)
@@ -221,5 +230,7 @@ def test_a_monitored_campaign_shows_its_newest_runs_progress(db: Path, tmp_path:
                     assert page.locator("#progress .progress-text").inner_text().startswith("run 2: 5 / 18")
                     width = page.locator("#progress .progress .fill").evaluate("e => e.style.width")
                     assert width == f"{100 * 5 / 18:.1f}%"
+                    page.get_by_text("updated").wait_for(timeout=30_000)  # a poll has been answered
+                    assert errors == []
     finally:
         store.close()

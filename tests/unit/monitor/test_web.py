@@ -73,3 +73,13 @@ def test_the_dashboards_app_gets_the_monitor_routes(db: str, serve, monkeypatch:
     assert json.loads(http_get(base + "/")[1]) == {"page": "dashboard"}
     assert http_get(base + "/health")[0] == 200
     assert "vnetbench_monitor_runs" in http_get(base + "/metrics")[1]
+
+
+def test_a_campaign_page_asks_for_alerts_only_where_the_monitor_serves_them(db: str, serve) -> None:
+    from vnetbench.dashboard import create_app
+
+    # the plain dashboard has no /api/alerts: its page must not ask (a 404 in the browser's console)
+    plain, monitor = serve(create_app(db)), serve(build_app(db))
+    assert 'data-alerts="0"' in http_get(plain + "/campaigns/c1")[1]
+    assert 'data-alerts="1"' in http_get(monitor + "/campaigns/c1")[1]
+    assert http_get(monitor + "/api/alerts?campaign=c1")[0] == 200

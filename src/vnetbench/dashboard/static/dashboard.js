@@ -184,8 +184,9 @@ function renderGrid(campaign, grid) {
     table);
 }
 
-// The monitor adds /api/alerts to this app (alert episodes of its rules); without it there is none to show.
-let alertsAvailable = true;
+// The monitor adds /api/alerts to this app (alert episodes of its rules); without it there is none to show
+// (the page says which: data-alerts; asking anyway would log a 404 in the browser's console).
+let alertsAvailable = body.dataset.alerts !== "0";
 let firing = new Set();
 
 async function refreshAlerts(campaign) {
