@@ -276,14 +276,6 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
     app.state.has_alerts = False  # `vnetbench monitor` adds /api/alerts (and sets this): pages ask for it
     if token:
         app.middleware("http")(_token_guard(token, app.state.public_paths))
-    pages = Environment(
-        loader=PackageLoader("vnetbench.dashboard", "templates"), autoescape=select_autoescape()
-    )
-
-    def page(name: str, **context: Any) -> HTMLResponse:
-        html = pages.get_template(name).render(poll_ms=POLL_MS, version=__version__, **context)
-        return HTMLResponse(html)
-
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     if report_dir is not None:
         app.mount("/report", StaticFiles(directory=report_dir, html=True, check_dir=False), name="report")
@@ -309,7 +301,19 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
     ) -> Response:
         return _json_response(dash.series(campaign_id, measurement, src, dst, metric, contended))
 
-    # ------------------------------------------------------------ pages
+    _add_pages(app, dash, report_dir)
+    return app
+
+
+def _add_pages(app: FastAPI, dash: Dashboard, report_dir: Path | None) -> None:
+    """The HTML pages: shells whose script polls the JSON API."""
+    pages = Environment(
+        loader=PackageLoader("vnetbench.dashboard", "templates"), autoescape=select_autoescape()
+    )
+
+    def page(name: str, **context: Any) -> HTMLResponse:
+        html = pages.get_template(name).render(poll_ms=POLL_MS, version=__version__, **context)
+        return HTMLResponse(html)
 
     @app.get("/", response_class=HTMLResponse)
     def campaigns_page() -> HTMLResponse:
@@ -347,5 +351,3 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
             metric=metric,
             contended=contended,
         )
-
-    return app
