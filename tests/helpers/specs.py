@@ -25,3 +25,17 @@ patterns:
   - {kind: mesh, nodes: [n1, n2, n3], measurements: [tcp], max_parallel: 2}
 schedule: {repetitions: 3, rebuild: true, interval: 60s}
 """
+
+# Two nodes, RTT and TCP, on a 10-minute monitoring schedule.
+MONITORED_SPEC = """\
+name: mon
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b], rate: 100mbit}]
+measurements:
+  - {name: rtt, kind: rtt, count: 3}
+  - {name: tcp, kind: tcp, duration: 1s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
+monitor: {repeat: PT10M, slip: 30s}
+"""

@@ -20,6 +20,10 @@ from vnetbench.cli.common import (
     CampaignArg,
     DbOption,
     JsonOption,
+    NoReportOption,
+    ReportOption,
+    SeedOption,
+    SetOption,
     err,
     fail,
     find_campaign,
@@ -41,16 +45,10 @@ from vnetbench.store.monitoring import MonitorStore
 def run(
     spec: Annotated[Path, typer.Argument(help="campaign YAML file")],
     db: DbOption = "vnetbench.db",
-    report: Annotated[
-        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
-    ] = None,
-    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable)")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="seed for randomised order (default: recorded random)")
-    ] = None,
+    report: ReportOption = None,
+    no_report: NoReportOption = False,
+    set_: SetOption = None,
+    seed: SeedOption = None,
     inventory: Annotated[
         Path | None, typer.Option(help="run on these existing hosts over SSH (docs/ssh-provider.md)")
     ] = None,
@@ -147,10 +145,8 @@ def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
 def resume(
     campaign: CampaignArg = None,
     db: DbOption = "vnetbench.db",
-    report: Annotated[
-        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
-    ] = None,
-    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
+    report: ReportOption = None,
+    no_report: NoReportOption = False,
 ) -> None:
     """Continue an interrupted campaign: measurements already stored are never redone."""
     # the run machinery: imported when a campaign runs, for start-up time

@@ -33,6 +33,14 @@ DbOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="print one JSON object instead of tables (SI base units)")
 ]
+ReportOption = Annotated[
+    Path | None, typer.Option("--report", help="write the report here (default: reports/NAME-ID)")
+]
+NoReportOption = Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")]
+SetOption = Annotated[
+    list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable)")
+]
+SeedOption = Annotated[int | None, typer.Option(help="seed for randomised order (default: recorded random)")]
 CAMPAIGN_HELP = (
     "campaign id, id prefix or name (a name: its newest campaign; default: the newest in the store)"
 )

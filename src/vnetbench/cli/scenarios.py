@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
 from vnetbench.cli.campaign import run_and_report
-from vnetbench.cli.common import DbOption, JsonOption, fail, out, parse_sets, spec_errors
+from vnetbench.cli.common import (
+    DbOption,
+    JsonOption,
+    NoReportOption,
+    ReportOption,
+    SeedOption,
+    SetOption,
+    fail,
+    out,
+    parse_sets,
+    spec_errors,
+)
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.scenarios import Scenario, all_scenarios, get_scenario
 from vnetbench.spec.errors import SpecInvalid
@@ -43,16 +53,10 @@ def scenarios_show(name: ScenarioArg) -> None:
 def scenarios_run(
     name: ScenarioArg,
     db: DbOption = "vnetbench.db",
-    report: Annotated[
-        Path | None, typer.Option(help="write the report here (default: reports/NAME-ID)")
-    ] = None,
-    no_report: Annotated[bool, typer.Option("--no-report", help="do not write a report at the end")] = False,
-    set_: Annotated[
-        list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable)")
-    ] = None,
-    seed: Annotated[
-        int | None, typer.Option(help="seed for randomised order (default: recorded random)")
-    ] = None,
+    report: ReportOption = None,
+    no_report: NoReportOption = False,
+    set_: SetOption = None,
+    seed: SeedOption = None,
 ) -> None:
     """Run a built-in scenario and write its report."""
     sc = _scenario(name)

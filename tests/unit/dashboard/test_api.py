@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers.cli import cli_quick
 from tests.helpers.dashboard_server import serving
 from tests.helpers.dashboard_stores import dashboard_store, record
 from tests.helpers.timing import wait_until
@@ -142,13 +143,7 @@ def test_a_nan_in_the_store_is_null_in_the_answer(db: Path) -> None:
 
 
 def _dashboard_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vnetbench.cli", "dashboard", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
-    )
+    return cli_quick("dashboard", *args, timeout=60)
 
 
 def test_cli_refuses_a_store_path_with_nothing_there_and_creates_nothing(tmp_path: Path) -> None:

@@ -6,39 +6,21 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.helpers.cli import cli_quick
+from tests.helpers.specs import MONITORED_SPEC
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 
-SPEC = """\
-name: mon
-topology:
-  nodes: [{name: a}, {name: b}]
-  links: [{endpoints: [a, b], rate: 100mbit}]
-measurements:
-  - {name: rtt, kind: rtt, count: 3}
-  - {name: tcp, kind: tcp, duration: 1s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
-monitor: {repeat: PT10M, slip: 30s}
-"""
-
 
 def _monitor(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "vnetbench.cli", "monitor", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
-    )
+    return cli_quick("monitor", *args, timeout=120)
 
 
 def test_a_bad_spec_is_refused_before_the_store_is_created(tmp_path: Path) -> None:
     spec = tmp_path / "mon.yaml"
-    spec.write_text(SPEC.replace("repeat: PT10M", "repeat: 10 minutes"))
+    spec.write_text(MONITORED_SPEC.replace("repeat: PT10M", "repeat: 10 minutes"))
     db = tmp_path / "new.db"
     done = _monitor(str(spec), "--db", str(db), "--no-dashboard")
     assert done.returncode == 2
@@ -49,7 +31,7 @@ def test_a_bad_spec_is_refused_before_the_store_is_created(tmp_path: Path) -> No
 
 def test_a_port_in_use_leaves_the_campaign_stopped_not_waiting(tmp_path: Path) -> None:
     spec = tmp_path / "mon.yaml"
-    spec.write_text(SPEC)
+    spec.write_text(MONITORED_SPEC)
     db = tmp_path / "m.db"
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
@@ -71,7 +53,7 @@ def test_a_resumed_run_is_running_again_without_its_interruptions_end(tmp_path: 
         from vnetbench.monitor.service import prepare
         from vnetbench.spec.loader import parse_spec
 
-        cid = prepare(parse_spec(SPEC, "mon.yaml"), store).campaign_id
+        cid = prepare(parse_spec(MONITORED_SPEC, "mon.yaml"), store).campaign_id
         mstore = MonitorStore(store)
         mstore.start_run(cid, 1, 0, 2)
         mstore.finish_run(cid, 1, "interrupted", "stopped by a signal during the run")
@@ -85,7 +67,7 @@ def test_a_resumed_run_is_running_again_without_its_interruptions_end(tmp_path: 
 
 def test_a_missing_reports_directory_is_refused_as_the_dashboard_refuses_it(tmp_path: Path) -> None:
     spec = tmp_path / "mon.yaml"
-    spec.write_text(SPEC)
+    spec.write_text(MONITORED_SPEC)
     # `--report` as `vnetbench dashboard` spells it, or `--reports`: the same option
     for option in ("--report", "--reports"):
         done = _monitor(str(spec), "--db", str(tmp_path / "m.db"), option, str(tmp_path / "nope"))

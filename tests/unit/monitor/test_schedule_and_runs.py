@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.specs import MONITORED_SPEC
 from tests.helpers.timing import wait_until
 from vnetbench.monitor.runs import next_run, run_plan
 from vnetbench.monitor.schedule import Limits, next_slot, slip_ns
@@ -16,19 +17,6 @@ from vnetbench.spec.loader import SpecInvalid, parse_spec
 from vnetbench.spec.monitoring import AlertRule, MonitorSchedule, parse_period_ns
 
 S = 10**9
-
-SPEC = """\
-name: mon
-topology:
-  nodes: [{name: a}, {name: b}]
-  links: [{endpoints: [a, b], rate: 100mbit}]
-measurements:
-  - {name: rtt, kind: rtt, count: 3}
-  - {name: tcp, kind: tcp, duration: 1s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
-monitor: {repeat: PT10M, slip: 30s}
-"""
 
 
 @pytest.mark.parametrize(
@@ -91,7 +79,7 @@ def test_a_rules_condition_shows_its_threshold_in_the_metrics_unit(
 
 
 def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
-    bad = SPEC.replace(
+    bad = MONITORED_SPEC.replace(
         "monitor: {repeat: PT10M, slip: 30s}", "monitor: {repeat: PT10M}\nschedule: {repetitions: 3}"
     )
     bad += "alerts:\n  - {name: x, measurement: udp, metric: loss_ratio, op: '>', threshold: 1%}\n"
@@ -101,7 +89,10 @@ def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
     assert "mon.yaml:11: schedule.repetitions: a monitored campaign's runs are its repetitions" in text
     assert "mon.yaml:13: alerts[0].measurement: no measurement 'udp'; known: rtt, tcp" in text
     with pytest.raises(SpecInvalid, match="threshold"):
-        parse_spec(SPEC + "alerts: [{name: x, metric: loss_ratio, op: '>', threshold: 2 apples}]\n", "m.yaml")
+        parse_spec(
+            MONITORED_SPEC + "alerts: [{name: x, metric: loss_ratio, op: '>', threshold: 2 apples}]\n",
+            "m.yaml",
+        )
 
 
 @pytest.mark.parametrize(
@@ -115,7 +106,7 @@ def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
     ],
 )
 def test_a_bad_until_names_the_line_and_what_a_time_looks_like(until: str, expected: str) -> None:
-    spec = SPEC.replace("slip: 30s}", f"slip: 30s, until: {until}}}")
+    spec = MONITORED_SPEC.replace("slip: 30s}", f"slip: 30s, until: {until}}}")
     with pytest.raises(SpecInvalid) as caught:
         parse_spec(spec, "mon.yaml")
     text = str(caught.value)
@@ -123,7 +114,7 @@ def test_a_bad_until_names_the_line_and_what_a_time_looks_like(until: str, expec
 
 
 def test_run_n_is_the_template_with_its_keys_and_repetition() -> None:
-    loaded = parse_spec(SPEC, "mon.yaml")
+    loaded = parse_spec(MONITORED_SPEC, "mon.yaml")
     template = make_plan(loaded, "c1", 0)
     assert [s.key for s in template.steps] == ["r001/p/rtt/a>b", "r001/p/tcp/a>b"]
     run = run_plan(template, 12)
@@ -188,23 +179,23 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
     from vnetbench.store.monitoring import MonitorStore
 
     store = Store(tmp_path / "m.db")
-    first = prepare(parse_spec(SPEC, "mon.yaml"), store)
+    first = prepare(parse_spec(MONITORED_SPEC, "mon.yaml"), store)
     assert not first.resumed
     # the schedule and the rules may change: the same campaign goes on
-    again = prepare(parse_spec(SPEC.replace("PT10M", "PT5M") + "alerts: []\n", "mon.yaml"), store)
+    again = prepare(parse_spec(MONITORED_SPEC.replace("PT10M", "PT5M") + "alerts: []\n", "mon.yaml"), store)
     assert again.resumed and again.campaign_id == first.campaign_id and again.seed == first.seed
     # a several-spec monitor's child gets the id its parent found or just created: it continues the
     # campaign (says 'continuing') only once the campaign has runs (it said so for a new one)
-    assert not prepare(parse_spec(SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
+    assert not prepare(parse_spec(MONITORED_SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
     MonitorStore(store).start_run(first.campaign_id, 1, 0, 2)
-    assert prepare(parse_spec(SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
+    assert prepare(parse_spec(MONITORED_SPEC, "mon.yaml"), store, campaign_id=first.campaign_id).resumed
     # what is measured may not: a new series needs --new-campaign
-    changed = SPEC.replace("count: 3", "count: 5")
+    changed = MONITORED_SPEC.replace("count: 3", "count: 5")
     with pytest.raises(MonitorError, match=r"different spec \(measurements changed; .* --new-campaign"):
         prepare(parse_spec(changed, "mon.yaml"), store)
     # it names what changed: here only the dashboard's thresholds (it said 'topology, measurements or
     # patterns changed' whatever it was)
-    recoloured = SPEC + "thresholds: {rtt_mean_ns: {warning: 2ms, critical: 10ms}}\n"
+    recoloured = MONITORED_SPEC + "thresholds: {rtt_mean_ns: {warning: 2ms, critical: 10ms}}\n"
     with pytest.raises(MonitorError, match=r"different spec \(thresholds changed; only monitor, alerts"):
         prepare(parse_spec(recoloured, "mon.yaml"), store)
     fresh = prepare(parse_spec(changed, "mon.yaml"), store, new_campaign=True)
