@@ -186,6 +186,10 @@ def validate(
         if set_:
             loaded = parse_spec(loaded.text, loaded.source, overrides=parse_sets(set_))
         plan = make_plan(loaded, "00000000", loaded.campaign.schedule.seed or 0)
+        if loaded.campaign.monitor is not None:  # a monitor: block means the file is for `vnetbench monitor`
+            from vnetbench.monitor.service import check_monitorable
+
+            check_monitorable(loaded)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
     if json_output:

@@ -15,6 +15,7 @@ import typer.main
 from typer.testing import CliRunner
 
 import vnetbench
+from tests.helpers.specs import MONITORED_SPEC
 from vnetbench.cli import app
 from vnetbench.observers.base import RunSummary
 from vnetbench.store.db import Store
@@ -249,3 +250,17 @@ def test_an_id_prefix_of_several_campaigns_is_refused(tmp_path: Path, command: l
     res = CliRunner().invoke(app, [*command, "--db", str(db)])
     assert res.exit_code == 2, res.output  # picked the newest of the two without a word
     assert "'ab' starts the ids of 2 campaigns (ab12, ab34); give more of the id" in res.output
+
+
+def test_validate_checks_a_monitored_spec_as_the_monitor_will(tmp_path: Path) -> None:
+    """A file with a monitor: block is for `vnetbench monitor`, which refuses schedule.repetitions
+    (its runs are the repetitions): validate said 'valid' and the monitor then refused it."""
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC.replace("monitor:", "schedule: {repetitions: 2}\nmonitor:"))
+    res = CliRunner().invoke(app, ["validate", str(spec)], env=WIDE)
+    assert res.exit_code == 2
+    assert "schedule.repetitions: a monitored campaign's runs are its repetitions" in res.output
+    spec.write_text(MONITORED_SPEC)
+    res = CliRunner().invoke(app, ["validate", str(spec)], env=WIDE)
+    assert res.exit_code == 0, res.output
+    assert "valid" in res.output
