@@ -79,6 +79,12 @@ def _resolve(thresholds: dict[str, Threshold]) -> dict[str, Threshold]:
             raise ValueError(f"{metric!r} is not a metric name (lower case, digits, '_'; e.g. loss_ratio)")
         warning = _level_in_unit(metric, th.warning, th.of)
         critical = _level_in_unit(metric, th.critical, th.of)
+        if th.worse is not None and warning != critical and (critical > warning) != (th.worse == "above"):
+            # e.g. loss {warning: 5%, critical: 1%, worse: above}: every value past 1 % is critical first
+            raise ValueError(
+                f"{metric}: with worse: {th.worse} the critical level must lie {th.worse} the warning level "
+                f"(here {th.critical} vs {th.warning}), or no cell can ever be 'warning'; swap the two levels"
+            )
         resolved[metric] = th.model_copy(update={"warning": warning, "critical": critical})
     return resolved
 

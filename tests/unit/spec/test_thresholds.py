@@ -102,6 +102,16 @@ def test_no_thresholds_means_the_defaults() -> None:
             "of: baseline levels are factors",
         ),
         ("", "thresholds:\n  loss_ratio: {warning: 1%}", "critical"),
+        (
+            "",
+            "thresholds:\n  loss_ratio: {warning: 5%, critical: 1%, worse: above}",
+            "the critical level must lie above the warning level (here 1% vs 5%)",
+        ),
+        (
+            "thresholds: {throughput_bps: {warning: 0.5, critical: 0.9, of: expected-max, worse: below}}",
+            "",
+            "the critical level must lie below the warning level (here 0.9 vs 0.5)",
+        ),
     ],
 )
 def test_malformed_thresholds_are_located_errors_with_the_fix(
