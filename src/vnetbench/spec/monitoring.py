@@ -92,6 +92,16 @@ class MonitorSchedule(_Strict):
             )
         return value
 
+    @field_validator("until", mode="before")
+    @classmethod
+    def _not_a_number(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):  # pydantic: seconds since 1970
+            raise ValueError(
+                f"{value!r} is not a time (a bare number would be read as seconds since 1970); "
+                "expected an ISO-8601 time like 2026-12-11T00:00:00Z"
+            )
+        return value
+
     @field_validator("until")
     @classmethod
     def _utc(cls, value: dt.datetime | None) -> dt.datetime | None:

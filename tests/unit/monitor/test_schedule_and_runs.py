@@ -100,6 +100,8 @@ def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
     [
         # pydantic alone said 'input should be a valid datetime or date, input is too short'
         ("tomorrow", "mon.yaml:10: monitor.until: 'tomorrow' is not a time: "),
+        # a number was taken as seconds since 1970: the monitor would stop before its first run
+        ("5", "mon.yaml:10: monitor.until: 5 is not a time (a bare number would be read as seconds"),
         # YAML's own date constructor raised ValueError: a traceback instead of an error line
         ("2026-13-01", "mon.yaml:10: not a real date or time (month must be in 1..12)"),
         ("2026-02-30T00:00:00Z", "mon.yaml:10: not a real date or time (day is out of range for month)"),
