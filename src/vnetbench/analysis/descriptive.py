@@ -223,7 +223,8 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     )
     reasons.append(
         f"Jain's fairness index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f} over {comp.repetitions} "
-        f"repetition(s){interval} (1 = equal shares, {1 / n:.2f} = one flow takes all)"
+        f"repetition{'' if comp.repetitions == 1 else 's'}{interval} "
+        f"(1 = equal shares, {1 / n:.2f} = one flow takes all)"
     )
     reasons.append(
         f"flows were released within {comp.skew_mean_ns / 1e6:.2f} ms of each other on average "

@@ -135,8 +135,9 @@ def _overview(context: ReportContext) -> Section:
         section.items += fidelity.shaping_items(layout)
         times = builds["build_ns"].dropna()
         if len(times):
+            built = "once" if len(builds) == 1 else f"{len(builds)} times"
             section.items.append(
-                f"The topology was built {len(builds)} time(s): build {format_duration(times.median())} "
+                f"The topology was built {built}: build {format_duration(times.median())} "
                 f"median, teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
             )
     with contextlib.suppress(yaml.YAMLError):

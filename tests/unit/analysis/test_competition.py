@@ -51,3 +51,10 @@ def test_one_repetition_says_so() -> None:
     assert c.verdict.endswith("they share unfairly in the one repetition (Jain's index 0.880)")
     assert c.jain_interval != c.jain_interval or all(x != x for x in c.jain_interval)  # NaN: no interval
     assert not any("interval of the expected index" in r for r in c.reasons)
+
+
+def test_counts_are_in_words() -> None:
+    (one,) = competition(star([(30e6, 65e6)]))
+    (two,) = competition(star([(30e6, 65e6), (65e6, 30e6)]))
+    assert any("over 1 repetition (1 = equal" in r for r in one.reasons)
+    assert any("over 2 repetitions, 95 % interval" in r for r in two.reasons)
