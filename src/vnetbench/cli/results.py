@@ -31,20 +31,34 @@ def report(
 
 def campaigns(db: DbOption = "vnetbench.db", json_output: JsonOption = False) -> None:
     """List the campaigns in a store."""
+    from vnetbench.providers.cleanup import process_gone
+
     store = open_store(db)
     rows = []
     for row in store.campaigns():
         frame = store.measurements_frame(row["id"])
         ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
-        rows.append({k: row[k] for k in ("id", "name", "status", "created_utc_ns")} | {"measurements_ok": ok})
+        rows.append(
+            {k: row[k] for k in ("id", "name", "status", "created_utc_ns")}
+            | {"measurements_ok": ok, "process_gone": process_gone(store, row), "pid": row.get("pid")}
+        )
     if json_output:
-        print_json(rows)
+        print_json([{k: v for k, v in r.items() if k != "pid"} for r in rows])
         return
     table = Table("id", "name", "status", "created (UTC)", "measurements ok")
     for r in rows:
         when = dt.datetime.fromtimestamp(r["created_utc_ns"] / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M")
-        table.add_row(r["id"], r["name"], r["status"], when, str(r["measurements_ok"]))
+        status = "running, process gone" if r["process_gone"] else r["status"]
+        table.add_row(r["id"], r["name"], status, when, str(r["measurements_ok"]))
     print_table(out, table)
+    for r in rows:
+        if r["process_gone"]:  # killed with SIGKILL or a reboot: nothing was left to record the end
+            out.print(
+                f"{r['id']}: stored as running, but its process (pid {r['pid']}) is gone; "
+                f"`vnetbench resume {r['id']} --db {store.location}` continues it",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 def export(

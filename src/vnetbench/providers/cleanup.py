@@ -36,7 +36,7 @@ def active_campaigns() -> list[tuple[str, str]]:
     return runtime.active()
 
 
-def _still_running(store: Store, campaign_id: str) -> int | None:
+def still_running(store: Store, campaign_id: str) -> int | None:
     """The pid of the campaign's controlling vnetbench process if it is alive (and not us)."""
     row = store.campaign(campaign_id)
     if not row or row.get("status") != "running" or not row.get("pid"):
@@ -52,13 +52,21 @@ def _still_running(store: Store, campaign_id: str) -> int | None:
     return pid if b"vnetbench" in cmdline else None
 
 
+def process_gone(store: Store, row: dict[str, Any]) -> bool:
+    """A campaign stored as 'running' whose controlling process, started on this machine, no longer
+    exists (killed with SIGKILL, or the machine rebooted): nothing is left that could set its end."""
+    on_this_machine = (row.get("environment") or {}).get("hostname") == os.uname().nodename
+    running = row.get("status") == "running" and bool(row.get("pid"))
+    return running and on_this_machine and still_running(store, row["id"]) is None
+
+
 def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
     """Remove every live object of one campaign (or of all campaigns in the store) that is ours."""
     report = CleanReport()
     rows = store.live_objects(campaign_id)
     campaigns = sorted({r["campaign_id"] for r in rows})
     for cid in campaigns:
-        pid = _still_running(store, cid)
+        pid = still_running(store, cid)
         if pid is not None:
             report.skipped.append(cid)
             report.problems.append(
