@@ -266,14 +266,20 @@ def localize(
     received: float,
     fragments: int = 1,
     measurement_id: int | None = None,
+    setup_datagrams: float = 0.0,
 ) -> Localization:
-    """Where the flow's datagrams were lost: the count at every stage of the path and the verdict."""
+    """Where the flow's datagrams were lost: the count at every stage of the path and the verdict.
+
+    `setup_datagrams`: datagrams of the flow's 5-tuple that the tool sends outside its own count
+    (iperf3's UDP "connect" message, one per stream; vnb-probe's FIN copies). Every kernel counter
+    on the path sees them and the tool's counts do not, so they are taken out like the sender's TCP
+    and ICMP packets; left in, every flow showed them "lost" between the socket and the application."""
     k = max(1, fragments)
     d_snmp = f"snmp:{path.dst_ns}"
-    stages = _sender_stages(path, totals, sent, k)
-    other_in = _sum(_get(totals, d_snmp, "Tcp.InSegs"), _get(totals, d_snmp, "Icmp.InMsgs"))
-    stages += _hop_stages(path, totals, k, other_in)
-    stages += _receiver_stages(path, totals, received, k, other_in)
+    stages = _sender_stages(path, totals, sent, k, setup_datagrams)
+    other_in = _sum(_get(totals, d_snmp, "Tcp.InSegs"), _get(totals, d_snmp, "Icmp.InMsgs"), setup_datagrams)
+    stages += _hop_stages(path, totals, k, other_in, setup_datagrams)
+    stages += _receiver_stages(path, totals, received, k, other_in, setup_datagrams)
     for stage in stages:  # a namespace's SNMP counters are per namespace, not per flow
         end = "src" if stage.key.startswith("sender-") else "dst" if stage.key in RECEIVER_STAGES else None
         if end and end in path.shared:
@@ -284,7 +290,7 @@ def localize(
     return _verdict(path, stages, sent, received, k, measurement_id)
 
 
-def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int) -> list[Stage]:
+def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int, setup: float) -> list[Stage]:
     """Sent by the application, accepted by the sender's UDP stack, left its IP layer."""
     src, s_snmp, g = f"node:{path.src}", f"snmp:{path.src_ns}", _get
     stages: list[Stage] = [Stage("app-sent", "sent by the application", src, sent)]
@@ -304,7 +310,7 @@ def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int) -> list[
             "sender-udp",
             "accepted by the sender's UDP stack",
             src,
-            None if out_udp is None else out_udp + reported,
+            None if out_udp is None else out_udp + reported - setup,
             explainers=_less(
                 _snmp_explainers(totals, path.src_ns, src, {"Udp.SndbufErrors": "socket send buffer full"}),
                 reported,
@@ -312,7 +318,7 @@ def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int) -> list[
         )
     )
     ip_out = _sum(g(totals, s_snmp, "Ip.OutRequests"))
-    other = _sum(g(totals, s_snmp, "Tcp.OutSegs"), g(totals, s_snmp, "Icmp.OutMsgs"))
+    other = _sum(g(totals, s_snmp, "Tcp.OutSegs"), g(totals, s_snmp, "Icmp.OutMsgs"), setup)
     ip_explainers = _snmp_explainers(
         totals,
         path.src_ns,
@@ -335,10 +341,10 @@ def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int) -> list[
     return stages
 
 
-def _hop_stages(path: FlowPath, totals: Totals, k: int, other_in: float | None) -> list[Stage]:
+def _hop_stages(path: FlowPath, totals: Totals, k: int, other_in: float | None, setup: float) -> list[Stage]:
     """Every interface on the path, tx and rx (bridges forward between them: no stage of their own)."""
     s_snmp = f"snmp:{path.src_ns}"
-    other = _sum(_get(totals, s_snmp, "Tcp.OutSegs"), _get(totals, s_snmp, "Icmp.OutMsgs"))
+    other = _sum(_get(totals, s_snmp, "Tcp.OutSegs"), _get(totals, s_snmp, "Icmp.OutMsgs"), setup)
     stages = []
     prev: Hop | None = None
     before: Hop | None = None
@@ -354,7 +360,7 @@ def _hop_stages(path: FlowPath, totals: Totals, k: int, other_in: float | None) 
 
 
 def _receiver_stages(
-    path: FlowPath, totals: Totals, received: float, k: int, other_in: float | None
+    path: FlowPath, totals: Totals, received: float, k: int, other_in: float | None, setup: float
 ) -> list[Stage]:
     """Delivered by the receiver's IP layer, accepted by its socket, read from it, read by the tool."""
     dst, d_snmp, g = f"node:{path.dst}", f"snmp:{path.dst_ns}", _get
@@ -396,8 +402,9 @@ def _receiver_stages(
             },
         ),
     )
+    in_udp = g(totals, d_snmp, "Udp.InDatagrams")
     read = Stage(
-        "socket-read", "read from the socket (kernel count)", dst, g(totals, d_snmp, "Udp.InDatagrams")
+        "socket-read", "read from the socket (kernel count)", dst, None if in_udp is None else in_udp - setup
     )
     return [ip_stage, socket, read, Stage("app-received", "read by the application", dst, received)]
 
@@ -556,16 +563,47 @@ def campaign_accounting(
             lost = None if sent is None or received is None else sent - received
             skipped.append(NotAccounted(int(m["id"]), kind, str(m["src"]), str(m["dst"]), lost, reason))
         else:
-            rows.append((int(m["id"]), float(sent), float(received)))  # type: ignore[arg-type]
+            rows.append((int(m["id"]), float(sent), float(received), _setup_datagrams(m)))  # type: ignore[arg-type]
     totals = store.telemetry_totals([r[0] for r in rows])
     out = []
-    for mid, sent, received in rows:
+    for mid, sent, received, setup in rows:
         run = runs.loc[mid]
         path = FlowPath.from_json(run["path"])
         frags = run["fragments_per_datagram"]
         frags = 1 if frags is None or pd.isna(frags) else int(frags)
-        out.append(localize(path, totals.get(mid, {}), sent, received, frags, mid))
+        loc = localize(path, totals.get(mid, {}), sent, received, frags, mid, setup)
+        loc.note = "; ".join(filter(None, (loc.note, _whole_run_note(frame.loc[frame["id"] == mid].iloc[0]))))
+        out.append(loc)
     return out, skipped
+
+
+def _whole_run_note(m: pd.Series) -> str:
+    """With a warm-up (iperf3 -O) the kernel's counters also count the omitted seconds, which the
+    measurement's own loss leaves out: the chain compares the tool's whole-run counts with them."""
+    if pd.isna(m.get("run_packets_sent", math.nan)):
+        return ""
+    loss = m.get("loss_ratio")
+    own = (
+        ""
+        if loss is None or pd.isna(loss)
+        else f" (the measurement's own loss, over its measured window: {loss:.2%})"
+    )
+    return f"counts over the tool's whole run, its warm-up (omit) included, as the kernel counted them{own}"
+
+
+def _setup_datagrams(m: pd.Series) -> float:
+    """Datagrams of the flow the tool sends but does not count: vnb-probe's FIN copies (the exact
+    count, sent several times at the end); iperf3 UDP opens each stream with one "connect" datagram
+    to the server (its reply goes the other way, off the measured path)."""
+    fins = m.get("fin_sent_packets")
+    if fins is not None and not pd.isna(fins):
+        return float(fins)
+    command = m.get("command")
+    client = command.get("client") if isinstance(command, dict) else None
+    if m.get("tool") != "iperf3" or not isinstance(client, list) or "-u" not in client:
+        return 0.0
+    streams = client[client.index("-P") + 1] if "-P" in client[:-1] else "1"
+    return float(streams) if str(streams).isdigit() else 1.0
 
 
 def _app_counts(m: pd.Series) -> tuple[float | None, float | None]:
@@ -576,6 +614,10 @@ def _app_counts(m: pd.Series) -> tuple[float | None, float | None]:
     link showed 64 more received than sent). The receiver's own window is used instead: what arrived
     plus what its sequence numbers say was lost (the driver's `lost_packets`; without omit that is
     sent − received, the same numbers as before)."""
+    if not pd.isna(m.get("run_packets_sent", math.nan)) and not pd.isna(
+        m.get("run_packets_received", math.nan)
+    ):
+        return float(m["run_packets_sent"]), float(m["run_packets_received"])  # with -O: see _whole_run_note
     names = APP_COUNTS.get(str(m["kind"]), ("sent_packets", "received_packets"))
     values = [m.get(name) for name in names]
     sent, received = (None if v is None or pd.isna(v) else float(v) for v in values)

@@ -619,6 +619,9 @@ def _udp(
     ooo = [v for v in (_num(st.get("udp"), "out_of_order") for st in rx_streams) if v is not None]
     s["out_of_order_packets"] = sum(ooo) if ooo else None
     s["iperf3_lost_packets"] = claimed
+    if omit_s > 0 and sender is not None and receiver is not None:
+        s["run_packets_sent"] = _whole_run(sender.doc, datagrams)  # "packets" can be cumulative after -O
+        s["run_packets_received"] = _whole_run(receiver.doc, datagrams)
     _udp_loss(out, counts, omit_s)
     _udp_client_copy(out, cl_end, claimed, used_client_copy, receiver is not None)
     jit = [_num(iv.sum, "jitter_ms") for iv in receiver.intervals] if receiver else []
@@ -626,6 +629,17 @@ def _udp(
     last = _num(rx_end, "jitter_ms")
     s["jitter_last_ns"] = None if last is None else last * 1e6
     s["jitter_mean_ns"] = sum(jit) / len(jit) * 1e6 if jit else None
+
+
+def _whole_run(doc: dict[str, Any], count: Callable[[dict[str, Any]], float | None]) -> float | None:
+    """A count over every interval of one side, the -O warm-up's included: what the kernel's counters
+    saw during the tool's run (loss localization compares with them; the summaries leave it out)."""
+    values = [
+        count(item["sum"])
+        for item in doc.get("intervals") or []
+        if isinstance(item, dict) and isinstance(item.get("sum"), dict)
+    ]
+    return None if not values or any(v is None for v in values) else float(sum(v for v in values if v))
 
 
 def _udp_samples(

@@ -121,6 +121,7 @@ def sender_summary(send: dict[str, Any]) -> dict[str, float | None]:
         "payload_bytes": _num(send, "payload_bytes"),
         "frame_bytes": _num(send, "frame_bytes"),
         "sent_packets": _num(send, "sent_packets"),
+        "fin_sent_packets": _num(send, "fin_sent_packets"),  # the end-of-flow count, outside sent_packets
         "missed_slots_packets": _num(send, "missed_slots_packets"),
         "send_errors": _num(send, "send_errors"),
         "achieved_pps": _num(send, "achieved_pps"),

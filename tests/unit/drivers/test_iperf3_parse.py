@@ -408,3 +408,18 @@ def test_a_warning_alone_is_not_the_error() -> None:
     p = iperf3.parse(Output("", "warning: UDP block size 1470 exceeds TCP MSS 1448\n", -9), None)
     assert p.error is not None and "killed" in p.error
     assert [e.kind for e in p.events] == ["tool_warning"]
+
+
+def test_udp_with_omit_also_keeps_the_whole_runs_counts() -> None:
+    """Loss localization compares the tool with kernel counters, which count the -O warm-up too: the
+    whole run's datagrams are every interval's bytes / 1470 on each side, the omitted ones included."""
+    p = parsed("udp_loss_omit")
+    c = iperf3_json("udp_loss_omit")
+    srv = c["server_output_json"]
+    assert any(i["sum"]["omitted"] for i in c["intervals"]) and any(
+        i["sum"]["omitted"] for i in srv["intervals"]
+    )
+    assert p.summary["run_packets_sent"] == sum(round(i["sum"]["bytes"] / 1470) for i in c["intervals"])
+    assert p.summary["run_packets_received"] == sum(round(i["sum"]["bytes"] / 1470) for i in srv["intervals"])
+    assert p.summary["run_packets_sent"] > p.summary["packets_sent"]  # the warm-up's datagrams
+    assert "run_packets_sent" not in parsed("udp_noloss").summary  # without -O the counts are the run's

@@ -150,8 +150,10 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
             ]
         )
     note = (
-        "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets, "
-        "divided by the fragments per datagram. 'explained' = share of the application's loss that a "
+        "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets and "
+        "the tool's own set-up and end datagrams (iperf3's UDP connect, vnb-probe's FIN copies), divided "
+        "by the fragments per datagram. With a warm-up (omit) the counts cover the tool's whole run, as "
+        "the kernel counted it. 'explained' = share of the application's loss that a "
         f"kernel counter accounts for. A loss of up to {NOISE_PACKETS:g} datagrams is located only where a "
         "counter saw it."
     )
