@@ -212,8 +212,9 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     mean_ratio = float(np.mean(ratios))
     n = len(comp.flows)
     reasons.append(
-        f"each flow got {mean_ratio:.0%} of its alone throughput on average "
-        f"(range {min(ratios):.0%}–{max(ratios):.0%}); with {n} flows an equal share is {1 / n:.0%}"
+        f"each flow got {100 * mean_ratio:.0f} % of its alone throughput on average "
+        f"(range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %); with {n} flows an equal share is "
+        f"{100 / n:.0f} %"
     )
     low, high = comp.jain_interval
     interval = (
@@ -262,7 +263,8 @@ def _fairness(comp: Competition) -> str:
         below = f"Jain's index {shown}, each below {FAIR_INDEX}"
         return f"they share unfairly in {_all(indices)} repetitions ({below})"
     return (
-        f"they share fairly in {fair} of {len(indices)} repetitions and unfairly in the others "
+        f"they share fairly in {fair} of {len(indices)} repetitions and unfairly in the "
+        f"{'other' if len(indices) - fair == 1 else f'other {len(indices) - fair}'} "
         f"(Jain's index {shown}; ≥ {FAIR_INDEX} counts as fair)"
     )
 

@@ -586,7 +586,7 @@ def _whole_run_note(m: pd.Series) -> str:
     own = (
         ""
         if loss is None or pd.isna(loss)
-        else f" (the measurement's own loss, over its measured window: {loss:.2%})"
+        else f" (the measurement's own loss, over its measured window: {100 * loss:.2f} %)"
     )
     return f"counts over the tool's whole run, its warm-up (omit) included, as the kernel counted them{own}"
 

@@ -145,7 +145,8 @@ def machine_items(
         why = "On a virtual machine, hypervisor steal time is a usual cause."
         if stolen:
             low, high = fmt.share(min(stolen), 1), fmt.share(max(stolen), 1)
-            why = f"Hypervisor steal time during them: {low if low == high else f'{low}–{high}'} of the CPUs."
+            shown = low if low == high else f"{low.removesuffix(' %')}–{high}"
+            why = f"Hypervisor steal time during them: {shown} of the CPUs."
         items.append(
             f"Machine as bottleneck: {len(stalled)} of {len(steady)} constant-rate flows offered at or below "
             "their path's rate lost datagrams at a link's shaper that no other flow crossed "
@@ -155,8 +156,8 @@ def machine_items(
         )
     for cause, lost in sorted(by_cause.items()):
         items.append(
-            f"Machine as bottleneck: {len(lost)} measurement(s) lost most of their datagrams to '{cause}' "
-            f"({fmt.count(sum(lost))} datagrams): this machine, not the emulated network "
+            f"Machine as bottleneck: {fmt.counted(len(lost), 'measurement')} lost datagrams mostly to "
+            f"'{cause}' ({fmt.count(sum(lost))} datagrams): this machine, not the emulated network "
             "(see Where the packets went)."
         )
     return items
@@ -181,7 +182,7 @@ def rtt_loss_items(frame: pd.DataFrame | None, node_reports: list[dict[str, Any]
             dropped += int(d.get("kernel_rx_drop_frames") or 0)
             if d.get("delay_cdf") or d.get("jitter_ns"):
                 tails.append(str(item.get("link")))
-    text = f"{fmt.count(lost)} ping request(s) got no reply. "
+    text = f"{fmt.counted(lost, 'ping request')} got no reply. "
     if dropped:
         text += (
             f"The delay nodes dropped {fmt.count(dropped)} frames of all traffic in these builds "

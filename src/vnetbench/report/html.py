@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -529,8 +530,33 @@ def _sum_share(comp: d.Competition, shared: SharedLink | None = None) -> str:
 SHOWN_ELSEWHERE = {EMULATOR_EVENT: "each delay node's report: see the section Delay nodes"}
 
 
-def _event_example(events: pd.DataFrame, kind: str) -> str:
-    return SHOWN_ELSEWHERE.get(kind) or str(events[events["kind"] == kind]["detail"].iloc[0])[:160]
+def _event_example(events: pd.DataFrame, kind: str, frame: pd.DataFrame) -> str:
+    example = SHOWN_ELSEWHERE.get(kind) or str(events[events["kind"] == kind]["detail"].iloc[0])[:160]
+    return example + _mss_warning_note(events[events["kind"] == kind], frame)
+
+
+MSS_WARNING = re.compile(r"UDP block size (\d+) exceeds TCP MSS (\d+)")
+
+
+def _mss_warning_note(events: pd.DataFrame, frame: pd.DataFrame) -> str:
+    """iperf3 warns when a UDP datagram is longer than its TCP control connection's MSS, which TCP's
+    options shorten: the datagram fragments only if payload + 28 bytes of headers exceed the path MTU.
+    Said beside the warning when that holds for every measurement that gave it."""
+    found = [(MSS_WARNING.search(str(e.detail)), e.measurement_id) for e in events.itertuples()]
+    if not found or not all(m for m, _ in found) or frame.empty or "path_mtu" not in frame:
+        return ""
+    mtu = frame.set_index("id")["path_mtu"]
+    sizes = set()
+    for match, mid in found:
+        size, path_mtu = int(match.group(1)), mtu.get(mid)
+        if path_mtu is None or pd.isna(path_mtu) or size + 28 > path_mtu:
+            return ""
+        sizes.add((size, int(path_mtu)))
+    shown = "; ".join(f"{n} + 28 = {n + 28} bytes within the path MTU {mtu_}" for n, mtu_ in sorted(sizes))
+    return (
+        f" — not a problem here: {shown}, so no datagram was fragmented (iperf3 compares the datagram "
+        "with its TCP connection's MSS, which TCP's options make smaller than the MTU allows)"
+    )
 
 
 def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Section | None:
@@ -552,7 +578,7 @@ def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Se
             TableView(
                 "Events recorded",
                 ["event", "count", "example"],
-                [[k, str(n), _event_example(events, str(k))] for k, n in counts.items()],
+                [[k, str(n), _event_example(events, str(k), frame)] for k, n in counts.items()],
             )
         )
     return section

@@ -200,5 +200,5 @@ def test_a_warm_up_is_counted_on_both_sides_of_the_comparison(tmp_path: Path) ->
     assert loc["app_lost"] == loc["sent"] - m["run_packets_received"]
     assert loc["cause"] == "qdisc drop"
     assert loc["explained_packets"] == pytest.approx(loc["app_lost"], abs=NOISE_PACKETS)
-    assert "warm-up (omit) included" in loc["note"] and f"{m['loss_ratio']:.2%}" in loc["note"]
+    assert "warm-up (omit) included" in loc["note"] and f"{100 * m['loss_ratio']:.2f} %" in loc["note"]
     store.close()

@@ -30,7 +30,7 @@ def test_mixed_repetitions_are_counted() -> None:
     """(47, 48) → 0.99989; (30, 65) → 95² / (2 · (900 + 4225)) = 0.8805."""
     (c,) = competition(star([(47e6, 48e6), (30e6, 65e6), (47.5e6, 47.5e6)]))
     assert c.verdict.endswith(
-        "they share fairly in 2 of 3 repetitions and unfairly in the others "
+        "they share fairly in 2 of 3 repetitions and unfairly in the other "
         "(Jain's index 1.000, 0.880, 1.000; ≥ 0.95 counts as fair)"
     )
 

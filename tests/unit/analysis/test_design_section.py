@@ -64,7 +64,7 @@ def test_design_sections_show_the_tables_and_the_diagnostic_plots(tmp_path: Path
     assert titles[0] == "rx · udp · loss (%): one-factor ANOVA by receivers (a = 10, N = 50)"
     anova = effects.tables[0]
     row = {r[0]: r for r in anova.rows}["receivers"]
-    assert row[2] == "99.68%" and row[3] == "9" and float(row[5]) == pytest_approx(1367.9, 0.1)
+    assert row[2] == "99.68 %" and row[3] == "9" and float(row[5]) == pytest_approx(1367.9, 0.1)
     assert any("successive differences" in t for t in titles)
     assert any("Recommended maximum: receivers = 5" in item for item in effects.items)
     figures = [f.title for f in effects.figures]

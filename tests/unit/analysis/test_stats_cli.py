@@ -20,7 +20,7 @@ def test_tables_on_a_terminal() -> None:
     assert result.exit_code == 0, result.stderr
     for title in ("ANOVA: loss by receivers", "Effects α_j", "Contrasts with 95 % intervals", "α(6) − α(5)"):
         assert title in result.stdout
-    assert "39981.726" in result.stdout and "99.68%" in result.stdout
+    assert "39981.726" in result.stdout and "99.68 %" in result.stdout
 
 
 def test_2kr_json(tmp_path: Path) -> None:

@@ -51,7 +51,7 @@ def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_
     qdisc = SimpleNamespace(cause="qdisc drop", app_lost=9000.0)  # the link's own: not the machine
     items = fidelity.machine_items(frame, [socket, qdisc, socket])
     assert items[0].startswith("Machine as bottleneck: in 2 of 3 constant-rate measurements")
-    assert items[1].startswith("Machine as bottleneck: 2 measurement(s) lost most of their datagrams to")
+    assert items[1].startswith("Machine as bottleneck: 2 measurements lost datagrams mostly to")
     assert "'socket buffer full' (3,000 datagrams)" in items[1]
     assert len(items) == 2
 
@@ -83,7 +83,7 @@ def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate
     assert len(items) == 1
     assert items[0].startswith(
         "Machine as bottleneck: 1 of 4 constant-rate flows offered at or below their path's rate lost "
-        "datagrams at a link's shaper that no other flow crossed (484 datagrams, at most 1.17% of one flow's)."
+        "datagrams at a link's shaper that no other flow crossed (484 datagrams, at most 1.17 % of one flow's)."
     )
     assert items[0].endswith("not the link's. On a virtual machine, hypervisor steal time is a usual cause.")
     # the same drops on a flow offered above the rate say nothing about the machine
@@ -103,20 +103,20 @@ def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate
     )
     capped = fidelity.machine_items(sweep, [loc(7, 5_000), loc(8, 500), loc(9, 500)])
     assert len(capped) == 1 and capped[0].startswith("Machine as bottleneck: 1 of 1 constant-rate flows")
-    assert "(500 datagrams, at most 1.21% of one flow's)" in capped[0]
+    assert "(500 datagrams, at most 1.21 % of one flow's)" in capped[0]
     # where telemetry read the hypervisor's steal time, the line gives it for the flagged flows only
     # (flow 6 is TCP and not flagged: its 90 % is not shown)
     both = [loc(1, 484), loc(2, 400)]
     stolen = fidelity.machine_items(frame, both, {1: 0.5, 2: 0.125, 6: 0.9})
     assert stolen[0].startswith("Machine as bottleneck: 2 of 4 constant-rate flows")
-    assert stolen[0].endswith("Hypervisor steal time during them: 12.50%–50.00% of the CPUs.")
+    assert stolen[0].endswith("Hypervisor steal time during them: 12.50–50.00 % of the CPUs.")
     one = fidelity.machine_items(frame, [loc(1, 484)], {1: 0.5, 2: float("nan")})
-    assert one[0].endswith("Hypervisor steal time during them: 50.00% of the CPUs.")
+    assert one[0].endswith("Hypervisor steal time during them: 50.00 % of the CPUs.")
     # the worst flow is named, with its repetition where the frame has it, for the reader to find it
     named = SimpleNamespace(**vars(loc(2, 900)), src="va", dst="vb")
     with_rep = frame.assign(repetition=[1, 2, 1, 1, 1, 1])
     found = fidelity.machine_items(with_rep, [loc(1, 484), named])
-    assert "(1,384 datagrams, at most 2.18% of one flow's (va→vb, repetition 2))" in found[0]
+    assert "(1,384 datagrams, at most 2.18 % of one flow's (va→vb, repetition 2))" in found[0]
 
 
 def _rtt(sent: int, received: int) -> dict:
@@ -127,7 +127,7 @@ def test_rtt_loss_without_any_drop_counter_says_why_none_can_explain_it() -> Non
     frame = pd.DataFrame([_rtt(50, 49), _rtt(50, 49), _rtt(50, 50)])
     tail = {"link": "cross", "report": {"directions": [{"delay_cdf": "0:1ms,1:40ms", "rx_frames": 99}]}}
     (item,) = fidelity.rtt_loss_items(frame, [tail])
-    assert item.startswith("2 ping request(s) got no reply. No delay node dropped a frame")
+    assert item.startswith("2 ping requests got no reply. No delay node dropped a frame")
     assert "Links cross delay frames by a random amount with a tail" in item
 
 
@@ -135,7 +135,7 @@ def test_rtt_loss_names_the_delay_nodes_drops_and_nothing_lost_says_nothing() ->
     frame = pd.DataFrame([_rtt(30, 28)])
     lossy = {"link": "l", "report": {"directions": [{"lost_frames": 3, "queue_drop_frames": 1}]}}
     (item,) = fidelity.rtt_loss_items(frame, [lossy])
-    assert item == "2 ping request(s) got no reply. The delay nodes dropped 4 frames of all traffic in " + (
+    assert item == "2 ping requests got no reply. The delay nodes dropped 4 frames of all traffic in " + (
         "these builds (table below)."
     )
     assert fidelity.rtt_loss_items(pd.DataFrame([_rtt(30, 30)]), [lossy]) == []
@@ -163,7 +163,7 @@ def test_machine_items_flag_own_shaper_drops_of_a_flow_whose_largest_loss_was_el
     items = fidelity.machine_items(frame, [loc(5, [stage(53.0)]), loc(6, [stage(53.0, shared=True)])])
     (line,) = items
     assert line.startswith("Machine as bottleneck: 1 of 2 constant-rate flows offered at or below")
-    assert "(53 datagrams, at most 0.13% of one flow's (vm1→vm3, repetition 1))" in line
+    assert "(53 datagrams, at most 0.13 % of one flow's (vm1→vm3, repetition 1))" in line
     # 3 datagrams or fewer at its own shaper: counter noise, nothing said
     assert fidelity.machine_items(frame, [loc(5, [stage(3.0)])]) == []
 
@@ -178,4 +178,4 @@ def test_machine_items_read_the_localizers_json_as_vnetbench_loss_passes_it() ->
     flow = as_attributes({"measurement_id": 5, "cause": "unread", "hop_lost": 71.0, "sent": 41_230.0,
                           "app_lost": 146.0, "src": "vm1", "dst": "vm3", "stages": stages})  # fmt: skip
     (line,) = fidelity.machine_items(frame, [flow])
-    assert "(53 datagrams, at most 0.13% of one flow's (vm1→vm3))" in line  # the shared stage's 53 not added
+    assert "(53 datagrams, at most 0.13 % of one flow's (vm1→vm3))" in line  # the shared stage's 53 not added

@@ -40,7 +40,7 @@ def test_why_names_every_counter_that_explained_adds_up() -> None:
         f"unread — {UNREAD}: 71; also qdisc drop — tbf drops on node:vm1/eth0: 53; "
         "also socket buffer full — Udp.RcvbufErrors on node:vm3: 22"
     )
-    assert row[7] == "100.00%"  # 146 of 146: 71 + 53 + 22
+    assert row[7] == "100.00 %"  # 146 of 146: 71 + 53 + 22
 
 
 def test_a_single_counter_and_counters_that_saw_nothing_add_nothing() -> None:

@@ -109,7 +109,7 @@ def test_probe_flows_are_accounted_and_the_rest_listed_with_why(tmp_path: Path) 
     result = CliRunner().invoke(app, ["loss", "c1", "--db", str(tmp_path / "s.db")], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert (
-        "sent by host:h1/p1x0 (tbf, network shaping)" in result.output and "3,000 (30.00%)" in result.output
+        "sent by host:h1/p1x0 (tbf, network shaping)" in result.output and "3,000 (30.00 %)" in result.output
     )
     assert "not accounted for hop by hop" in result.output and "round trip" in result.output
     assert "…" not in result.output
@@ -130,7 +130,7 @@ def test_loss_command_says_when_a_flow_within_the_links_rate_lost_at_its_own_sha
     text = " ".join(result.output.split())  # the console wraps at its width, which CI does not fix
     assert (
         "Machine as bottleneck: 1 of 1 constant-rate flows offered at or below their path's rate lost "
-        "datagrams at a link's shaper that no other flow crossed (3,000 datagrams, at most 30.00% of one "
+        "datagrams at a link's shaper that no other flow crossed (3,000 datagrams, at most 30.00 % of one "
         "flow's (n1→n2, repetition 1))"
     ) in text
     as_json = CliRunner().invoke(app, ["loss", "c1", "--db", db, "--json"])

@@ -136,8 +136,11 @@ def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) ->
     figures = []
     for i, c in enumerate(comparisons):
         scale, unit = fmt.unit_of(c["response"])
-        label = f"{c['measurement']}: {c['response']} per placement"
-        path = ctx.fig_dir / f"design_placement_{i}_{_slug(label)}"
+        label = f"{c['measurement']}: {fmt.metric_label(c['response'])} per placement"
+        path = (
+            ctx.fig_dir
+            / f"design_placement_{i}_{_slug(c['measurement'] + ' ' + c['response'])}_per_placement"
+        )
         figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
     return figures
 
