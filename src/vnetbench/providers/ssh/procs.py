@@ -94,6 +94,8 @@ class SshToolProcess(ToolProcess):
                     self.pid = int(fields[1])
                     assert self._pid_seen is not None
                     self._pid_seen.set()
+                elif self.remote_start_ns is None and line.startswith("vnb-wait"):
+                    continue  # still at the gate (remote.SPAWN): not the tool's output
                 elif self.remote_start_ns is None and line.startswith("vnb-start "):
                     value = line.split()[1]
                     self.remote_start_ns = int(value) if value.isdigit() else now_utc_ns()

@@ -21,22 +21,32 @@ _STARTTIME = r"""st() {
 # $1: a fifo path to wait on (the start barrier) or '-'; the rest: the tool's argv.
 # Prints its pid and start time first (exec keeps both: they are the tool's), then, after the
 # gate, the wall-clock time it starts the tool.
+# At the gate it holds its fifo open read-write (a release's write is never lost and never blocks)
+# and reads it GATE_POLL_S at a time; between tries it prints "vnb-wait". A wrapper whose spawn was
+# cut off by an interrupt is known to no one, so no kill reaches it: once the SSH session that
+# started it has gone, that write fails (EPIPE) and it removes its fifo and exits, instead of
+# waiting at the gate for ever as an orphan (a CI run under load found one, 2026-11-29).
+GATE_POLL_S = 1
 SPAWN = (
     _STARTTIME
-    + r"""g=$1; shift
-if [ "$g" != - ]; then mkfifo -m 600 "$g" || exit 125; fi
+    + rf"""g=$1; shift
+if [ "$g" != - ]; then mkfifo -m 600 "$g" || exit 125; exec 3<>"$g"; fi
 echo "vnb-pid $$ $(st $$)"
-if [ "$g" != - ]; then read _ < "$g"; rm -f "$g"; fi
+if [ "$g" != - ]; then
+  trap '' PIPE
+  until timeout {GATE_POLL_S} sh -c 'read -r _ <&3'; do echo vnb-wait || {{ rm -f "$g"; exit 125; }}; done
+  trap - PIPE
+  exec 3<&-; rm -f "$g"
+fi
 echo "vnb-start $(date +%s%N)"
 exec "$@"
 """
 )
 
-# Open every gate fifo at once (each open blocks until its reader is there: no lost wake-ups).
-# A tool killed at its gate (teardown after an interrupt, racing the release) never opens its
-# fifo, and a writer would block in open() for ever, an orphan on the host once the session
-# closes: each writer gives up after RELEASE_WAIT_S (its reader waits in open() from before its
-# pid is reported, so a live one is always there at once).
+# Write every gate fifo at once. A tool killed at its gate (teardown after an interrupt, racing
+# the release) no longer holds its fifo open, and a writer would block in open() for ever, an
+# orphan on the host once the session closes: each writer gives up after RELEASE_WAIT_S (a live
+# wrapper holds its fifo open from before its pid is reported, so its writer opens at once).
 RELEASE_WAIT_S = 5
 RELEASE = rf"""for f; do timeout {RELEASE_WAIT_S} sh -c 'echo go > "$1"' vnb "$f" & done; wait"""
 
