@@ -217,7 +217,9 @@ def test_alert_fires_once_per_episode_metrics_health_and_sigterm(monitored) -> N
     assert state and state[-1]["status"] in ("ok", "interrupted")
     store = Store(db)
     try:
-        assert MonitorStore(store).monitored(cid)["state"] == "stopped"
+        stopped = MonitorStore(store).monitored(cid)
+        assert stopped["state"] == "stopped"
+        assert stopped["url"] is None  # the address of a server that is gone is not kept
     finally:
         store.close()
 

@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -144,3 +145,14 @@ def parse_sets(values: list[str] | None) -> dict[str, Any]:
                 f"--set {item!r}: the value is not valid YAML ({problem}); quote it or close its brackets"
             ) from None
     return overrides
+
+
+def is_loopback(host: str) -> bool:
+    """Whether serving on `host` stays on this machine (127.0.0.0/8, ::1, localhost): `dashboard` and
+    `monitor` need a token for anything else, by this one rule."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

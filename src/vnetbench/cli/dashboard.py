@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import DbOption, err, fail, sqlite_path
+from vnetbench.cli.common import DbOption, err, fail, is_loopback, sqlite_path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def listen(host: str, port: int) -> socket.socket:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import err, fail, open_store, spec_errors
+from vnetbench.cli.common import err, fail, is_loopback, open_store, spec_errors
 from vnetbench.monitor.schedule import Limits
 from vnetbench.spec.loader import LoadedSpec, SpecInvalid, load_spec
 from vnetbench.spec.monitoring import parse_period_ns
@@ -117,9 +117,7 @@ def monitor_command(
 
     Exit: 0 done or stopped (SIGTERM), 1 done with an alert firing or a failed last run, 2 usage error.
     """
-    from vnetbench.monitor.web import LOOPBACK  # fastapi and uvicorn: imported when needed (start-up time)
-
-    if dashboard and host not in LOOPBACK and not token:
+    if dashboard and not is_loopback(host) and not token:
         raise fail(
             f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
         )

@@ -39,6 +39,7 @@ from vnetbench.store.records import now_utc_ns
 
 STORE_ERRORS = (OperationalError, InterfaceError)
 STORE_POLL_S = 5.0  # while the store is unreachable, try it this often
+ENDED = ("stopped", "finished", "failed")  # states a monitor process leaves the campaign in as it exits
 
 
 class MonitorError(Exception):
@@ -316,6 +317,8 @@ class Monitor:
             self._say(f"[yellow]could not remove[/yellow] {problem}")
 
     def _set_state(self, state: str, **values: Any) -> None:
+        if state in ENDED:  # its server goes with it: no address of a server that is gone
+            values.setdefault("url", None)
         self.mstore.set_state(self.m.campaign_id, state=state, pid=os.getpid(), **values)
 
     # ------------------------------------------------------------------ one run

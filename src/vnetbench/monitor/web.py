@@ -19,7 +19,6 @@ from vnetbench.monitor.metrics import StoreCollector
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 
-LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 TOKEN_COOKIE = "vnetbench_token"  # the dashboard's pages carry the token in this cookie
 HEALTHY = {"ok", "warning"}  # /health answers 200 for these, 503 otherwise
 

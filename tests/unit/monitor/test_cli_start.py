@@ -74,3 +74,18 @@ def test_a_missing_reports_directory_is_refused_as_the_dashboard_refuses_it(tmp_
         assert done.returncode == 2, done.stderr
         assert f"--reports {tmp_path / 'nope'}: no such directory" in done.stderr, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mon.yaml"]  # refused before the store
+
+
+def test_monitor_and_dashboard_share_one_loopback_rule(tmp_path: Path) -> None:
+    """Any 127.0.0.0/8 address stays on this machine: `monitor` refused 127.0.0.2 without a token
+    while `dashboard` served it; both now follow cli.common.is_loopback."""
+    from vnetbench.cli.common import is_loopback
+
+    assert [is_loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "localhost")] == [True] * 4
+    assert [is_loopback(h) for h in ("0.0.0.0", "::", "198.18.0.1", "example.org")] == [False] * 4
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC.replace("repeat: PT10M", "repeat: 10 minutes"))  # refused after the host
+    local = _monitor(str(spec), "--db", str(tmp_path / "m.db"), "--host", "127.0.0.2")
+    assert local.returncode == 2 and "--token" not in local.stderr and "10 minutes" in local.stderr
+    wide = _monitor(str(spec), "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0")
+    assert wide.returncode == 2 and "--host 0.0.0.0" in wide.stderr and "--token" in wide.stderr
