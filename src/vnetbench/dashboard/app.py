@@ -183,6 +183,9 @@ class Dashboard:
                     "campaign": views.campaign_json(row, spec, progress, report_url, monitor_run),
                     "grids": views.grid_json(cells, spec),
                     "spec_problem": spec.problem,
+                    "threshold_problems": views.threshold_problems(
+                        spec, live.stored_metrics(self.engine, campaign_id)
+                    ),
                 }
             )
 

@@ -5,6 +5,7 @@ Pure functions over the store's live reads (store/live.py) and the campaign's sp
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ class CampaignSpec:
     node_order: list[str]
     total_steps: int | None
     problem: str | None = None  # why the spec could not be read (the grid then uses the defaults)
+    configured: dict[str, set[str]] = field(default_factory=dict)  # measurement -> metrics the spec names
 
     def thresholds_of(self, measurement: str) -> dict[str, Threshold]:
         return self.thresholds.get(measurement) or thresholds_for(None, None)
@@ -62,12 +64,37 @@ def read_campaign_spec(row: dict[str, Any]) -> CampaignSpec:
         return CampaignSpec([], {}, [], None, problem=str(exc))
     campaign = loaded.campaign
     thresholds = {m.name: thresholds_for(campaign.thresholds, m.thresholds) for m in campaign.measurements}
+    configured = {
+        m.name: {*(campaign.thresholds or {}), *(m.thresholds or {})} for m in campaign.measurements
+    }
     nodes = [n.name for n in campaign.topology.nodes]
+    names = [m.name for m in campaign.measurements]
     try:
         total: int | None = len(make_plan(loaded, row["id"], row["seed"]).steps)
     except SpecInvalid as exc:
-        return CampaignSpec([m.name for m in campaign.measurements], thresholds, nodes, None, str(exc))
-    return CampaignSpec([m.name for m in campaign.measurements], thresholds, nodes, total)
+        return CampaignSpec(names, thresholds, nodes, None, str(exc), configured)
+    return CampaignSpec(names, thresholds, nodes, total, None, configured)
+
+
+def threshold_problems(spec: CampaignSpec, stored: dict[str, set[str]]) -> list[str]:
+    """Thresholds the spec sets on a metric that no result of their measurements stored (a typo such
+    as loss_ration colours nothing, silently): one line per metric, with the closest stored name.
+    Measurements without results yet say nothing."""
+    missing: dict[str, list[str]] = {}
+    for measurement, metrics in spec.configured.items():
+        known = stored.get(measurement)
+        for metric in sorted(metrics - known) if known else []:
+            missing.setdefault(metric, []).append(measurement)
+    lines = []
+    every = sorted(set().union(*stored.values())) if stored else []
+    for metric, measurements in missing.items():
+        close = difflib.get_close_matches(metric, every, n=1)
+        hint = f"did you mean {close[0]}?" if close else f"the metrics stored: {', '.join(every)}"
+        lines.append(
+            f"thresholds: no result of {', '.join(measurements)} stores a metric '{metric}', so its "
+            f"threshold colours nothing; {hint}"
+        )
+    return lines
 
 
 def campaign_json(

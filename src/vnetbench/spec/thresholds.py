@@ -15,6 +15,7 @@ The measurement's map is laid over the campaign's, which is laid over DEFAULT_TH
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Annotated, Literal
 
@@ -69,7 +70,12 @@ def _level_in_unit(metric: str, value: float | str, of: str) -> float:
     try:
         return float(value)
     except ValueError:
-        raise ValueError(f"{metric}: {value!r} is not a number") from None
+        # '10%' on loss_ration: the unit is fine, the name is not one that takes a unit
+        close = difflib.get_close_matches(metric, UNIT_METRICS, n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise ValueError(
+            f"{metric}: {value!r} is not a number; only metrics named …_bps, …_ns or …_ratio take units{hint}"
+        ) from None
 
 
 def _resolve(thresholds: dict[str, Threshold]) -> dict[str, Threshold]:
@@ -94,6 +100,12 @@ Thresholds = Annotated[dict[str, Threshold], AfterValidator(_resolve)]
 # Sensible defaults: loss as perfSONAR's MaDDash colours it (0.1 % / 1 %), throughput as a share of the
 # overhead model's maximum goodput (ExoGENI reached 94 % on a physical link), RTT against the pair's own
 # best value in the campaign (namespaces have no propagation delay to compare with).
+# Metrics a threshold is usually set on (docs/drivers.md lists every stored metric): the hint for a
+# misspelt name given a level with a unit.
+UNIT_METRICS = (
+    "throughput_bps", "sender_throughput_bps", "loss_ratio", "rtt_mean_ns", "rtt_median_ns", "rtt_p95_ns",
+    "rtt_p99_ns", "rtt_max_ns", "jitter_mean_ns", "jitter_last_ns", "received_bps", "achieved_bps",
+)  # fmt: skip
 DEFAULT_THRESHOLDS: dict[str, Threshold] = {
     "throughput_bps": Threshold(warning=0.9, critical=0.5, of="expected-max"),
     "loss_ratio": Threshold(warning=0.001, critical=0.01),

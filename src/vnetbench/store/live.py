@@ -167,6 +167,22 @@ def _contended() -> Any:
     return case((t.measurements.c.group_kind.in_(CONTENDED_GROUPS), literal(1)), else_=literal(0))
 
 
+def stored_metrics(engine: Engine, campaign_id: str) -> dict[str, set[str]]:
+    """Per measurement name, the summary metrics its ok results stored (one row per pair: small)."""
+    m, s = t.measurements, t.summaries
+    query = (
+        select(m.c.measurement, s.c.metric)
+        .select_from(m.join(s, s.c.measurement_id == m.c.id))
+        .where(m.c.campaign_id == campaign_id, m.c.status == "ok")
+        .distinct()
+    )
+    out: dict[str, set[str]] = {}
+    with engine.connect() as conn:
+        for measurement, metric in conn.execute(query):
+            out.setdefault(measurement, set()).add(metric)
+    return out
+
+
 def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list[GridCell]:
     """Per (measurement, contended, src, dst, metric): the newest ok value and the campaign's range.
 

@@ -229,3 +229,35 @@ def test_a_monitored_campaign_shows_its_newest_runs_progress(db: Path, tmp_path:
                     assert errors == []
     finally:
         store.close()
+
+
+def test_a_threshold_on_a_metric_no_result_stores_is_named(tmp_path: Path) -> None:
+    """A typo in `thresholds:` (rtt_man_ns) coloured nothing and said nothing: the campaign's answer
+    names it with the closest stored metric once its measurement has results; a correct spec says
+    nothing, and neither does a measurement without results (tcp here)."""
+    from tests.helpers.dashboard_stores import SPEC
+    from tests.helpers.stores import campaign_store
+
+    typo = tmp_path / "typo.db"
+    store = campaign_store(
+        typo,
+        "d2",
+        "running",
+        spec_text=SPEC.replace(
+            "}}\npatterns", "}, rtt_man_ns: {warning: 1.5, critical: 3, of: baseline}}\npatterns"
+        ),
+    )
+    store.save_measurements([record("d2", 0, 1, "rtt", "a", "b", {"loss_ratio": 0.0, "rtt_mean_ns": 1e5})])
+    store.close()
+    with serving(create_app(str(typo))) as url:
+        answer = httpx.get(f"{url}/api/campaigns/d2").json()
+    assert answer["threshold_problems"] == [
+        "thresholds: no result of rtt stores a metric 'rtt_man_ns', so its threshold colours nothing; "
+        "did you mean rtt_mean_ns?"
+    ]
+    fine = tmp_path / "fine.db"
+    store = campaign_store(fine, "d3", "running", spec_text=SPEC)
+    store.save_measurements([record("d3", 0, 1, "rtt", "a", "b", {"loss_ratio": 0.0, "rtt_mean_ns": 1e5})])
+    store.close()
+    with serving(create_app(str(fine))) as url:
+        assert httpx.get(f"{url}/api/campaigns/d3").json()["threshold_problems"] == []

@@ -95,6 +95,12 @@ def test_no_thresholds_means_the_defaults() -> None:
             "throughput_bps: 'fast' is not a rate",
         ),
         ("", "thresholds:\n  Loss: {warning: 1, critical: 2}", "'Loss' is not a metric name"),
+        (
+            "",  # a misspelt metric given a level with a unit: the name is the error, not the number
+            "thresholds:\n  loss_ration: {warning: 1%, critical: 2%}",
+            "loss_ration: '1%' is not a number; only metrics named …_bps, …_ns or …_ratio take units; "
+            "did you mean loss_ratio?",
+        ),
         ("", "thresholds:\n  loss_ratio: {warning: 1%, critical: 2%, colour: red}", "unknown key 'colour'"),
         (
             "",

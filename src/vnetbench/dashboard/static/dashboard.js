@@ -219,8 +219,12 @@ function renderCampaign(data) {
     el("span", { class: "muted", text: ` ${c.measurements_ok} measurements ok, ${c.attempts_failed} failed attempts` +
       ` · last result ${utc(c.last_result_utc_ns)} UTC ` }), ...(report ? [report] : []));
   const problem = document.getElementById("spec-problem");
-  problem.hidden = !data.spec_problem;
-  problem.textContent = data.spec_problem ? `spec: ${data.spec_problem} (default thresholds in use)` : "";
+  const problems = [
+    ...(data.spec_problem ? [`spec: ${data.spec_problem} (default thresholds in use)`] : []),
+    ...(data.threshold_problems || []),
+  ];
+  problem.hidden = !problems.length;
+  problem.textContent = problems.join(" · ");
   const grids = document.getElementById("grids");
   if (!data.grids.length) {
     grids.replaceChildren(el("p", { class: "muted", text: "no results stored yet" }));
