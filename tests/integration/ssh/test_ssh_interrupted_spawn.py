@@ -6,6 +6,7 @@ teardown must still find and kill it (a campaign interrupted mid-spawn once left
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from tests.helpers.integration.ssh_provider import ssh_provider
@@ -23,9 +24,15 @@ def test_a_process_whose_start_was_still_under_way_is_killed_at_teardown(
             provider.loop, provider.pool, host, "a", ["sleep", "600"], provider.hosts[host].sudo
         )
         provider._procs.append(proc)  # as spawn() does before it waits for the start
-        # what spawn's wait leaves behind when an interrupt ends it: the start, still running
+        # what spawn's wait leaves behind when an interrupt ends it: the start, still running. The
+        # provider's loop is held until the pid is checked: on a loaded machine the start could
+        # otherwise finish first (a CI run found the pid already there), and the test would not
+        # test a start under way.
+        hold = threading.Event()
+        provider.loop.loop.call_soon_threadsafe(hold.wait, 30)
         started = asyncio.run_coroutine_threadsafe(proc.start(None), provider.loop.loop)
         assert not proc.pid  # teardown begins before the remote pid is known
+        hold.set()
     assert started.done() and proc.pid > 0 and proc.killed
     assert leftovers(sshnet) == []
 
