@@ -119,6 +119,9 @@ class FlowShare:
         return self.together_mean / self.alone_mean if self.alone_mean else float("nan")
 
 
+NOT_COMPARED = "no flow was measured alone; cannot compare"  # the verdict without a baseline
+
+
 @dataclass
 class Competition:
     """Do simultaneous flows get less than each alone? One per star/fan-in group and measurement."""
@@ -208,7 +211,7 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
         verdict = "RTT grows when measured together" if worse else "RTT unaffected by simultaneous probes"
         return verdict, [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
     if not ratios:
-        return "no flow was measured alone; cannot compare", reasons
+        return NOT_COMPARED, reasons
     mean_ratio = float(np.mean(ratios))
     n = len(comp.flows)
     reasons.append(

@@ -198,9 +198,24 @@ def competition_findings(results: list[tuple[str | None, d.Competition]]) -> lis
         for t, comp in results
     ]
     if len(lines) > MAX_CONNECTIONS:
-        compete = sum("the flows compete" in comp.verdict for _, comp in results)
-        lines = [f"in {compete} of {len(results)} groups the flows compete (each gets less than alone)"]
+        lines = [_competition_count(results)]
     return ["<b>Simultaneous flows</b>: " + "; ".join(lines) + "."]
+
+
+def _competition_count(results: list[tuple[str | None, d.Competition]]) -> str:
+    """How many groups competed, out of those that had a baseline: a group none of whose flows was
+    measured alone cannot be counted as competing or not."""
+    compared = [comp for _, comp in results if comp.verdict != d.NOT_COMPARED]
+    missing = len(results) - len(compared)
+    if not compared:
+        groups = f"the {len(results)} groups"
+        return f"no flow of {groups} was measured alone, so whether they compete cannot be told"
+    compete = sum("the flows compete" in comp.verdict for comp in compared)
+    line = f"in {compete} of {len(compared)} groups the flows compete (each gets less than alone)"
+    if missing:
+        have = "group has" if missing == 1 else "groups have"
+        line += f"; {missing} {have} no flow measured alone (not compared)"
+    return line
 
 
 def _unsettled(comp: d.Competition) -> bool:
