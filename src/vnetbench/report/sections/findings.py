@@ -85,18 +85,24 @@ def _ci(metric: str, lo: float, hi: float) -> str:
 
 
 def design_findings(analysis: Any) -> list[str]:
-    """Per fitted model: which factors matter (share of variation) and which do not; capacity."""
+    """Per fitted model: which factors matter (share of variation, and a 2^k design's effect with
+    its interval) and which do not; terms without a test (no error estimate) are named as such;
+    capacity."""
     out = []
     for fitted in analysis.models:
         m = fmt.shown_model(fitted)
         response = m.result.response
-        significant, not_significant = _terms(m)
-        line = f"<b>{m.label}</b>: "
-        line += (
-            "significant: " + ", ".join(significant) if significant else "no factor has a significant effect"
-        )
+        significant, not_significant, untested = _terms(m)
+        parts = []
+        if significant:
+            parts.append("significant: " + ", ".join(significant))
+        elif not_significant:
+            parts.append("no factor has a significant effect")
         if not_significant:
-            line += "; not significant: " + ", ".join(not_significant)
+            parts.append("not significant: " + ", ".join(not_significant))
+        if untested:
+            parts.append("not tested (no error estimate): " + ", ".join(untested))
+        line = f"<b>{m.label}</b>: " + ("; ".join(parts) if parts else "no factor to test")
         means = _level_means(m, response)
         if means:
             line += f". Mean per level (95 % interval): {means}"
@@ -106,20 +112,47 @@ def design_findings(analysis: Any) -> list[str]:
     return out
 
 
-def _terms(m: Any) -> tuple[list[str], list[str]]:
-    """The model's terms as 'name (x % of variation)', significant and not."""
+def _terms(m: Any) -> tuple[list[str], list[str], list[str]]:
+    """The model's terms with their share of the variation: significant, not significant, and not
+    tested (no error estimate: a 2^k design without replication, an ANOVA term whose F is undefined).
+    A 2^k (r or −p) design's significant effects carry q and its interval in the response's unit, and
+    a main effect the change from its −1 to its +1 level, 2q (Jain's q is half of it)."""
     r = m.result
     if m.kind == "one-factor":
-        term = f"{r.factor} ({fmt.pct(r.pct_a)} of variation, p = {fmt.num(r.p_value, 2)})"
-        return ([term], []) if r.f > r.f_table else ([], [term])
-    effects = getattr(r, "effects", None) if m.kind == "2k-r" else getattr(r, "terms", None)
-    yes, no = [], []
+        term = f"{r.factor} ({fmt.pct(r.pct_a)} of the variation, p = {fmt.num(r.p_value, 2)})"
+        return ([term], [], []) if r.f > r.f_table else ([], [term], [])
+    two_level = m.kind in ("2k-r", "2k-p")
+    effects = getattr(r, "effects", None) if two_level else getattr(r, "terms", None)
+    yes: list[str] = []
+    no: list[str] = []
+    untested: list[str] = []
     for e in effects or []:
         share = getattr(e, "pct_variation", None)
         if share is None:  # the mean (I) of a 2^k r design
             continue
-        (yes if e.significant else no).append(f"{e.name} ({fmt.pct(share)})")
-    return yes, no
+        variation = f"{fmt.pct(share)} of the variation"
+        if e.significant is None:
+            untested.append(f"{e.name} ({variation})")
+        elif two_level and e.significant:
+            yes.append(f"{e.name} ({_effect(r, e)}; {variation})")
+        elif two_level:
+            no.append(f"{e.name} ({variation})")
+        else:
+            (yes if e.significant else no).append(f"{e.name} ({variation}, p = {fmt.num(e.p_value, 2)})")
+    return yes, no, untested
+
+
+def _effect(r: Any, e: Any) -> str:
+    """'q = -1.586 Mbit/s, interval -1.601 to -1.571: flows 2 → 3 changes the mean by -3.172 Mbit/s'."""
+    text = f"q = {fmt.metric(r.response, e.q, True, delta=True)}"
+    low, high = fmt.metric(r.response, e.ci_low), fmt.metric(r.response, e.ci_high)
+    if "–" not in (low, high):
+        text += f", interval {low} to {high}"
+    if e.name in r.coding:
+        lo, hi = r.coding[e.name]
+        change = fmt.metric(r.response, 2 * e.q, True, delta=True)
+        text += f": {e.name} {lo} → {hi} changes the mean by {change}"
+    return text
 
 
 def _level_means(m: Any, response: str) -> str:

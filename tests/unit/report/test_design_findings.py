@@ -1,0 +1,57 @@
+"""The report's Findings line of a 2^k design: what each percentage is, the significant effect with its
+interval, and no verdict where there is no test.
+
+The data are a 2^2·2 design worked by hand (Jain, The Art of Computer Systems Performance Analysis,
+ch. 18): cells (cc, len) = (lo, x) 10, 12; (hi, x) 20, 22; (lo, y) 11, 13; (hi, y) 21, 23 Mbit/s.
+Cell means 11, 21, 12, 22: q_cc = (−11 + 21 − 12 + 22)/4 = 5, q_len = (−11 − 21 + 12 + 22)/4 = 0.5,
+q_cc:len = (11 − 21 − 12 + 22)/4 = 0. SS_cc = 2²·2·25 = 200, SS_len = 2, SSE = 8 (each observation
+±1 from its cell mean), SST = 210: cc 95.24 %, len 0.95 %. s_e² = 8/4 = 2, s_q = √(2/8) = 0.5,
+t[0.975; 4] = 2.7764: cc's interval 5 ∓ 1.388 = (3.612, 6.388), len's (−0.888, 1.888) holds 0.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+
+from vnetbench.analysis.campaign_analysis import FittedModel
+from vnetbench.analysis.two_k_r import two_k_r
+from vnetbench.report.sections.findings import design_findings
+
+CELLS = [("lo", "x", 10), ("lo", "x", 12), ("hi", "x", 20), ("hi", "x", 22)]
+CELLS += [("lo", "y", 11), ("lo", "y", 13), ("hi", "y", 21), ("hi", "y", 23)]
+
+
+def _line(kind: str, rows: list[tuple[str, str, int]]) -> str:
+    frame = pd.DataFrame(rows, columns=["cc", "len", "throughput_bps"])
+    frame["throughput_bps"] *= 1e6
+    result = two_k_r(frame, "throughput_bps", ["cc", "len"], low={"cc": "lo", "len": "x"})
+    (line,) = design_findings(SimpleNamespace(models=[FittedModel("s · tcp · throughput_bps", kind, result)]))
+    return line
+
+
+def test_a_2k_r_finding_says_what_its_percentages_are_and_gives_the_effect_with_its_interval() -> None:
+    """onl-tcp-factorial's Findings read 'significant: flows (99.96 %); not significant: cc (0.00 %)',
+    which reads like a confidence; it is the share of the variation."""
+    assert _line("2k-r", CELLS) == (
+        "<b>s · tcp · throughput (Mbit/s)</b>: significant: cc (q = +5.000 Mbit/s, interval 3.612 to "
+        "6.388: cc lo → hi changes the mean by +10.00 Mbit/s; 95.24 % of the variation); not significant: "
+        "len (0.95 % of the variation), cc:len (0.00 % of the variation)."
+    )
+
+
+def test_a_fractional_design_lists_its_effects() -> None:
+    """A 2^(k−p) model carries its effects as a 2^k r result: the Findings looked for ANOVA terms,
+    found none and said 'no factor has a significant effect' whatever the data."""
+    assert "significant: cc (q = +5.000 Mbit/s" in _line("2k-p", CELLS)
+
+
+def test_without_replication_no_effect_is_called_not_significant() -> None:
+    """r = 1: no error estimate, no interval, no test (cells 10, 20, 11, 21: SS_cc = 4·25 = 100,
+    SS_len = 4·0.25 = 1, SST = 101: 99.01 % and 0.99 %). It used to read 'no factor has a significant
+    effect; not significant: cc (99.01 %), …'."""
+    assert _line("2k-r", CELLS[0::2]) == (
+        "<b>s · tcp · throughput (Mbit/s)</b>: not tested (no error estimate): cc (99.01 % of the "
+        "variation), len (0.99 % of the variation), cc:len (0.00 % of the variation)."
+    )
