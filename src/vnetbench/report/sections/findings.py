@@ -17,7 +17,7 @@ from vnetbench.analysis.loss import Localization
 from vnetbench.analysis.one_factor import level_mean_intervals
 from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
-from vnetbench.report.sections.probe import knee, sweep_points
+from vnetbench.report.sections.probe import ceiling, knee, repetition_knees, sweep_points
 from vnetbench.report.view import Section
 
 ORDER = 1
@@ -256,21 +256,42 @@ def _unsettled(comp: d.Competition) -> bool:
 
 
 def sweep_findings(frame: pd.DataFrame) -> list[str]:
-    """Packet-rate sweeps: the knee (highest offered rate received whole) of each series and size."""
+    """Packet-rate sweeps: per series and size the knee (highest offered rate received whole) of the
+    mean curve and of each repetition, and the ceiling, each repetition's most received packets/s
+    (mean ± SD), as the sweep summary table gives them."""
     ok = frame[(frame["status"] == "ok") & (frame["kind"] == "pps")] if "kind" in frame else frame.iloc[0:0]
     if ok.empty:
         return []
-    points = sweep_points(ok[ok["group_kind"].isin(d.ALONE)] if "group_kind" in ok else ok)
+    alone = ok[ok["group_kind"].isin(d.ALONE)] if "group_kind" in ok else ok
+    points = sweep_points(alone)
     out = []
     for size, by_size in points.groupby("size"):
         knees = []
         for series, s in by_size.groupby("series", sort=False):
-            k = knee(s)
-            top = float(s["received_pps"].max())
-            passed = f"whole up to {fmt.metric('pps', k, True)}" if k is not None else "none passed"
-            knees.append(f"{series}: {passed}, at most {fmt.metric('pps', top, True)} received")
+            knees.append(f"{series}: {_sweep_line(alone, s, str(series), float(size))}")
         out.append(f"<b>Packet rate, {int(size)}-byte payloads</b>: " + "; ".join(knees) + ".")
     return out
+
+
+def _sweep_line(rows: pd.DataFrame, points: pd.DataFrame, series: str, size: float) -> str:
+    """'whole up to 30.00 K pps on the mean of 2 repetitions (per repetition: 30.00 K pps, 1.000 K pps),
+    ceiling 52.33 ± 7.805 K pps (the most received in each of 2 repetitions, mean ± SD)'."""
+    k = knee(points)
+    text = f"whole up to {fmt.metric('pps', k, True)}" if k is not None else "none passed"
+    per_rep = repetition_knees(rows, series, size)
+    if len(per_rep) > 1:
+        shown = ", ".join("none passed" if r is None else fmt.metric("pps", r, True) for r in per_rep)
+        text += f" on the mean of {len(per_rep)} repetitions (per repetition: {shown})"
+    top = ceiling(rows, series, size)
+    if top is None:
+        return text + f", at most {fmt.metric('pps', float(points['received_pps'].max()), True)} received"
+    mean, sd, n = top
+    if n == 1:
+        return text + f", at most {fmt.metric('pps', mean, True)} received"
+    return (
+        text + f", ceiling {fmt.metric('pps', mean)} ± {fmt.metric('pps', sd, True)} "
+        f"(the most received in each of {n} repetitions, mean ± SD)"
+    )
 
 
 def probe_findings(ctx: ReportContext) -> list[str]:

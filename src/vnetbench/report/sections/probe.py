@@ -132,6 +132,16 @@ def sweep_points(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def repetition_knees(rows: pd.DataFrame, series: str, size: float) -> list[float | None]:
+    """The knee of each repetition's own sweep, in repetition order (the knee of the mean curve can
+    pass a point that one repetition failed: its loss averaged below 1 % with the others')."""
+    if rows.empty or "repetition" not in rows:
+        return []
+    mask = (rows.apply(_series_label, axis=1) == series) & (_col(rows, "payload_bytes") == size)
+    mine = rows[mask]
+    return [knee(sweep_points(r)) for _, r in mine.groupby(_col(mine, "repetition"), sort=True)]
+
+
 def ceiling(rows: pd.DataFrame, series: str, size: float) -> tuple[float, float, int] | None:
     """The series' ceiling: the most packets/s received in each repetition; (mean, sd, repetitions)."""
     if rows.empty or "repetition" not in rows:
@@ -186,7 +196,8 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                     "payload B",
                     "frame B",
                     "knee (pps)",
-                    "max received (pps)",
+                    "knee per repetition (pps)",
+                    "max of the mean received (pps)",
                     "ceiling mean ± sd over repetitions",
                     "link limit (pps)",
                     "points limited by the sender",
@@ -196,9 +207,11 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                 ],
                 rows_out,
                 note="Every step stores the sender's achieved rate and its send lateness p50/p99/max. The "
-                "ceiling is the most packets/s received in each repetition (mean ± sample SD); a point whose "
-                "sender sent < 95 % of the offered rate measured this machine, not the path. The link "
-                "limit includes a switch's packet-rate capacity (a link's pps) on the path.",
+                "knee is that of the mean over repetitions (a point passes on its mean loss and sent "
+                "rate), beside each repetition's own; the max of the mean received is the top of the drawn "
+                "curve; the ceiling is the most packets/s received in each repetition (mean ± sample SD); "
+                "a point whose sender sent < 95 % of the offered rate measured this machine, not the path. "
+                "The link limit includes a switch's packet-rate capacity (a link's pps) on the path.",
             )
         )
     if multi is not None:
@@ -234,12 +247,14 @@ def _size_figure(
         if top_rx and top_rx[2] > 1:
             spread = f"{top_rx[0]:,.0f} ± {top_rx[1]:,.0f} (n={top_rx[2]})"
         limited = int((s["achieved_pps"] < KNEE_SENT * s["offered_pps"]).sum())
+        per_rep = repetition_knees(rows, str(series), float(size))
         rows_out.append(
             [
                 series,
                 str(size),
                 str(int(frame_bytes(size))),
                 fmt.sig(k) if k is not None else "none passed",
+                ", ".join("none passed" if r is None else fmt.sig(r) for r in per_rep) or "—",
                 fmt.sig(s["received_pps"].max()),
                 spread,
                 fmt.sig(lim) if lim is not None else "no link-rate limit (unshaped)",
