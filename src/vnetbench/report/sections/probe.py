@@ -353,6 +353,23 @@ def _draw_trace(
     ax.grid(alpha=0.3)
 
 
+def _beside(frame: pd.DataFrame, row: pd.Series) -> str:
+    """What a background flow ran beside: the step's sweep point (' beside sweep a→b, 18 B at 1000
+    pps'); '' for a trace of its own. Without it, a background flow's traces of one repetition (one
+    per sweep point) all had the same label."""
+    if row.get("group_kind") != "background" or "step_key" not in frame:
+        return ""
+    step = frame[(frame["step_key"] == row["step_key"]) & (frame["kind"] == "pps")]
+    if step.empty:
+        return ""
+    points = []
+    for _, p in step.iterrows():
+        size, pps = p.get("payload_bytes"), p.get("target_pps")
+        point = f" {int(size)} B at {int(pps)} pps" if pd.notna(size) and pd.notna(pps) else ""
+        points.append(f"{p['measurement']} {p['src']}→{p['dst']}{point}")
+    return " beside " + ", ".join(points)
+
+
 def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
     if rows.empty:
         return None
@@ -383,6 +400,7 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         pps = float(pps) if pps is not None and np.isfinite(pps) else None
         quiet, burst = trace_marks(v, offered, pps, bin_s)
         label = f"{row['measurement']} {row['src']}→{row['dst']} rep {row['repetition']}"
+        label += _beside(ctx.frame, row)
         factors = _factors_label(row.get("factors"))
         fig, axes = plt.subplots(2, 1, figsize=(8, 5.2))
         for ax, window in zip(axes, (None, _zoom(t, quiet, burst, bin_s)), strict=True):
@@ -421,7 +439,8 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
             ],
             table,
             note="A quiet period the sender did not cause (its lateness max is small) happened on the path "
-            "or at the receiver.",
+            "or at the receiver."
+            + (f" The first {MAX_TRACES} of {len(shown)} traces." if len(shown) > MAX_TRACES else ""),
         )
     )
     return section
