@@ -10,6 +10,7 @@ plan (`--target-precision`), notes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -352,6 +353,14 @@ def _effects(models: list[FittedModel]) -> Section:
     return part
 
 
+def _series_key(row: dict[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
+    """Rows by series with the numbers in its label in numeric order (a sweep's '… 18 B at 30000 pps'
+    before '… at 100000 pps', which text order put after it), then by the factor columns."""
+    words = re.split(r"(\d+(?:\.\d+)?)", str(row[keys[0]]))
+    series = tuple((0, float(w), "") if i % 2 else (1, 0.0, w) for i, w in enumerate(words))
+    return (series, fmt.row_key(row, keys[1:]))
+
+
 def _fairness(f: cp.Fairness) -> Section:
     conf = f"{100 * f.confidence:g} %"
     part = Section(
@@ -378,7 +387,7 @@ def _fairness(f: cp.Fairness) -> Section:
                     num(r["max"], 4),
                     ci(r["ci_low"], r["ci_high"]),
                 ]
-                for r in sorted(f.spread.to_dict("records"), key=lambda r: fmt.row_key(r, f.config))
+                for r in sorted(f.spread.to_dict("records"), key=lambda r: _series_key(r, f.config))
             ],
         )
     )
@@ -404,7 +413,7 @@ def _udp(u: cp.UdpEffective) -> Section:
                     f"{100 * r['loss_ratio']:.4g} %",
                     num(r["effective_throughput_bps"] / 1e6, 5),
                 ]
-                for r in sorted(u.rows, key=lambda r: fmt.row_key(r, u.keys))
+                for r in sorted(u.rows, key=lambda r: _series_key(r, u.keys))
             ],
         )
     )
