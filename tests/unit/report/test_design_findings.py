@@ -14,8 +14,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pandas as pd
+from scipy import stats
 
 from vnetbench.analysis.campaign_analysis import FittedModel
+from vnetbench.analysis.diagnostics import diagnostics
 from vnetbench.analysis.two_k_r import two_k_r
 from vnetbench.report.sections.findings import design_findings
 
@@ -55,3 +57,33 @@ def test_without_replication_no_effect_is_called_not_significant() -> None:
         "<b>s · tcp · throughput (Mbit/s)</b>: not tested (no error estimate): cc (99.01 % of the "
         "variation), len (0.99 % of the variation), cc:len (0.00 % of the variation)."
     )
+
+
+def _fitted(means: list[tuple[str, str, float]], spread: float) -> FittedModel:
+    rows = [(cc, ln, mean + e) for cc, ln, mean in means for e in (-spread, spread)]
+    frame = pd.DataFrame(rows, columns=["cc", "len", "throughput_bps"])
+    frame["throughput_bps"] *= 1e6
+    result = two_k_r(frame, "throughput_bps", ["cc", "len"], low={"cc": "lo", "len": "x"})
+    return FittedModel("s · tcp · throughput_bps", "2k-r", result, diagnostics=diagnostics(result))
+
+
+MEANS = [("lo", "x", 20.0), ("hi", "x", 30.0), ("lo", "y", 21.0), ("hi", "y", 31.0)]
+
+
+def test_errors_as_large_as_the_effects_put_a_caution_in_the_finding() -> None:
+    """onl-tcp-factorial's Jain index: 'significant: flows' in the Findings, while its diagnostics
+    (further down) showed residuals 2.67 × the predicted range and Shapiro–Wilk p = 1.4e-06.
+
+    Cells ±10 around means 20, 30, 21, 31: predicted range 31 − 20 = 11, residual range 20, ratio
+    20/11 = 1.82 (Jain's rule: small below 1/10). Shapiro–Wilk of four −10 and four +10 from scipy.
+    Cells ±0.1 around the same means: 0.2/11 = 0.018, no caution."""
+    (line,) = design_findings(SimpleNamespace(models=[_fitted(MEANS, 10.0)]))
+    shapiro = float(stats.shapiro([-10.0] * 4 + [10.0] * 4).pvalue)
+    assert shapiro < 0.05
+    assert line.endswith(
+        ". Caution: the residuals span 1.82 × the range of the predicted responses (errors count as small "
+        f"below 1/10) and are not normal (Shapiro–Wilk p = {shapiro:.3g}), so the intervals and tests are "
+        "doubtful: see the diagnostics."
+    )
+    (quiet,) = design_findings(SimpleNamespace(models=[_fitted(MEANS, 0.1)]))
+    assert "Caution" not in quiet

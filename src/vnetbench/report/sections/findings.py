@@ -103,6 +103,7 @@ def design_findings(analysis: Any) -> list[str]:
         if untested:
             parts.append("not tested (no error estimate): " + ", ".join(untested))
         line = f"<b>{m.label}</b>: " + ("; ".join(parts) if parts else "no factor to test")
+        line += _caution(m.diagnostics)
         means = _level_means(m, response)
         if means:
             line += f". Mean per level (95 % interval): {means}"
@@ -110,6 +111,21 @@ def design_findings(analysis: Any) -> list[str]:
             line += f". Recommended maximum: {m.result.factor} = {m.capacity.recommended}"
         out.append(line + ".")
     return out
+
+
+def _caution(diag: Any) -> str:
+    """When the errors are not small against the response (Jain's rule: residual range under 1/10 of
+    the predicted range), the verdicts above rest on assumptions the diagnostics put in doubt: say so
+    here, not only in the diagnostics table further down."""
+    if diag is None or diag.errors_small or not math.isfinite(diag.residual_ratio):
+        return ""
+    text = (
+        f". Caution: the residuals span {fmt.num(diag.residual_ratio, 3)} × the range of the predicted "
+        "responses (errors count as small below 1/10)"
+    )
+    if diag.shapiro_p is not None and diag.shapiro_p < 0.05:
+        text += f" and are not normal (Shapiro–Wilk p = {fmt.num(diag.shapiro_p, 3)})"
+    return text + ", so the intervals and tests are doubtful: see the diagnostics"
 
 
 def _terms(m: Any) -> tuple[list[str], list[str], list[str]]:
