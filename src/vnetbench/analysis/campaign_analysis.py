@@ -142,7 +142,8 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
         "confidence": s.confidence,
         "transient": transient,
         "flows": len(flows),
-        "groups": len(groups),
+        "groups": len(groups),  # steps: flows started together, one flow or more
+        "simultaneous_groups": int((groups["n_flows"] >= 2).sum()) if len(groups) else 0,
     }
     models: list[FittedModel] = []
     notes: list[str] = []
