@@ -245,9 +245,10 @@ def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
     if weak:
         runs = sorted({(r.n_a, r.n_b) for r in weak})
         sizes = ", ".join(f"{m} v {n}" for m, n in runs)
+        verb = "compares" if len(weak) == 1 else "compare"
         notes.append(
-            f"{len(weak)} RTT row(s) compare {sizes} run medians: too few runs for any RTT change to be "
-            f"significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
+            f"{_rows(len(weak), 'RTT row')} {verb} {sizes} run medians: too few runs for any RTT change "
+            f"to be significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
             "give the campaigns more repetitions to test RTT."
         )
     unshown = [r for r in rows if r.verdict == "same" and abs(r.difference) > r.band]
@@ -255,14 +256,24 @@ def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
         largest = max(
             unshown, key=lambda r: abs(r.relative_change) if math.isfinite(r.relative_change) else 0
         )
-        change = f"{largest.relative_change:+.0%}" if math.isfinite(largest.relative_change) else "a change"
+        change = (
+            f"{100 * largest.relative_change:+.1f} %"
+            if math.isfinite(largest.relative_change)
+            else "a change"
+        )
         notes.append(
-            f"{len(unshown)} row(s) changed by more than the tolerance but not significantly after Holm's "
-            f"correction over {len(rows)} rows (largest: {change} in {largest.key['metric']} of "
-            f'{largest.key["pair"]}, {largest.n_a} v {largest.n_b} runs): their "same" means not shown '
-            "to differ, not shown equal; more repetitions (or fewer rows) would tell."
+            f"{_rows(len(unshown), 'row')} changed by more than the tolerance but not significantly after "
+            f"Holm's correction over {_rows(len(rows), 'row')} (largest: {change} in "
+            f"{largest.key['metric']} of {largest.key['pair']}, {largest.n_a} v {largest.n_b} runs): "
+            'their "same" means not shown to differ, not shown equal; '
+            "more repetitions (or fewer rows) would tell."
         )
     return tuple(notes)
+
+
+def _rows(n: int, noun: str) -> str:
+    """'1 row', '6 rows'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _with(row: Row, key: dict[str, str], p_holm: float, band: float, verdict: str) -> Row:

@@ -118,6 +118,12 @@ def test_smallest_rank_p_is_two_over_the_arrangements() -> None:
 def test_rtt_rows_with_too_few_runs_carry_a_note() -> None:
     few = compare(obs("rtt_ns", [1.0, 2, 3], kind="rtt"), obs("rtt_ns", [4.0, 5, 6], kind="rtt"))
     assert few.rows[0].verdict == "same" and len(few.notes) == 1 and "3 v 3" in few.notes[0]
+    assert few.notes[0].startswith("1 RTT row compares 3 v 3 run medians")  # not '1 RTT row(s) compare'
+    two = compare(
+        pd.concat([obs("rtt_ns", [1.0, 2, 3], kind="rtt"), obs("rtt_ns", [1.0, 2, 3], "a→c", kind="rtt")]),
+        pd.concat([obs("rtt_ns", [4.0, 5, 6], kind="rtt"), obs("rtt_ns", [4.0, 5, 6], "a→c", kind="rtt")]),
+    )
+    assert two.notes[0].startswith("2 RTT rows compare 3 v 3 run medians")
     enough = compare(
         obs("rtt_ns", [1.0, 2, 3, 4, 5], kind="rtt"), obs("rtt_ns", [6.0, 7, 8, 9, 10], kind="rtt")
     )
@@ -134,8 +140,10 @@ def test_a_large_change_that_is_not_significant_says_same_is_not_equal() -> None
     assert row.p_value == pytest.approx(1 - 1.5 / np.sqrt(4.25), abs=1e-9)
     assert row.verdict == "same" and not row.within_tolerance
     (note,) = c.notes
-    assert note.startswith("1 row(s) changed by more than the tolerance but not significantly")
-    assert "-38% in throughput_bps of a→b, 3 v 3 runs" in note and "not shown equal" in note
+    assert note.startswith("1 row changed by more than the tolerance but not significantly")
+    assert (
+        "-37.5 % in throughput_bps of a→b, 3 v 3 runs" in note and "not shown equal" in note
+    )  # (50 − 80)/80
     # within the tolerance: no note
     assert (
         compare(obs("throughput_bps", [100.0, 101, 99]), obs("throughput_bps", [100.0, 102, 98])).notes == ()
