@@ -37,6 +37,7 @@ class Fairness:
     confidence: float
     per_group: pd.DataFrame
     spread: pd.DataFrame
+    tcp: bool = False  # some groups are TCP flows (whose shares take tens of seconds to settle)
 
     def to_json(self) -> dict[str, Any]:
         return {"groups": self.per_group, "spread": self.spread}
@@ -51,7 +52,8 @@ def fairness(flows: pd.DataFrame, factors: list[str], confidence: float) -> Fair
     config = ["series", *factors]
     per_group = fairness_by_group(data, "throughput_bps", ["step_key", *config, "repetition"])
     spread = fairness_spread(data, "throughput_bps", config, "repetition", confidence)
-    return Fairness(config, confidence, per_group, spread)
+    tcp = "kind" in data and bool((data["kind"] == "tcp").any())
+    return Fairness(config, confidence, per_group, spread, tcp)
 
 
 @dataclass

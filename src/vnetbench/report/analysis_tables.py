@@ -214,7 +214,7 @@ def factorial_anova_rows(f: FactorialAnova, scale: float = 1.0) -> list[list[str
     rows = [
         ["y", num(f.ssy / sq, 8), "", str(f.n), "", "", "", ""],
         ["ȳ..", num(f.ss0 / sq, 8), "", "1", "", "", "", ""],
-        ["y − ȳ..", num(f.sst / sq, 8), "100.00%", str(f.n - 1), "", "", "", ""],
+        ["y − ȳ..", num(f.sst / sq, 8), "100.00 %", str(f.n - 1), "", "", "", ""],
     ]
     for x in f.terms:
         rows.append(
@@ -371,17 +371,22 @@ def _series_key(row: dict[str, Any], keys: Sequence[str]) -> tuple[Any, ...]:
     return (series, fmt.row_key(row, keys[1:]))
 
 
+# benchmarks/fidelity/README.md, fairness.py --only window; said only where TCP flows shared a link
+TCP_SETTLING = (
+    " TCP flows' shares settle over tens of seconds on slow links (three cubic flows into one "
+    "20 mbit link: 6 of 16 runs within 25–42 % each over 10 s, 16 of 16 over 60 s), so a low "
+    "index from a short run can be congestion control converging, not an unfair network."
+)
+
+
 def _fairness(f: cp.Fairness) -> Section:
     conf = f"{100 * f.confidence:g} %"
     part = Section(
         "Fairness of simultaneous flows",
         "fairness",
         intro="Jain's index (Σx)²/(n·Σx²) of the flows' throughput in each group started together; "
-        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment. "
-        # benchmarks/fidelity/README.md, fairness.py --only window
-        "TCP flows' shares settle over tens of seconds on slow links (three cubic flows into one "
-        "20 mbit link: 6 of 16 runs within 25–42 % each over 10 s, 16 of 16 over 60 s), so a low "
-        "index from a short run can be congestion control converging, not an unfair network.",
+        "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment."
+        + (TCP_SETTLING if f.tcp else ""),
     )
     part.tables.append(
         TableView(

@@ -45,6 +45,17 @@ def num(x: float | None, digits: int = 6) -> str:
     return _as_g(plain_number(float(x), digits))
 
 
+def zeros_kept(x: float | None, digits: int = 4) -> str:
+    """`digits` significant digits kept as measured, trailing zeros included: an interval
+    (95.53, 95.70) beside a mean 9.570, not (95.53, 95.7) and 9.57 — a dropped zero reads as a
+    less precise number. Exact zero stays '0'."""
+    if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) or x == 0:
+        return num(x, digits)
+    if abs(x) < 1e-4:
+        return f"{x:.{digits - 1}e}"
+    return plain_number(float(x), digits)
+
+
 def _as_g(text: str) -> str:
     """Without trailing zeros, as 'g' writes a number: 45.2, not 45.200."""
     return text.rstrip("0").rstrip(".") if "." in text else text
@@ -70,7 +81,7 @@ def ci(lo: float | None, hi: float | None) -> str:
     """A confidence interval: (lo, hi) with four significant digits; '–' when an end is missing."""
     if _missing(lo) or _missing(hi):
         return "–"
-    return f"({num(lo, 4)}, {num(hi, 4)})"
+    return f"({zeros_kept(lo)}, {zeros_kept(hi)})"
 
 
 def _missing(x: Any) -> bool:
@@ -150,7 +161,7 @@ def yes(flag: bool | None) -> str:
 def scaled(x: float | None, scale: float) -> str:
     """x in a display unit (x / scale, e.g. bit/s / 1e6 for Mbit/s) with four significant digits, as
     its interval beside it (`ci`) and the findings: 95.63, not 95.6338 beside (95.55, 95.71)."""
-    return num(None if x is None else x / scale, 4)
+    return zeros_kept(None if x is None else x / scale)
 
 
 def unit_suffix(unit: str) -> str:

@@ -1,0 +1,38 @@
+"""Four significant digits in the analysis tables keep their trailing zeros: (95.53, 95.70) and
+9.570 Mbit/s, not (95.53, 95.7) and 9.57, which read as less precise numbers."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from vnetbench.analysis.campaign_parts import fairness
+from vnetbench.report import format as fmt
+from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness
+
+
+def test_intervals_and_scaled_means_keep_four_significant_digits() -> None:
+    assert fmt.ci(95.53, 95.7) == "(95.53, 95.70)"
+    assert fmt.ci(0.5, 1.0) == "(0.5000, 1.000)"
+    assert fmt.ci(0.0, 0.1327) == "(0, 0.1327)"  # an exact zero stays 0 (a cut at the domain)
+    assert fmt.scaled(9.57e6, 1e6) == "9.570"
+    assert fmt.scaled(86_064_100.0, 1e6) == "86.06"
+    assert fmt.scaled(-0.0179743e6, 1e6) == "-0.01797"
+    assert fmt.scaled(123_456.0, 1.0) == "123456"  # integers keep every digit
+    assert fmt.scaled(None, 1e6) == ""
+
+
+def _together(kind: str) -> pd.DataFrame:
+    rows = [
+        {"group_kind": "together", "kind": kind, "series": "s", "step_key": f"k{r}", "repetition": r,
+         "throughput_bps": v}
+        for r in (1, 2)
+        for v in (40e6, 60e6)
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_tcp_settling_caveat_is_given_only_where_tcp_flows_shared() -> None:
+    tcp, udp = fairness(_together("tcp"), [], 0.95), fairness(_together("pps"), [], 0.95)
+    assert tcp is not None and udp is not None
+    assert TCP_SETTLING in _fairness(tcp).intro
+    assert "TCP" not in _fairness(udp).intro
