@@ -347,10 +347,23 @@ def loss_findings(losses: list[Localization]) -> list[str]:
     where: Counter[str] = Counter()
     for loc in losses:
         if loc.hop is not None:
-            where[f"{loc.hop} ({loc.cause})"] += loc.hop_lost
+            where[_lost_where(loc)] += loc.hop_lost
     share = fmt.share(lost, sent)
     line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {len(losses)} flows"
     if where:
         hop, n = where.most_common(1)[0]
         line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
     return [line + "."]
+
+
+def _lost_where(loc: Localization) -> str:
+    """Where a flow's loss counts in the bottleneck's tally: its hop and cause, or, when the hop's
+    counter belongs to a point the step's flows share (their common queue, not counted per flow), that
+    point — each flow's loss is first counted at its own next hop, but was dropped at the shared one."""
+    shared = loc.counter_scope is not None and any(
+        e.scope == loc.counter_scope and e.metric == loc.counter_metric
+        for stage in loc.stages
+        if stage.shared
+        for e in stage.explainers
+    )
+    return str(loc.cause) if shared and loc.cause else f"{loc.hop} ({loc.cause})"

@@ -1,0 +1,66 @@
+"""The Findings' loss line: how much was lost, and where most of it was (the bottleneck), counted by
+the point that dropped it."""
+
+from __future__ import annotations
+
+from vnetbench.analysis.loss import Explainer, Localization, Stage
+from vnetbench.report.sections.findings import loss_findings
+
+SHARED_TBF = Explainer(
+    "tbf drops on node:client/eth0", 2_000.0, "qdisc drop", "qdisc:client/eth0/tbf:1", "drops"
+)
+
+
+def _flow(dst: str, port: str, lost: float, cause: str, explainer: Explainer, shared: bool) -> Localization:
+    """A flow of 5,000 datagrams that lost `lost`, first counted at `port` (after the shared stages)."""
+    stages = [
+        Stage("app-sent", "sent by the application", "node:client", 5_000.0),
+        Stage("tx:node:client/eth0", "sent by node:client/eth0", "node:client/eth0", None,
+              explainers=[SHARED_TBF], shared=True),
+        Stage(f"tx:{port}", f"sent by {port}", port, 5_000.0 - lost, lost=lost,
+              explainers=[] if shared else [explainer]),
+    ]  # fmt: skip
+    return Localization(
+        None, "client", dst, 5_000.0, 5_000.0 - lost, lost, 1, stages, f"sent by {port}", f"tx:{port}",
+        port, lost, cause, explainer.counter, explainer.packets, explainer.scope, explainer.metric, lost,
+    )  # fmt: skip
+
+
+def test_the_bottleneck_is_the_shared_queue_that_dropped_not_each_flows_next_hop() -> None:
+    # onl-udp-receivers (campaign 3bac6a03, 2026-11-29): 6-8 flows into one 115 mbit NIC; its tbf on
+    # node:client/eth0 dropped for all of them, and each flow's loss is first counted at its own port
+    # on pc12's bridge. The Findings named one of those ports 'the bottleneck, 16.16 % of the lost'
+    # although 98.59 % of the lost was the shared tbf's.
+    shared_cause = "qdisc drop at node:client/eth0, shared with the step's other flows"
+    via_shared = Explainer(SHARED_TBF.counter + " (all flows through it)", 2_000.0, shared_cause,
+                           SHARED_TBF.scope, SHARED_TBF.metric)  # fmt: skip
+    socket = Explainer(
+        "Udp.RcvbufErrors on node:vm9", 100.0, "socket buffer full", "snmp:vm9", "Udp.RcvbufErrors"
+    )
+    flows = [
+        _flow("vm1", "host:pc12/p1x0", 600.0, shared_cause, via_shared, shared=True),
+        _flow("vm2", "host:pc12/p2x0", 400.0, shared_cause, via_shared, shared=True),
+        _flow("vm9", "host:pc12/p9x0", 100.0, "socket buffer full", socket, shared=False),
+    ]
+    # lost 600 + 400 + 100 = 1,100 of 15,000 (7.33 %); the shared tbf's 1,000 of them: 90.91 %
+    assert loss_findings(flows) == [
+        "<b>Loss</b>: 1,100 of 15,000 datagrams (7.33 %) over 3 flows; the bottleneck: qdisc drop at "
+        "node:client/eth0, shared with the step's other flows, 90.91 % of the lost."
+    ]
+
+
+def test_a_flows_own_hop_stays_the_bottleneck_when_no_stage_is_shared() -> None:
+    # exogeni-exp4: each flow has its own shaped link; drops at each hub port are that port's
+    own = [
+        Explainer(f"tbf drops on node:hub/eth{i}", n, "qdisc drop", f"qdisc:hub/eth{i}/tbf:1", "drops")
+        for i, n in ((0, 300.0), (2, 500.0))
+    ]
+    flows = [
+        _flow("vm-a", "node:hub/eth0", 300.0, "qdisc drop", own[0], shared=False),
+        _flow("vm-c", "node:hub/eth2", 500.0, "qdisc drop", own[1], shared=False),
+    ]
+    # 500 of 800 lost = 62.50 %
+    assert loss_findings(flows) == [
+        "<b>Loss</b>: 800 of 10,000 datagrams (8.00 %) over 2 flows; the bottleneck: sent by node:hub/eth2 "
+        "(qdisc drop), 62.50 % of the lost."
+    ]
