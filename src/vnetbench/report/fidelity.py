@@ -70,6 +70,74 @@ def _within_rate(frame: pd.DataFrame) -> set[int]:
     return {int(i) for i in ok.loc[within, "id"]}
 
 
+def _steps_within_rate(frame: pd.DataFrame) -> dict[str, float]:
+    """Steps of two or more constant-rate flows that together offered at or below the rate of every
+    link on their paths — their summed offered rate within the smallest of their paths' model
+    maxima, so within any link they share — mapped to that sum (bit/s). A packet-rate cap on a path
+    leaves its step out: the model's bits do not see it."""
+    needed = {"id", "step_key", "offered_bps", "expected_max_bps"}
+    if not needed <= set(frame.columns):
+        return {}
+    ok = frame[(frame["status"] == "ok") & frame["kind"].isin(["udp", "pps"])]
+    out = {}
+    for step, flows in ok.groupby("step_key", sort=False):
+        if len(flows) < 2 or flows[["offered_bps", "expected_max_bps"]].isna().any(axis=None):
+            continue
+        if "path_pps_limit" in flows and flows["path_pps_limit"].notna().any():
+            continue
+        total = float(flows["offered_bps"].sum())
+        if total <= float(flows["expected_max_bps"].min()) * (1 + 1e-9):
+            out[str(step)] = total
+    return out
+
+
+def _shared_shaper_drops(loc: Any) -> dict[tuple[Any, Any], float]:
+    """The drop counters of the shapers a flow shared with its step's other flows, by counter: each
+    counts every flow's datagrams, so a step's flows all carry the same ones."""
+    return {
+        (e.scope, e.metric, getattr(e, "counter", None)): float(e.packets)
+        for stage in getattr(loc, "stages", None) or []
+        if stage.shared
+        for e in stage.explainers
+        if e.cause == QDISC_DROP
+    }
+
+
+def _shared_stall_item(frame: pd.DataFrame | None, localizations: list[Any]) -> list[str]:
+    """Steps whose flows together stayed within the rate of a shaper they shared, and lost datagrams
+    at it anyway: the shaper stalled, as for one flow at its own shaper (machine_items)."""
+    if frame is None or frame.empty:
+        return []
+    steps = _steps_within_rate(frame)
+    step_of = dict(zip(frame["id"], frame["step_key"], strict=True)) if steps else {}
+    counters: dict[str, dict[tuple[Any, Any], float]] = {}
+    sent: dict[str, float] = {}
+    for loc in localizations:
+        step = step_of.get(getattr(loc, "measurement_id", None))
+        if step not in steps:
+            continue
+        counters.setdefault(step, {}).update(_shared_shaper_drops(loc))
+        sent[step] = sent.get(step, 0.0) + float(getattr(loc, "sent", 0.0))
+    stalled = {step: sum(c.values()) for step, c in counters.items() if sum(c.values()) > NOISE_PACKETS}
+    if not stalled:
+        return []
+    worst = max(stalled, key=lambda step: stalled[step] / sent[step] if sent.get(step) else 0.0)
+    rows = frame[frame["step_key"] == worst]
+    factors = rows["factors"].iloc[0] if "factors" in rows else None
+    where = ", ".join(f"{k}={v}" for k, v in factors.items()) if isinstance(factors, dict) else ""
+    if "repetition" in rows:
+        where += (", " if where else "") + f"repetition {int(rows['repetition'].iloc[0])}"
+    most = f"; at most {fmt.share(stalled[worst], sent[worst])} of a step's datagrams" if sent[worst] else ""
+    most += f", {where}" if where and most else ""
+    return [
+        f"Machine as bottleneck: in {len(stalled)} of {len(steps)} steps whose flows together offered at "
+        "or below their paths' rate, a link's shaper they shared dropped datagrams "
+        f"({fmt.count(sum(stalled.values()))} datagrams{most}). A network's queue holds such flows; here the "
+        "shaper's output stalled (it, or the senders before it, did not get a CPU in time), so that loss "
+        "is this machine's, not the link's."
+    ]
+
+
 def _which(frame: pd.DataFrame | None, loc: Any) -> str:
     """' (src→dst, repetition N)': which flow a line's worst case was, for the reader to find it."""
     src, dst = getattr(loc, "src", None), getattr(loc, "dst", None)
@@ -154,6 +222,7 @@ def machine_items(
             "flow; here the shaper's output stalled (it, or the sender before it, did not get a CPU in "
             f"time), so that loss is this machine's, not the link's. {why}"
         )
+    items += _shared_stall_item(frame, localizations)
     for cause, lost in sorted(by_cause.items()):
         items.append(
             f"Machine as bottleneck: {fmt.counted(len(lost), 'measurement')} lost datagrams mostly to "

@@ -179,3 +179,41 @@ def test_machine_items_read_the_localizers_json_as_vnetbench_loss_passes_it() ->
                           "app_lost": 146.0, "src": "vm1", "dst": "vm3", "stages": stages})  # fmt: skip
     (line,) = fidelity.machine_items(frame, [flow])
     assert "(53 datagrams, at most 0.13 % of one flow's (vm1→vm3))" in line  # the shared stage's 53 not added
+
+
+def test_machine_items_flag_drops_at_a_shared_shaper_of_a_step_within_its_rate() -> None:
+    # onl-udp-receivers (campaign 3bac6a03, 2026-11-29): 4 flows of 20 Mbit/s into one 115 mbit NIC
+    # (its model maximum 111.8 Mbit/s of goodput) lost 832 datagrams at its tbf in one replication —
+    # 80 Mbit/s fit the link, so the shaper stalled — and that one replication set the level's mean
+    # loss to 1.20 % and the recommended maximum to 3 receivers. The report flagged the same stall for
+    # a flow alone at its own shaper (exogeni-exp4) but said nothing of a shared one.
+    model = 111_805_555.6
+    rows, locs = [], []
+
+    def step(key: str, n: int, rep: int, drops: float) -> None:
+        tbf = SimpleNamespace(counter="tbf drops on node:client/eth0", packets=drops, cause="qdisc drop",
+                              scope="qdisc:client/eth0/tbf:1", metric="drops")  # fmt: skip
+        for j in range(n):
+            mid = len(rows) + 1
+            rows.append({"id": mid, "step_key": key, "kind": "udp", "status": "ok", "offered_bps": 20e6,
+                         "expected_max_bps": model, "factors": {"receivers": n}, "repetition": rep})  # fmt: skip
+            shared = SimpleNamespace(shared=True, explainers=[tbf])
+            own = SimpleNamespace(shared=False, explainers=[])
+            cause = "qdisc drop at node:client/eth0, shared with the step's other flows"
+            locs.append(SimpleNamespace(measurement_id=mid, cause=cause, hop_lost=drops / n, sent=5_000.0,
+                                        app_lost=drops / n, src="client", dst=f"vm{j + 1}",
+                                        stages=[shared, own]))  # fmt: skip
+
+    step("t4/r2", 4, 2, 832.0)  # 4 × 20 = 80 Mbit/s ≤ 111.8: flagged, 832 of 4 × 5,000 = 4.16 %
+    step("t2/r1", 2, 1, 2.0)  # within the rate, 2 datagrams: counter noise
+    step("t6/r1", 6, 1, 8_000.0)  # 6 × 20 = 120 Mbit/s > 111.8: the link's own loss
+    frame = pd.DataFrame(rows)
+    (line,) = fidelity.machine_items(frame, locs)
+    assert line.startswith(
+        "Machine as bottleneck: in 1 of 2 steps whose flows together offered at or below their paths' "
+        "rate, a link's shaper they shared dropped datagrams (832 datagrams; at most 4.16 % of a step's "
+        "datagrams, receivers=4, repetition 2)."
+    )
+    assert line.endswith("so that loss is this machine's, not the link's.")
+    # the overloaded step alone says nothing about the machine
+    assert fidelity.machine_items(frame[frame["step_key"] == "t6/r1"], locs[6:]) == []
