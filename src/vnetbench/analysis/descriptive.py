@@ -145,6 +145,8 @@ class Competition:
     jain_interval: tuple[float, float] = (float("nan"), float("nan"))  # of the expected index, 95 %
     duration_s: float = float("nan")  # median run time of the flows together (the tool's process)
     kind: str = ""  # the measurement kind: tcp, udp or rtt
+    # per repetition with both: the flows' mean of together / alone within that repetition, in order
+    ratio_per_rep: list[float] = field(default_factory=list)
 
 
 def competition(frame: pd.DataFrame) -> list[Competition]:
@@ -198,9 +200,27 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
             jain_interval=mean_index_interval(jains.dropna().to_numpy(), len(shares), CONFIDENCE),
             duration_s=float(group["duration_ns"].median()) / 1e9 if "duration_ns" in group else float("nan"),
         )
+        comp.ratio_per_rep = _ratio_per_rep(group, alone, metric)
         comp.verdict, comp.reasons = _verdict(comp)
         results.append(comp)
     return results
+
+
+def _ratio_per_rep(together: pd.DataFrame, alone: pd.DataFrame, metric: str) -> list[float]:
+    """Each repetition's mean over its flows of together / alone, both from that repetition."""
+    if "repetition" not in together or "repetition" not in alone:
+        return []
+    solo = alone.groupby(["repetition", "src", "dst"])[metric].mean()
+    out = []
+    for rep, flows in together.groupby("repetition", sort=True):
+        ratios = [
+            float(value) / float(solo[(rep, src, dst)])
+            for src, dst, value in zip(flows["src"], flows["dst"], flows[metric], strict=True)
+            if (rep, src, dst) in solo.index and solo[(rep, src, dst)] > 0 and np.isfinite(value)
+        ]
+        if ratios:
+            out.append(float(np.mean(ratios)))
+    return out
 
 
 def _verdict(comp: Competition) -> tuple[str, list[str]]:
@@ -208,8 +228,23 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     reasons = []
     if comp.metric == "rtt_mean_ns":
         worse = bool(ratios) and float(np.mean(ratios)) > 1.1  # the mean: one flow's jitter is not a trend
+        reasons = [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
+        reps = comp.ratio_per_rep
+        grew = sum(r > 1.1 for r in reps)
+        if reps:
+            reasons.append(
+                f"within each repetition, together / alone (mean over the flows): "
+                f"{', '.join(f'{r:.2f}' for r in reps)}"
+            )
+        if worse and reps and 2 * grew <= len(reps):
+            # one repetition's high RTTs can carry the mean of a few: not a trend either
+            return (
+                f"RTT grew when measured together in only {grew} of {len(reps)} repetitions: no consistent "
+                "effect",
+                reasons,
+            )
         verdict = "RTT grows when measured together" if worse else "RTT unaffected by simultaneous probes"
-        return verdict, [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
+        return verdict, reasons
     if not ratios:
         return NOT_COMPARED, reasons
     mean_ratio = float(np.mean(ratios))

@@ -5,6 +5,7 @@ unfairly" from two 5 s repetitions (Jain 0.948 and 0.769) whose interval of the 
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from tests.helpers.campaign_frames import star
@@ -58,3 +59,35 @@ def test_counts_are_in_words() -> None:
     (two,) = competition(star([(30e6, 65e6), (65e6, 30e6)]))
     assert any("over 1 repetition (1 = equal" in r for r in one.reasons)
     assert any("over 2 repetitions, 95 % interval" in r for r in two.reasons)
+
+
+def _rtt_star(alone: list[list[float]], together: list[list[float]]) -> pd.DataFrame:
+    """hub → vm-a, vm-b, vm-c: each repetition's mean RTT (ms) per flow, alone and together."""
+    rows = []
+    for rep, (solo, both) in enumerate(zip(alone, together, strict=True), start=1):
+        for dst, a, t in zip(("vm-a", "vm-b", "vm-c"), solo, both, strict=True):
+            common = {"status": "ok", "pattern": "star", "pattern_kind": "star", "measurement": "rtt",
+                      "kind": "rtt", "src": "hub", "dst": dst, "repetition": rep, "link_rate_bps": 1e8,
+                      "duration_ns": 8e9}  # fmt: skip
+            rows.append(common | {"group_kind": "alone", "rtt_mean_ns": a * 1e6, "start_skew_ns": 0})
+            rows.append(common | {"group_kind": "together", "rtt_mean_ns": t * 1e6, "start_skew_ns": 7e6})
+    return pd.DataFrame(rows)
+
+
+def test_rtt_that_grew_in_one_repetition_of_three_is_no_consistent_effect() -> None:
+    # exogeni-exp4, campaign ef4349e3 (2026-11-29, loaded machine): the report's Findings said "star ·
+    # rtt: RTT grows when measured together" from the flows' mean ratios 2.70, 1.07, 3.07, all carried
+    # by repetition 2. Within each repetition, together / alone averaged over the three flows is
+    # rep 1: (0.0354/0.0587 + 0.0482/0.0739 + 0.0540/0.0712) / 3 = (0.603 + 0.652 + 0.758) / 3 = 0.671
+    # rep 2: (0.3357/0.0479 + 0.1264/0.0706 + 0.4892/0.0574) / 3 = (7.008 + 1.790 + 8.523) / 3 = 5.774
+    # rep 3: (0.0534/0.0503 + 0.0653/0.0790 + 0.0646/0.0691) / 3 = (1.062 + 0.827 + 0.935) / 3 = 0.941
+    alone = [[0.0587, 0.0739, 0.0712], [0.0479, 0.0706, 0.0574], [0.0503, 0.0790, 0.0691]]
+    together = [[0.0354, 0.0482, 0.0540], [0.3357, 0.1264, 0.4892], [0.0534, 0.0653, 0.0646]]
+    (c,) = competition(_rtt_star(alone, together))
+    assert c.ratio_per_rep == pytest.approx([0.671, 5.774, 0.941], abs=1e-3)
+    assert c.verdict == "RTT grew when measured together in only 1 of 3 repetitions: no consistent effect"
+    assert "within each repetition, together / alone (mean over the flows): 0.67, 5.77, 0.94" in c.reasons
+    # twice as long together in every repetition: a trend
+    (grows,) = competition(_rtt_star(alone, [[2 * x for x in rep] for rep in alone]))
+    assert grows.verdict == "RTT grows when measured together"
+    assert grows.ratio_per_rep == pytest.approx([2.0, 2.0, 2.0])
