@@ -138,6 +138,29 @@ def _shared_stall_item(frame: pd.DataFrame | None, localizations: list[Any]) -> 
     ]
 
 
+def machine_loss_ids(frame: pd.DataFrame | None, localizations: list[Any]) -> set[int]:
+    """Ids of the measurements whose loss, as the localizer's verdict places it, the lines of
+    machine_items call this machine's: a machine cause (a socket buffer full...), a drop at the
+    flow's own shaper while offered within its rate, or at a shaper its step's flows shared while
+    together within its rate."""
+    if frame is None or frame.empty:
+        return set()
+    steady = _within_rate(frame)
+    steps = _steps_within_rate(frame)
+    step_of = dict(zip(frame["id"], frame["step_key"], strict=True)) if steps else {}
+    out = set()
+    for loc in localizations:
+        mid = getattr(loc, "measurement_id", None)
+        cause = str(getattr(loc, "cause", "") or "")
+        if mid is not None and (
+            any(c in cause for c in MACHINE_CAUSES)
+            or (cause == QDISC_DROP and mid in steady)
+            or (cause.startswith(QDISC_DROP + " at ") and step_of.get(mid) in steps)
+        ):
+            out.add(int(mid))
+    return out
+
+
 def _which(frame: pd.DataFrame | None, loc: Any) -> str:
     """' (src→dst, repetition N)': which flow a line's worst case was, for the reader to find it."""
     src, dst = getattr(loc, "src", None), getattr(loc, "dst", None)

@@ -3,6 +3,8 @@ the point that dropped it."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from vnetbench.analysis.loss import Explainer, Localization, Stage
 from vnetbench.report.sections.findings import loss_findings
 
@@ -11,7 +13,9 @@ SHARED_TBF = Explainer(
 )
 
 
-def _flow(dst: str, port: str, lost: float, cause: str, explainer: Explainer, shared: bool) -> Localization:
+def _flow(
+    dst: str, port: str, lost: float, cause: str, explainer: Explainer, shared: bool, mid: int | None = None
+) -> Localization:
     """A flow of 5,000 datagrams that lost `lost`, first counted at `port` (after the shared stages)."""
     stages = [
         Stage("app-sent", "sent by the application", "node:client", 5_000.0),
@@ -21,7 +25,7 @@ def _flow(dst: str, port: str, lost: float, cause: str, explainer: Explainer, sh
               explainers=[] if shared else [explainer]),
     ]  # fmt: skip
     return Localization(
-        None, "client", dst, 5_000.0, 5_000.0 - lost, lost, 1, stages, f"sent by {port}", f"tx:{port}",
+        mid, "client", dst, 5_000.0, 5_000.0 - lost, lost, 1, stages, f"sent by {port}", f"tx:{port}",
         port, lost, cause, explainer.counter, explainer.packets, explainer.scope, explainer.metric, lost,
     )  # fmt: skip
 
@@ -64,3 +68,30 @@ def test_a_flows_own_hop_stays_the_bottleneck_when_no_stage_is_shared() -> None:
         "<b>Loss</b>: 800 of 10,000 datagrams (8.00 %) over 2 flows; the bottleneck: sent by node:hub/eth2 "
         "(qdisc drop), 62.50 % of the lost."
     ]
+
+
+def test_a_bottleneck_the_machine_lines_call_this_machines_is_said_to_be() -> None:
+    # exogeni-exp4, campaign ef4349e3: the Findings named 'the bottleneck: sent by node:hub/eth2 (tbf)
+    # (qdisc drop), 35.06 % of the lost' while the Campaign section said of the same drops (flows
+    # offered 97.2 Mbit/s, the 100 mbit link's model maximum) that the shaper stalled: 'that loss is
+    # this machine's, not the link's'. The Findings now says so too.
+    model = 97_222_222.2
+    eth = [
+        Explainer(f"tbf drops on node:hub/eth{i}", n, "qdisc drop", f"qdisc:hub/eth{i}/tbf:1", "drops")
+        for i, n in ((0, 100.0), (2, 500.0))
+    ]
+    flows = [
+        _flow("vm-a", "node:hub/eth0", 100.0, "qdisc drop", eth[0], shared=False, mid=43),
+        _flow("vm-c", "node:hub/eth2", 500.0, "qdisc drop", eth[1], shared=False, mid=45),
+    ]
+    frame = pd.DataFrame({"id": [43, 45], "kind": ["udp", "udp"], "status": ["ok", "ok"],
+                          "offered_bps": [model, model], "expected_max_bps": [model, model]})  # fmt: skip
+    # 500 of the 600 lost: 83.33 %
+    assert loss_findings(flows, frame) == [
+        "<b>Loss</b>: 600 of 10,000 datagrams (6.00 %) over 2 flows; the bottleneck: sent by node:hub/eth2 "
+        "(qdisc drop), 83.33 % of the lost — this machine's loss, not the emulated network's (see Machine "
+        "as bottleneck)."
+    ]
+    # offered at twice the link's rate, the same drops are the link's own: nothing added
+    (over,) = loss_findings(flows, frame.assign(offered_bps=2 * model))
+    assert over.endswith("(qdisc drop), 83.33 % of the lost.")

@@ -15,6 +15,7 @@ import pandas as pd
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.loss import Localization
 from vnetbench.analysis.one_factor import level_mean_intervals
+from vnetbench.report import fidelity
 from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections.probe import ceiling, knee, repetition_knees, sweep_points
@@ -38,7 +39,7 @@ def build(ctx: ReportContext) -> list[Section]:
         items += rebuild_findings(analysis) + placement_findings(analysis)
     together = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
     items += competition_findings(together)
-    items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses)
+    items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses, ctx.frame)
     if not items:
         return []
     return [
@@ -336,8 +337,10 @@ def probe_findings(ctx: ReportContext) -> list[str]:
     return out
 
 
-def loss_findings(losses: list[Localization]) -> list[str]:
-    """How much was lost in all, and where most of it was: the bottleneck."""
+def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None) -> list[str]:
+    """How much was lost in all, and where most of it was: the bottleneck — said to be this
+    machine's when every flow lost there is one the campaign's 'Machine as bottleneck' lines call
+    so (`frame`: the measurements, for their offered rates)."""
     sent = sum(loc.sent for loc in losses)
     lost = sum(max(0.0, loc.app_lost) for loc in losses)
     if not losses or sent <= 0:
@@ -345,14 +348,18 @@ def loss_findings(losses: list[Localization]) -> list[str]:
     if lost == 0:
         return [f"<b>Loss</b>: none — {fmt.count(sent)} datagrams sent in {len(losses)} flows, all received."]
     where: Counter[str] = Counter()
+    ids: dict[str, set[int | None]] = {}
     for loc in losses:
         if loc.hop is not None:
             where[_lost_where(loc)] += loc.hop_lost
+            ids.setdefault(_lost_where(loc), set()).add(loc.measurement_id)
     share = fmt.share(lost, sent)
     line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {len(losses)} flows"
     if where:
         hop, n = where.most_common(1)[0]
         line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
+        if ids[hop] <= fidelity.machine_loss_ids(frame, losses):
+            line += " — this machine's loss, not the emulated network's (see Machine as bottleneck)"
     return [line + "."]
 
 
