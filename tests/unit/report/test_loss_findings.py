@@ -95,3 +95,13 @@ def test_a_bottleneck_the_machine_lines_call_this_machines_is_said_to_be() -> No
     # offered at twice the link's rate, the same drops are the link's own: nothing added
     (over,) = loss_findings(flows, frame.assign(offered_bps=2 * model))
     assert over.endswith("(qdisc drop), 83.33 % of the lost.")
+
+
+def test_one_flow_is_one_flow() -> None:
+    # a campaign of a single UDP flow printed 'over 1 flows' / 'sent in 1 flows'
+    tbf = Explainer("tbf drops on node:hub/eth0", 50.0, "qdisc drop", "qdisc:hub/eth0/tbf:1", "drops")
+    (lossy,) = loss_findings([_flow("vm-a", "node:hub/eth0", 50.0, "qdisc drop", tbf, shared=False)])
+    assert lossy.startswith("<b>Loss</b>: 50 of 5,000 datagrams (1.00 %) over 1 flow; the bottleneck:")
+    whole = _flow("vm-a", "node:hub/eth0", 0.0, "qdisc drop", tbf, shared=False)
+    whole.hop, whole.app_lost = None, 0.0
+    assert loss_findings([whole]) == ["<b>Loss</b>: none — 5,000 datagrams sent in 1 flow, all received."]

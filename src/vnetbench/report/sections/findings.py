@@ -261,7 +261,9 @@ def _competition_count(results: list[tuple[str | None, d.Competition]]) -> str:
         groups = f"the {len(results)} groups"
         return f"no flow of {groups} was measured alone, so whether they compete cannot be told"
     compete = sum("the flows compete" in comp.verdict for comp in compared)
-    line = f"in {compete} of {len(compared)} groups the flows compete (each gets less than alone)"
+    line = (
+        f"in {compete} of {fmt.counted(len(compared), 'group')} the flows compete (each gets less than alone)"
+    )
     if missing:
         have = "group has" if missing == 1 else "groups have"
         line += f"; {missing} {have} no flow measured alone (not compared)"
@@ -346,7 +348,10 @@ def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None)
     if not losses or sent <= 0:
         return []
     if lost == 0:
-        return [f"<b>Loss</b>: none — {fmt.count(sent)} datagrams sent in {len(losses)} flows, all received."]
+        return [
+            f"<b>Loss</b>: none — {fmt.count(sent)} datagrams sent in {fmt.counted(len(losses), 'flow')}, "
+            "all received."
+        ]
     where: Counter[str] = Counter()
     ids: dict[str, set[int | None]] = {}
     for loc in losses:
@@ -354,7 +359,8 @@ def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None)
             where[_lost_where(loc)] += loc.hop_lost
             ids.setdefault(_lost_where(loc), set()).add(loc.measurement_id)
     share = fmt.share(lost, sent)
-    line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {len(losses)} flows"
+    flows = fmt.counted(len(losses), "flow")
+    line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {flows}"
     if where:
         hop, n = where.most_common(1)[0]
         line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
