@@ -50,3 +50,20 @@ def test_a_single_counter_and_counters_that_saw_nothing_add_nothing() -> None:
     ]
     (row,) = summary_table([_loc(stages, UNREAD, 146, 146)], FRAME).rows
     assert row[6] == f"unread — {UNREAD}: 146"
+
+
+def test_a_shared_queues_counter_is_named_once() -> None:
+    # onl-udp-receivers (campaign 3bac6a03), measurement 7: 91 lost at the 115 mbit NIC's tbf shared by
+    # 6 flows. 'why' read "qdisc drop at node:client/eth0, shared with the step's other flows — tbf
+    # drops on node:client/eth0 (all flows through it): 1,946; also qdisc drop — tbf drops on
+    # node:client/eth0: 1,946": one counter (one time series), the same 1,946 drops, named twice.
+    tbf = _explainer("tbf drops on node:client/eth0", 1946, "qdisc drop")
+    tbf |= {"scope": "qdisc:client/eth0/tbf:1", "metric": "drops"}
+    loc = _loc([{"explainers": [tbf]}], "tbf drops on node:client/eth0 (all flows through it)", 1946, 0)
+    loc |= {"cause": "qdisc drop at node:client/eth0, shared with the step's other flows", "app_lost": 91.0}
+    loc |= {"counter_scope": "qdisc:client/eth0/tbf:1", "counter_metric": "drops"}
+    (row,) = summary_table([loc], FRAME).rows
+    assert row[6] == (
+        "qdisc drop at node:client/eth0, shared with the step's other flows — tbf drops on "
+        "node:client/eth0 (all flows through it): 1,946"
+    )

@@ -166,10 +166,16 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
 def _other_explainers(loc: dict[str, Any]) -> list[tuple[str, str, float]]:
     """(cause, counter, datagrams) of the counters at other points that explain part of the loss: the
     'explained' column sums them all, so the 'why' column names them too."""
+    # the main counter once: a shared stage's comes back as the verdict's under another name ('...
+    # (all flows through it)'), the same time series
+    main = (loc.get("counter_scope"), loc.get("counter_metric"))
     out = []
     for stage in loc.get("stages", []):
         for e in stage["explainers"]:
-            if e["packets"] > 0 and e["counter"] != loc["counter"]:
+            same = e["counter"] == loc["counter"] or (
+                main[0] is not None and (e.get("scope"), e.get("metric")) == main
+            )
+            if e["packets"] > 0 and not same:
                 out.append((e["cause"], e["counter"], e["packets"]))
     return out
 
