@@ -67,3 +67,15 @@ def test_a_shared_queues_counter_is_named_once() -> None:
         "qdisc drop at node:client/eth0, shared with the step's other flows — tbf drops on "
         "node:client/eth0 (all flows through it): 1,946"
     )
+
+
+def test_the_rep_column_names_the_treatment_of_a_designed_campaign() -> None:
+    # onl-udp-receivers (campaign 3bac6a03): row 'udp (6) | client→vm1 | 4 | 5,101 | 115 (2.25 %)' was a
+    # flow of the 6-receiver treatment (the store: factors {"receivers": 6}, repetition 4) — nothing
+    # in the row said so, and the table's 180 rows mix eight treatments of the same flow names.
+    stages = [{"explainers": [_explainer(UNREAD, 146, "unread")]}]
+    designed = FRAME.assign(repetition=4, factors=[{"receivers": 6}])
+    (row,) = summary_table([_loc(stages, UNREAD, 146, 146)], designed).rows
+    assert row[2] == "4 (receivers=6)"
+    (plain,) = summary_table([_loc(stages, UNREAD, 146, 146)], FRAME.assign(factors=[{}])).rows
+    assert plain[2] == "1"

@@ -141,7 +141,7 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
             [
                 f"{m['measurement']} ({loc['measurement_id']})",
                 f"{loc['src']}→{loc['dst']}",
-                str(m["repetition"]),
+                _repetition(m),
                 fmt.count(loc["sent"]),
                 f"{fmt.count(lost)} ({fmt.share(lost, loc['sent'])})",
                 loc["verdict"],
@@ -161,6 +161,14 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
         note += f" First {len(locs)} of {total} measurements; all of them: vnetbench loss --json."
     columns = ["measurement (id)", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
     return TableView("Loss localization", columns, rows, note)
+
+
+def _repetition(m: pd.Series) -> str:
+    """The repetition, with the treatment's factor levels where the design has factors: '4
+    (receivers=6)' — a flow's loss depends on them, and rows of different treatments share names."""
+    factors = m.get("factors")
+    levels = ", ".join(f"{k}={v}" for k, v in factors.items()) if isinstance(factors, dict) else ""
+    return f"{m['repetition']} ({levels})" if levels else str(m["repetition"])
 
 
 def _other_explainers(loc: dict[str, Any]) -> list[tuple[str, str, float]]:
