@@ -212,7 +212,7 @@ def machine_items(
                     "sender sent less than 95 % of the offered rate (it did not get the CPU in time); their "
                     "loss is measured against what was sent."
                 )
-    by_cause: dict[str, list[float]] = {}
+    by_cause: dict[str, list[tuple[float, float]]] = {}  # (lost at the verdict's hop, lost in all)
     steal = steal or {}
     steady = _within_rate(frame) if frame is not None else set()
     stalled: list[tuple[float, float, Any]] = []  # (datagrams the shaper dropped, of how many sent, loc)
@@ -220,7 +220,8 @@ def machine_items(
     for loc in localizations:
         cause = str(getattr(loc, "cause", "") or "")
         if any(c in cause for c in MACHINE_CAUSES):
-            by_cause.setdefault(cause, []).append(float(getattr(loc, "app_lost", 0.0)))
+            lost_all = float(getattr(loc, "app_lost", 0.0))
+            by_cause.setdefault(cause, []).append((float(getattr(loc, "hop_lost", lost_all)), lost_all))
         if getattr(loc, "measurement_id", None) in steady:
             dropped = _own_shaper_drops(loc)
             if dropped > NOISE_PACKETS:  # fewer: within what the counters cannot separate
@@ -247,9 +248,13 @@ def machine_items(
         )
     items += _shared_stall_item(frame, localizations)
     for cause, lost in sorted(by_cause.items()):
+        # the datagrams lost to that cause, not all they lost: the rest (a shaper's drops) can be
+        # another line's
+        there, total = sum(h for h, _ in lost), sum(a for _, a in lost)
+        of = f" of the {fmt.count(total)} they lost" if fmt.count(total) != fmt.count(there) else ""
         items.append(
             f"Machine as bottleneck: {fmt.counted(len(lost), 'measurement')} lost datagrams mostly to "
-            f"'{cause}' ({fmt.count(sum(lost))} datagrams): this machine, not the emulated network "
+            f"'{cause}' ({fmt.count(there)} datagrams{of}): this machine, not the emulated network "
             "(see Where the packets went)."
         )
     return items

@@ -217,3 +217,20 @@ def test_machine_items_flag_drops_at_a_shared_shaper_of_a_step_within_its_rate()
     assert line.endswith("so that loss is this machine's, not the link's.")
     # the overloaded step alone says nothing about the machine
     assert fidelity.machine_items(frame[frame["step_key"] == "t6/r1"], locs[6:]) == []
+
+
+def test_machine_cause_line_counts_the_datagrams_lost_to_that_cause() -> None:
+    # exogeni-exp4 (campaign ef4349e3): "4 measurements lost datagrams mostly to 'socket buffer full'
+    # (4,331 datagrams)" — 4,331 was all four lost (6 + 2,167 + 1,804 + 354), of which the socket
+    # buffer's counter saw 6 + 1,336 + 1,463 + 339 = 3,144; the other 1,184 were tbf drops that the
+    # line above already counted as the shaper's.
+    flows = [
+        SimpleNamespace(cause="socket buffer full", hop_lost=there, app_lost=lost)
+        for there, lost in ((6.0, 6.0), (1_336.0, 2_167.0), (1_463.0, 1_804.0), (339.0, 354.0))
+    ]
+    (line,) = fidelity.machine_items(None, flows)
+    assert line == (
+        "Machine as bottleneck: 4 measurements lost datagrams mostly to 'socket buffer full' (3,144 "
+        "datagrams of the 4,331 they lost): this machine, not the emulated network (see Where the "
+        "packets went)."
+    )
