@@ -88,10 +88,17 @@ def build(ctx: ReportContext) -> list[Section]:
             )
         )
         section.items.append(
-            f"Loss vs host CPU: r = {fmt.one_decimal(corr['r'])} (p = {fmt.one_decimal(corr['p'])}, "
-            f"n = {corr['n']}); loss vs receiver tool CPU: r = {fmt.one_decimal(rcv['r'])} (n = {rcv['n']}). "
+            f"Loss vs host CPU: {_r_p_n(corr)}; loss vs receiver tool CPU: {_r_p_n(rcv)}. "
             "A correlation is not a cause: the loss localization above says where the packets went."
             if corr["r"] is not None
             else f"Loss vs CPU: too few distinct points for a coefficient (n = {corr['n']})."
         )
     return [section]
+
+
+def _r_p_n(c: dict) -> str:
+    """Pearson's r with its p (two significant digits: a p of 0.004 is not '0.0') and n, or why there
+    is no coefficient."""
+    if c["r"] is None:
+        return f"too few distinct points for a coefficient (n = {c['n']})"
+    return f"r = {fmt.one_decimal(c['r'])} (p = {fmt.num(c['p'], 2)}, n = {c['n']})"

@@ -1,0 +1,52 @@
+"""The CPU section's loss-vs-CPU line: both correlations (host CPU and receiver tool CPU) with their
+Pearson r, p and n, so neither reads as more certain than the other."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import pandas as pd
+
+from vnetbench.report.sections import cpu
+
+
+def _ctx(tmp_path: Path, frame: pd.DataFrame) -> SimpleNamespace:
+    """The two things the section reads: the CPU frame and where figures go."""
+    return SimpleNamespace(cpu=frame, fig_dir=tmp_path)
+
+
+def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
+    """Five packet-rate measurements (kind pps: no tool-CPU table). By scipy.stats.pearsonr:
+    loss [.01 .02 .02 .05 .08] vs host [.1 .2 .3 .4 .5] gives r = 0.9330, p = 0.02061;
+    vs receiver [.3 .1 .4 .2 .5] gives r = 0.4939, p = 0.3977 (formatted: r to one decimal, p to
+    two significant digits)."""
+    frame = pd.DataFrame(
+        {
+            "kind": ["pps"] * 5,
+            "rate_bps": [None] * 5,
+            "loss_ratio": [0.01, 0.02, 0.02, 0.05, 0.08],
+            "host_busy_ratio": [0.1, 0.2, 0.3, 0.4, 0.5],
+            "receiver_cpu_ratio": [0.3, 0.1, 0.4, 0.2, 0.5],
+        }
+    )
+    [section] = cpu.build(_ctx(tmp_path, frame))
+    [item] = [i for i in section.items if i.startswith("Loss vs host CPU")]
+    assert "Loss vs host CPU: r = 0.9 (p = 0.021, n = 5)" in item
+    assert "loss vs receiver tool CPU: r = 0.5 (p = 0.4, n = 5)" in item
+
+
+def test_receiver_tool_cpu_without_a_coefficient_says_so(tmp_path: Path) -> None:
+    """Receiver CPU constant: pearsonr is undefined, so no r = - (p = -)."""
+    frame = pd.DataFrame(
+        {
+            "kind": ["pps"] * 4,
+            "rate_bps": [None] * 4,
+            "loss_ratio": [0.01, 0.02, 0.03, 0.05],
+            "host_busy_ratio": [0.1, 0.2, 0.3, 0.5],
+            "receiver_cpu_ratio": [0.2, 0.2, 0.2, 0.2],
+        }
+    )
+    [section] = cpu.build(_ctx(tmp_path, frame))
+    [item] = [i for i in section.items if i.startswith("Loss vs host CPU")]
+    assert "loss vs receiver tool CPU: too few distinct points for a coefficient (n = 4)" in item
