@@ -531,8 +531,24 @@ SHOWN_ELSEWHERE = {EMULATOR_EVENT: "each delay node's report: see the section De
 
 
 def _event_example(events: pd.DataFrame, kind: str, frame: pd.DataFrame) -> str:
-    example = SHOWN_ELSEWHERE.get(kind) or str(events[events["kind"] == kind]["detail"].iloc[0])[:160]
+    example = SHOWN_ELSEWHERE.get(kind) or shortened(str(events[events["kind"] == kind]["detail"].iloc[0]))
     return example + _mss_warning_note(events[events["kind"] == kind], frame)
+
+
+EXAMPLE_CHARS = 160
+
+
+def shortened(text: str, limit: int = EXAMPLE_CHARS) -> str:
+    """text as it is when it fits in `limit` characters; else cut after the last whole word that fits
+    with an ellipsis ("…" counted in the limit), never mid-word — a word cut short can read as another
+    word or number ("1470 bytes" cut to "147"). A first word longer than the limit is cut at it."""
+    if len(text) <= limit:
+        return text
+    head = text[: limit - 1]
+    if not (text[limit - 1].isspace() or head[-1].isspace()):  # the cut falls inside a word: drop it
+        words = head.rsplit(None, 1)
+        head = words[0] if len(words) == 2 else head
+    return head.rstrip(" \t\n,;:") + "…"
 
 
 MSS_WARNING = re.compile(r"UDP block size (\d+) exceeds TCP MSS (\d+)")
