@@ -80,7 +80,7 @@ def run_and_report(
     plan = started.plan
     err.print(
         f"campaign [bold]{loaded.campaign.name}[/bold] id [bold]{started.campaign_id}[/bold]: "
-        f"{len(plan.steps)} steps, {plan.flow_count} measurements, ~{plan.planned_ns / 1e9 / 60:.1f} min of "
+        f"{plan.count_text()}, ~{plan.planned_ns / 1e9 / 60:.1f} min of "
         f"measuring; store {store.location}",
         highlight=False,
         soft_wrap=True,  # one line, never broken inside a path (rich wraps at 80 columns in a pipe)
@@ -205,7 +205,13 @@ def validate(
             for s in plan.steps
         ]
         print_json(
-            {"valid": True, "steps": steps, "measurements": plan.flow_count, "planned_ns": plan.planned_ns}
+            {
+                "valid": True,
+                "steps": steps,
+                "measurements": plan.measurement_count,
+                "background_measurements": plan.background_count,
+                "planned_ns": plan.planned_ns,
+            }
         )
         return
     table = Table("step", "rep", "pattern", "group", "measurement", "flows")
@@ -217,8 +223,7 @@ def validate(
     print_table(out, table)
     more = f" (first 40 of {len(plan.steps)} shown)" if len(plan.steps) > 40 else ""
     out.print(
-        f"{spec}: valid — {len(plan.steps)} steps, {plan.flow_count} measurements, "
-        f"~{plan.planned_ns / 1e9 / 60:.1f} min of measuring{more}",
+        f"{spec}: valid — {plan.count_text()}, ~{plan.planned_ns / 1e9 / 60:.1f} min of measuring{more}",
         highlight=False,
         soft_wrap=True,
     )

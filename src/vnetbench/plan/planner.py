@@ -18,7 +18,7 @@ from typing import Any
 from vnetbench.kinds import PathFacts, kind_of
 from vnetbench.layout import Layout, build_layout, link_one_way_ns, link_shaper
 from vnetbench.plan import sweeps
-from vnetbench.plan.patterns import pattern_steps
+from vnetbench.plan.patterns import pattern_of, pattern_steps
 from vnetbench.plan.steps import Plan, Step
 from vnetbench.spec.fractions import fraction_runs, parse_generators
 from vnetbench.spec.loader import LoadedSpec, SpecError, SpecInvalid, validate
@@ -119,7 +119,19 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
                     params=params,
                 )
             )
-    return Plan(variants, keys, steps, seed, layouts)
+    background = sum(_background_flows(variants[s.variant], s.pattern) for s in steps)
+    return Plan(variants, keys, steps, seed, layouts, background)
+
+
+def _background_flows(variant: Campaign, pattern_label: str) -> int:
+    """How many background flows run beside a step of this pattern (run/background.py starts them)."""
+    pattern = pattern_of(variant, pattern_label)
+    if pattern is None:
+        return 0
+    return sum(
+        len(kind_of(variant.measurement(name).kind).background_pairs(variant.measurement(name)))
+        for name in pattern.background
+    )
 
 
 def _variant(spec: LoadedSpec, combo: dict[str, Any]) -> Campaign:

@@ -62,10 +62,23 @@ class Plan:
     steps: list[Step]
     seed: int
     layouts: list[Layout] = field(default_factory=list)
+    background_count: int = 0  # background flows over all steps: measurements of their own (run/background)
 
     @property
     def flow_count(self) -> int:
+        """The measured flows of the steps (the background flows beside them not counted)."""
         return sum(len(s.flows) for s in self.steps)
+
+    @property
+    def measurement_count(self) -> int:
+        """Every measurement the campaign stores: measured flows and background flows."""
+        return self.flow_count + self.background_count
+
+    def count_text(self) -> str:
+        """'160 steps, 300 measurements (40 of them background flows)', as the run and validate print."""
+        text = f"{len(self.steps)} steps, {self.measurement_count} measurements"
+        n = self.background_count
+        return text + (f" ({n} of them background flows)" if n else "")
 
     @property
     def planned_ns(self) -> int:
