@@ -109,9 +109,9 @@ def readme(campaign_id: str, fmt: str, analysis: AnalysisValues | None) -> str:
         ]
     elif analysis.omit_ns == 0:
         lines += [
-            "The spec's `analysis.omit` is 0: nothing is dropped, and the `analysis_*` columns (what the",
-            "report, `vnetbench analyze` and `vnetbench compare` use) equal the whole-run values, except",
-            "where a measurement is not one the analysis uses (failed, or an earlier attempt): empty there.",
+            "The spec's `analysis.omit` is 0: nothing is dropped, so the whole-run values are the ones the",
+            "report, `vnetbench analyze` and `vnetbench compare` use (for the measurements they use: status",
+            "ok, the highest attempt per key); no `analysis_*` columns are written.",
         ]
     else:
         lines += [

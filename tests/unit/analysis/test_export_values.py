@@ -90,8 +90,11 @@ def test_without_omit_the_readme_says_the_values_are_the_same(tmp_path: Path) ->
     values = analysis_values(store, store.campaign("c1"))
     export_campaign(store, "c1", tmp_path / "out", "csv", values)
     m = pd.read_csv(tmp_path / "out" / "c1-measurements.csv").sort_values(["key", "attempt"])
-    assert m["analysis_throughput_bps"].tolist()[::2] == [8.0e6, 6.5e6]  # omit 0: the summaries
-    assert "`analysis.omit` is 0" in (tmp_path / "out" / "c1-README.md").read_text()
+    assert values.omit_ns == 0 and values.frame.empty and not values.unavailable  # no samples read
+    assert not [c for c in m.columns if c.startswith("analysis_")]
+    assert m["throughput_bps"].tolist()[::2] == [8.0e6, 6.5e6]  # the summaries the report uses
+    readme = (tmp_path / "out" / "c1-README.md").read_text()
+    assert "`analysis.omit` is 0" in readme and "no `analysis_*` columns are written" in readme
 
 
 def test_a_stored_spec_this_version_refuses_still_exports_and_says_why(tmp_path: Path) -> None:
