@@ -102,6 +102,16 @@ class Localization:
     explained_packets: float  # lost packets that a kernel counter accounts for, over all stages
     note: str = ""
     verdict: str = ""  # the hop's label, "no loss", or why the loss is not located
+    # The verdict's counter is on a point the step's other flows crossed too (a shared queue): it
+    # counts every flow's drops, so it cannot say how many were this flow's; explained_packets leaves
+    # it out. shared_explained_packets = the most of this flow's loss it can account for:
+    # min(its drops, the loss at the hop that the flow's own counters there do not explain).
+    counter_shared: bool = False
+    shared_explained_packets: float = 0.0
+    # Over the step's flows whose verdict names the same shared counter (campaign_accounting): how
+    # many, and their loss it can account for, summed — against counter_packets, exact for the step.
+    step_flows: int = 0
+    step_lost: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
@@ -455,10 +465,14 @@ def _verdict(
         seen = [s for s in lossy if s.explained > 0]
         worst = max(seen, key=lambda s: min(s.lost or 0.0, s.explained)) if app_lost > 0 and seen else None
     top = max(worst.explainers, key=lambda e: e.packets) if worst and worst.explainers else None
+    shared = None
     if worst is not None and worst.explained < 0.5 * (worst.lost or 0.0):
-        top = _shared_explainer(stages, worst) or top
+        shared = _shared_explainer(stages, worst)
+        top = shared or top
     explained = sum(min(s.lost or 0.0, s.explained) for s in stages)
-    return Localization(
+    # what the shared counter can account for: the hop's loss that the flow's own counters leave
+    own_left = max(0.0, (worst.lost or 0.0) - worst.explained) if worst is not None else 0.0
+    loc = Localization(
         measurement_id,
         path.src,
         path.dst,
@@ -480,6 +494,11 @@ def _verdict(
         note=(f"{k} IPv4 fragments per datagram: interface counts are frames / {k}" if k > 1 else ""),
         verdict=worst.label if worst else _not_located(app_lost, lossy),
     )
+    if shared is not None:
+        loc.counter_shared = True
+        loc.shared_explained_packets = min(shared.packets, own_left)
+        loc.step_flows, loc.step_lost = 1, own_left
+    return loc
 
 
 def _shared_explainer(stages: list[Stage], worst: Stage) -> Explainer | None:
@@ -574,7 +593,25 @@ def campaign_accounting(
         loc = localize(path, totals.get(mid, {}), sent, received, frags, mid, setup)
         loc.note = "; ".join(filter(None, (loc.note, _whole_run_note(frame.loc[frame["id"] == mid].iloc[0]))))
         out.append(loc)
+    _step_totals(out, frame)
     return out, skipped
+
+
+def _step_totals(locs: list[Localization], frame: pd.DataFrame) -> None:
+    """For the flows of one step whose verdict names the same shared counter: how many, and the
+    loss it can account for, summed — the counter's drops against that sum are exact for the step."""
+    if "step_key" not in frame.columns:
+        return
+    step_of = dict(zip(frame["id"], frame["step_key"], strict=True))
+    groups: dict[tuple[Any, ...], list[Localization]] = {}
+    for loc in locs:
+        if loc.counter_shared and loc.measurement_id in step_of:
+            key = (step_of[loc.measurement_id], loc.counter_scope, loc.counter_metric)
+            groups.setdefault(key, []).append(loc)
+    for flows in groups.values():
+        lost = sum(loc.step_lost for loc in flows)
+        for loc in flows:
+            loc.step_flows, loc.step_lost = len(flows), lost
 
 
 def _whole_run_note(m: pd.Series) -> str:

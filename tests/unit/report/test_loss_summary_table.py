@@ -79,3 +79,26 @@ def test_the_rep_column_names_the_treatment_of_a_designed_campaign() -> None:
     assert row[2] == "4 (receivers=6)"
     (plain,) = summary_table([_loc(stages, UNREAD, 146, 146)], FRAME.assign(factors=[{}])).rows
     assert plain[2] == "1"
+
+
+def test_a_flow_lost_at_a_shared_queue_is_explained_up_to_its_drops_and_exactly_for_the_step() -> None:
+    # onl-udp-receivers (campaign 3bac6a03), measurement 7: 91 lost, all at the tbf the step's 6 flows
+    # shared; the cell read '0.00 %' although that tbf dropped 1,946. By hand: own counters 0 of 91
+    # = 0.00 %; the shared counter can account for min(1,946, 91) = 91 of 91 = 100.00 % at most; the
+    # step's 6 flows lost 115-6 + 91 + 557 + 345-2 + 183-5 + 668 = 1,946 there (each flow's hop loss
+    # less its own counters), and the counter dropped 1,946: 1,946 / 1,946 = 100.00 %.
+    tbf = _explainer("tbf drops on node:client/eth0", 1946, "qdisc drop")
+    loc = _loc([{"explainers": [tbf]}], "tbf drops on node:client/eth0 (all flows through it)", 1946, 0)
+    loc |= {"app_lost": 91.0, "counter_shared": True, "shared_explained_packets": 91.0}
+    loc |= {"step_flows": 6, "step_lost": 1946.0}
+    (row,) = summary_table([loc], FRAME).rows
+    assert row[7] == (
+        "0.00 % + ≤ 100.00 % shared (step: its 6 flows lost 1,946 there, the counter dropped 1,946: 100.00 %)"
+    )
+    # measurement 6: 115 lost, 6 by its own counters (6 / 115 = 5.22 %), 109 at the hop: ≤ 109 / 115
+    loc |= {"app_lost": 115.0, "explained_packets": 6.0, "shared_explained_packets": 109.0}
+    (row,) = summary_table([loc], FRAME).rows
+    assert row[7].startswith("5.22 % + ≤ 94.78 % shared (step:")
+    # a counter of the flow's own: the share alone, as before
+    loc |= {"counter_shared": False, "shared_explained_packets": 0.0}
+    assert summary_table([loc], FRAME).rows[0][7] == "5.22 %"

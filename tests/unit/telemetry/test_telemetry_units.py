@@ -10,7 +10,7 @@ from tests.helpers.counters import _totals
 from tests.helpers.specs import SPEC
 from tests.helpers.timing import wait_until
 from vnetbench.analysis.cpu import correlation, tool_cpu_table
-from vnetbench.analysis.loss import localize
+from vnetbench.analysis.loss import Localization, localize
 from vnetbench.kinds.overhead import fragments_per_datagram
 from vnetbench.layout import build_layout
 from vnetbench.layout.flowpath import FlowPath, flow_path, mark_shared
@@ -249,3 +249,45 @@ def test_loss_on_a_hop_two_flows_share_is_named_by_that_hops_counter() -> None:
     assert loc.counter == f"tbf drops on {fabric_end.label} (all flows through it)"
     assert loc.counter_packets == 100_000
     assert loc.explained_packets == 0  # how much of the shared drops were this flow's: unknown
+
+
+def _fabric_flow(path: FlowPath, sent: int, delivered: int, drops: int, mid: int) -> Localization:
+    """One tenant's flow through FABRIC: `drops` at the shared tbf (every flow's), `sent - delivered`
+    of this flow's lost there."""
+    totals: dict = {
+        f"snmp:{path.src_ns}": {"Udp.OutDatagrams": sent, "Ip.OutRequests": sent, "Tcp.OutSegs": 0},
+        f"snmp:{path.dst_ns}": {"Ip.InDelivers": delivered, "Tcp.InSegs": 0, "Udp.InDatagrams": delivered},
+    }
+    passed = sent
+    for hop in path.hops:
+        if hop.direction == "fwd":
+            continue
+        if hop.key in path.shared and hop.direction == "tx":
+            totals[f"qdisc:{hop.ns}/{hop.name}/tbf:1"] = {"drops": drops}
+            passed = delivered
+        metric = "tx_packets" if hop.direction == "tx" else "rx_packets"
+        totals.setdefault(f"if:{hop.ns}/{hop.name}", {})[metric] = (
+            2 * passed if hop.key in path.shared else passed
+        )
+    return localize(path, totals, sent, delivered, measurement_id=mid)
+
+
+def test_a_shared_queues_drops_explain_a_flow_up_to_its_loss_and_the_step_exactly() -> None:
+    # Two tenants through FABRIC's shared tbf, which dropped 100,000 of their frames: flow one lost
+    # 60,000, flow two 40,000. explained_packets stays 0 (the flows' own counters saw none); by hand,
+    # the shared counter can account for min(100,000, 60,000) = 60,000 of flow one's and
+    # min(100,000, 40,000) = 40,000 of flow two's; over the step: 60,000 + 40,000 = 100,000 lost
+    # there, by 2 flows, against its 100,000 drops. (Before: no field said any of this.)
+    from vnetbench.analysis.loss import _step_totals
+
+    layout = build_layout(parse_spec(FABRIC).campaign, "c0ffee00")
+    one, two = flow_path(layout, "s1", "r1"), flow_path(layout, "s2", "r2")
+    mark_shared([one, two])
+    a = _fabric_flow(one, 120_000, 60_000, 100_000, 1)
+    b = _fabric_flow(two, 120_000, 80_000, 100_000, 2)
+    assert a.counter_shared and b.counter_shared and a.explained_packets == b.explained_packets == 0
+    assert (a.shared_explained_packets, b.shared_explained_packets) == (60_000, 40_000)
+    assert a.to_json()["shared_explained_packets"] == 60_000
+    _step_totals([a, b], pd.DataFrame({"id": [1, 2, 3], "step_key": ["s", "s", "t"]}))
+    assert (a.step_flows, a.step_lost) == (b.step_flows, b.step_lost) == (2, 100_000)
+    assert a.counter_packets == 100_000

@@ -146,7 +146,7 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
                 f"{fmt.count(lost)} ({fmt.share(lost, loc['sent'])})",
                 loc["verdict"],
                 why,
-                fmt.share(loc["explained_packets"], lost) if lost > 0 else "-",
+                _explained(loc, lost),
             ]
         )
     note = (
@@ -154,13 +154,34 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
         "the tool's own set-up and end datagrams (iperf3's UDP connect, vnb-probe's FIN copies), divided "
         "by the fragments per datagram. With a warm-up (omit) the counts cover the tool's whole run, as "
         "the kernel counted it. 'explained' = share of the application's loss that a "
-        f"kernel counter accounts for. A loss of up to {NOISE_PACKETS:g} datagrams is located only where a "
-        "counter saw it."
+        "kernel counter accounts for; a queue the step's flows shared counts all their drops, so its "
+        "counter explains a flow's loss only up to its drops ('+ ≤ N % shared') and exactly for the step "
+        "as a whole (its drops against what the step's flows lost there). A loss of up to "
+        f"{NOISE_PACKETS:g} datagrams is located only where a counter saw it."
     )
     if total is not None and total > len(locs):
         note += f" First {len(locs)} of {total} measurements; all of them: vnetbench loss --json."
     columns = ["measurement (id)", "flow", "rep", "sent", "lost", "lost at", "why", "explained"]
     return TableView("Loss localization", columns, rows, note)
+
+
+def _explained(loc: dict[str, Any], lost: float) -> str:
+    """The 'explained' cell: the share the flow's own counters account for; with a shared queue's
+    counter as the verdict's, the most it can add for this flow and what it explains for the step."""
+    if lost <= 0:
+        return "-"
+    own = fmt.share(loc["explained_packets"], lost)
+    shared = loc.get("shared_explained_packets") or 0.0
+    if not loc.get("counter_shared") or shared <= 0:
+        return own
+    text = f"{own} + ≤ {fmt.share(shared, lost)} shared"
+    step_lost, flows = loc.get("step_lost") or 0.0, loc.get("step_flows") or 0
+    if flows > 1 and step_lost > 0:
+        text += (
+            f" (step: its {flows} flows lost {fmt.count(step_lost)} there, the counter dropped "
+            f"{fmt.count(loc['counter_packets'])}: {fmt.share(loc['counter_packets'], step_lost)})"
+        )
+    return text
 
 
 def _repetition(m: pd.Series) -> str:
