@@ -161,6 +161,36 @@ def machine_loss_ids(frame: pd.DataFrame | None, localizations: list[Any]) -> se
     return out
 
 
+def capacity_caveat(
+    factor: str, frame: pd.DataFrame | None, losses: list[Any], machine: set[int] | None = None
+) -> str:
+    """The factor's levels where the machine_items lines call some of the loss this machine's (a
+    socket buffer full, a shaper that stalled while the flows offered within its rate), with the
+    datagrams lost there (each flow's loss at its verdict's hop): a capacity recommendation counts
+    that loss as the network's. '' when there is none. `machine`: machine_loss_ids, if known."""
+    machine = machine_loss_ids(frame, losses) if machine is None else machine
+    if frame is None or frame.empty or not machine or not {"id", "factors"} <= set(frame.columns):
+        return ""
+    level_of = {
+        int(i): f[factor]
+        for i, f in zip(frame["id"], frame["factors"], strict=True)
+        if isinstance(f, dict) and factor in f
+    }
+    lost: dict[Any, float] = {}
+    for loc in losses:
+        mid = getattr(loc, "measurement_id", None)
+        if mid is not None and int(mid) in machine and int(mid) in level_of:
+            level = level_of[int(mid)]
+            lost[level] = lost.get(level, 0.0) + float(getattr(loc, "hop_lost", 0.0))
+    if not lost:
+        return ""
+    shown = ", ".join(f"{level} ({fmt.count(lost[level])})" for level in sorted(lost, key=fmt.sort_key))
+    return (
+        f"this machine, not the emulated network, lost datagrams at {factor} = {shown} (see Machine as "
+        "bottleneck); the recommendation counts them as the network's"
+    )
+
+
 def _which(frame: pd.DataFrame | None, loc: Any) -> str:
     """' (src→dst, repetition N)': which flow a line's worst case was, for the reader to find it."""
     src, dst = getattr(loc, "src", None), getattr(loc, "dst", None)

@@ -42,6 +42,12 @@ class FrameStore:
     def builds_frame(self, _cid: str) -> pd.DataFrame:
         return self.frames.builds
 
+    def telemetry_runs_frame(self, _cid: str) -> pd.DataFrame:
+        return pd.DataFrame()  # no telemetry: no loss localization (the capacity caveat reads it)
+
+    def telemetry_totals(self, _ids: Any) -> dict[int, Any]:
+        return {}
+
 
 def _onl_frames() -> cd.CampaignFrames:
     return _frames(ONL_SPEC, onl_rows())

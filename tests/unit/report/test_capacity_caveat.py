@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 from tests.helpers.campaign_frames import ONL_SPEC, _frames, onl_rows
 from vnetbench.analysis.campaign_analysis import analyze_campaign
+from vnetbench.report.analysis_tables import analysis_parts
+from vnetbench.report.sections.design import _capacity_caveats
 from vnetbench.report.sections.findings import design_findings
 
 
@@ -42,3 +44,16 @@ def test_the_recommendation_names_the_levels_where_the_machine_lost_datagrams() 
     # no machine loss: the line as before
     (plain,) = [x for x in design_findings(analysis, frame, losses[2:3]) if "Recommended maximum" in x]  # type: ignore[arg-type]
     assert plain.endswith("Recommended maximum: receivers = 5.")
+
+    # the design section's capacity item ("... Recommended maximum: receivers = 5 (the lower of the two
+    # criteria).") gets the same caveat as a sentence; without machine loss it stays as it was
+    (effects,) = [p for p in analysis_parts(analysis) if p.anchor == "effects"]
+    ctx = SimpleNamespace(frame=frame, losses=losses)
+    (item,) = [x for x in _capacity_caveats(list(effects.items), analysis.models, ctx) if "capacity:" in x]  # type: ignore[arg-type]
+    assert item.endswith(
+        "Recommended maximum: receivers = 5 (the lower of the two criteria). Caveat: this machine, not "
+        "the emulated network, lost datagrams at receivers = 5 (30), 6 (7) (see Machine as bottleneck); "
+        "the recommendation counts them as the network's."
+    )
+    ctx.losses = losses[2:3]
+    assert _capacity_caveats(list(effects.items), analysis.models, ctx) == list(effects.items)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from vnetbench.analysis.campaign_analysis import FittedModel
+from vnetbench.report import fidelity
 from vnetbench.report import format as fmt
 from vnetbench.report import stats_figures as sf
 from vnetbench.report.analysis_tables import analysis_parts
@@ -43,6 +44,7 @@ def build(ctx: ReportContext) -> list[Section]:
         )
         if part.anchor == "effects":
             section.figures = _model_figures(result.models, ctx)
+            section.items = _capacity_caveats(section.items, result.models, ctx)
         if part.anchor == "reproducibility":
             section.figures = _reproducibility_figures(result.reproducibility, ctx)
         if part.anchor == "placement":
@@ -52,6 +54,21 @@ def build(ctx: ReportContext) -> list[Section]:
         sections.append(section)
     has_analysis = any(s.anchor not in ("analysis-design", "analysis-outliers") for s in sections)
     return sections if designed or has_analysis else []
+
+
+def _capacity_caveats(items: list[str], models: list[Any], ctx: ReportContext) -> list[str]:
+    """Each capacity item whose recommendation counts loss that the Machine as bottleneck lines call
+    this machine's, with the caveat that says at which levels (fidelity.capacity_caveat)."""
+    out = list(items)
+    for m in models:
+        if m.capacity is None or m.capacity.recommended is None:
+            continue
+        caveat = fidelity.capacity_caveat(m.result.factor, ctx.frame, ctx.losses)
+        said = f"Recommended maximum: {m.result.factor} = {m.capacity.recommended} "
+        for i, item in enumerate(out):
+            if caveat and " — capacity: " in item and said in item and "Caveat:" not in item:
+                out[i] = f"{item} Caveat: {caveat}."
+    return out
 
 
 def _slug(text: str) -> str:

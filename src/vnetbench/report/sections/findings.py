@@ -114,38 +114,10 @@ def design_findings(
             line += f". Mean per level (95 % interval): {means}"
         if m.capacity is not None and m.capacity.recommended is not None:
             line += f". Recommended maximum: {m.result.factor} = {m.capacity.recommended}"
-            line += _machine_caveat(m.result.factor, frame, losses or [], machine)
+            caveat = fidelity.capacity_caveat(m.result.factor, frame, losses or [], machine)
+            line += f" — caveat: {caveat}" if caveat else ""
         out.append(line + ".")
     return out
-
-
-def _machine_caveat(
-    factor: str, frame: pd.DataFrame | None, losses: list[Localization], machine: set[int]
-) -> str:
-    """The factor's levels where the Machine as bottleneck lines call some of the loss this
-    machine's (a socket buffer full, a shaper that stalled while the flows offered within its rate),
-    with the datagrams lost there: the recommendation counts that loss as the network's."""
-    if frame is None or frame.empty or not machine or not {"id", "factors"} <= set(frame.columns):
-        return ""
-    level_of = {
-        int(i): f[factor]
-        for i, f in zip(frame["id"], frame["factors"], strict=True)
-        if isinstance(f, dict) and factor in f
-    }
-    lost: dict[Any, float] = {}
-    for loc in losses:
-        mid = loc.measurement_id
-        if mid is not None and int(mid) in machine and int(mid) in level_of:
-            level = level_of[int(mid)]
-            lost[level] = lost.get(level, 0.0) + float(loc.hop_lost)
-    if not lost:
-        return ""
-    levels = sorted(lost, key=fmt.sort_key)
-    shown = ", ".join(f"{level} ({fmt.count(lost[level])})" for level in levels)
-    return (
-        f" — caveat: this machine, not the emulated network, lost datagrams at {factor} = {shown} "
-        "(see Machine as bottleneck); the recommendation counts them as the network's"
-    )
 
 
 def _caution(diag: Any) -> str:
