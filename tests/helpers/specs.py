@@ -39,3 +39,14 @@ patterns:
   - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, tcp]}
 monitor: {repeat: PT10M, slip: 30s}
 """
+
+# Four nodes on one switch, a's link shaped and d held to half a core: the packet-rate specs' topology.
+FOUR_NODE_STAR = """topology:
+  nodes: [{name: a}, {name: b}, {name: c}, {name: d, cpu: 0.5}]
+  switches: [{name: sw}]
+  links:
+    - {endpoints: [a, sw], rate: 100mbit}
+    - {endpoints: [b, sw]}
+    - {endpoints: [c, sw]}
+    - {endpoints: [d, sw]}
+"""

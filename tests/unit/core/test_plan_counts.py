@@ -8,27 +8,22 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.helpers.specs import FOUR_NODE_STAR
 from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec import parse_spec
 
-SPEC = """
-name: t
-topology:
-  nodes: [{name: a}, {name: b}, {name: c}, {name: d}]
-  switches: [{name: sw}]
-  links:
-    - {endpoints: [a, sw], rate: 100mbit}
-    - {endpoints: [b, sw]}
-    - {endpoints: [c, sw]}
-    - {endpoints: [d, sw]}
-measurements:
+SPEC = (
+    "name: t\n"
+    + FOUR_NODE_STAR
+    + """measurements:
   - {name: sweep, kind: pps, rates: [5000, 1000], sizes: [18], duration: 1s}
   - {name: bg, kind: background, pps: 1000, size: 64, pairs: [[c, d], [d, c]]}
 schedule: {repetitions: 2}
 patterns:
   - {name: p, kind: pairs, pairs: [[a, b]], measurements: [sweep], background: [bg]}
 """
+)
 
 
 def test_background_flows_are_counted_beside_the_measured_flows() -> None:

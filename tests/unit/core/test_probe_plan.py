@@ -5,23 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.specs import FOUR_NODE_STAR
 from vnetbench.kinds import offered
 from vnetbench.plan import make_plan
 from vnetbench.report.sections.probe import knee, limit_pps, trace_marks
 from vnetbench.spec import parse_spec
 from vnetbench.spec.loader import SpecInvalid
 
-BASE = """
-name: t
-topology:
-  nodes: [{name: a}, {name: b}, {name: c}, {name: d, cpu: 0.5}]
-  switches: [{name: sw}]
-  links:
-    - {endpoints: [a, sw], rate: 100mbit}
-    - {endpoints: [b, sw]}
-    - {endpoints: [c, sw]}
-    - {endpoints: [d, sw]}
-measurements:
+BASE = (
+    "name: t\n"
+    + FOUR_NODE_STAR
+    + """measurements:
   - {name: sweep, kind: pps, rates: [5000, 1000], sizes: [18, 1472], duration: 1s}
   - {name: cs, kind: cpushare, duration: 2s}
   - {name: bg, kind: background, pps: 1000, size: 64, pairs: [[c, d]]}
@@ -30,6 +24,7 @@ patterns:
   - {name: p, kind: pairs, pairs: [[a, b]], measurements: [sweep, tr], background: [bg]}
   - {name: n, kind: nodes, nodes: [a, d], measurements: [cs]}
 """
+)
 
 
 def errors_of(text: str) -> list[str]:
