@@ -582,16 +582,16 @@ def campaign_accounting(
             lost = None if sent is None or received is None else sent - received
             skipped.append(NotAccounted(int(m["id"]), kind, str(m["src"]), str(m["dst"]), lost, reason))
         else:
-            rows.append((int(m["id"]), float(sent), float(received), _setup_datagrams(m)))  # type: ignore[arg-type]
+            rows.append((int(m["id"]), float(sent), float(received), _setup_datagrams(m), _whole_run_note(m)))  # type: ignore[arg-type]
     totals = store.telemetry_totals([r[0] for r in rows])
     out = []
-    for mid, sent, received, setup in rows:
+    for mid, sent, received, setup, whole_run in rows:
         run = runs.loc[mid]
         path = FlowPath.from_json(run["path"])
         frags = run["fragments_per_datagram"]
         frags = 1 if frags is None or pd.isna(frags) else int(frags)
         loc = localize(path, totals.get(mid, {}), sent, received, frags, mid, setup)
-        loc.note = "; ".join(filter(None, (loc.note, _whole_run_note(frame.loc[frame["id"] == mid].iloc[0]))))
+        loc.note = "; ".join(filter(None, (loc.note, whole_run)))
         out.append(loc)
     _step_totals(out, frame)
     return out, skipped
