@@ -91,6 +91,12 @@ def _steps_within_rate(frame: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+def _flows_by_step(frame: pd.DataFrame) -> tuple[dict[str, float], dict[Any, str]]:
+    """_steps_within_rate, and the step of every measurement id (empty when there is no such step)."""
+    steps = _steps_within_rate(frame)
+    return steps, (dict(zip(frame["id"], frame["step_key"], strict=True)) if steps else {})
+
+
 def _shared_shaper_drops(loc: Any) -> dict[tuple[Any, Any], float]:
     """The drop counters of the shapers a flow shared with its step's other flows, by counter: each
     counts every flow's datagrams, so a step's flows all carry the same ones."""
@@ -108,8 +114,7 @@ def _shared_stall_item(frame: pd.DataFrame | None, localizations: list[Any]) -> 
     at it anyway: the shaper stalled, as for one flow at its own shaper (machine_items)."""
     if frame is None or frame.empty:
         return []
-    steps = _steps_within_rate(frame)
-    step_of = dict(zip(frame["id"], frame["step_key"], strict=True)) if steps else {}
+    steps, step_of = _flows_by_step(frame)
     counters: dict[str, dict[tuple[Any, Any], float]] = {}
     sent: dict[str, float] = {}
     for loc in localizations:
@@ -146,8 +151,7 @@ def machine_loss_ids(frame: pd.DataFrame | None, localizations: list[Any]) -> se
     if frame is None or frame.empty:
         return set()
     steady = _within_rate(frame)
-    steps = _steps_within_rate(frame)
-    step_of = dict(zip(frame["id"], frame["step_key"], strict=True)) if steps else {}
+    steps, step_of = _flows_by_step(frame)
     out = set()
     for loc in localizations:
         mid = getattr(loc, "measurement_id", None)
