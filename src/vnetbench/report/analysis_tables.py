@@ -423,10 +423,10 @@ def _udp(u: cp.UdpEffective) -> Section:
                 [
                     *(str(r[c]) for c in u.keys),
                     str(r["n_flows"]),
-                    num(r["offered_bps"] / 1e6, 5),
-                    num(r["throughput_bps"] / 1e6, 5),
-                    f"{100 * r['loss_ratio']:.4g} %",
-                    num(r["effective_throughput_bps"] / 1e6, 5),
+                    fmt.zeros_kept(r["offered_bps"] / 1e6),
+                    fmt.zeros_kept(r["throughput_bps"] / 1e6),
+                    fmt.share(r["loss_ratio"], 1.0),
+                    fmt.zeros_kept(r["effective_throughput_bps"] / 1e6),
                 ]
                 for r in sorted(u.rows, key=lambda r: _series_key(r, u.keys))
             ],

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from vnetbench.analysis.campaign_parts import fairness
+from vnetbench.analysis.campaign_parts import UdpEffective, fairness
 from vnetbench.report import format as fmt
-from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness
+from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness, _udp
 
 
 def test_intervals_and_scaled_means_keep_four_significant_digits() -> None:
@@ -36,3 +36,17 @@ def test_the_tcp_settling_caveat_is_given_only_where_tcp_flows_shared() -> None:
     assert tcp is not None and udp is not None
     assert TCP_SETTLING in _fairness(tcp).intro
     assert "TCP" not in _fairness(udp).intro
+
+
+def test_the_udp_effective_table_gives_four_digits_and_small_losses_their_own() -> None:
+    # 145.8 Mbit/s offered into 50 Mbit/s: 1 - 50/145.8 = 65.71 % lost; a near-lossless step keeps its
+    # 1 in 60,000 (0.0017 %) instead of rounding it to 0.00 %.
+    rows = [
+        {"series": "a", "n_flows": 2, "offered_bps": 145.833e6, "throughput_bps": 50.0e6,
+         "loss_ratio": 1 - 50 / 145.833, "effective_throughput_bps": 50.0e6},
+        {"series": "b", "n_flows": 2, "offered_bps": 20.0e6, "throughput_bps": 19.99967e6,
+         "loss_ratio": 1 / 60_000, "effective_throughput_bps": 19.99967e6},
+    ]  # fmt: skip
+    table = _udp(UdpEffective(["series"], rows)).tables[0]
+    assert table.rows[0][2:] == ["145.8", "50.00", "65.71 %", "50.00"]
+    assert table.rows[1][2:] == ["20.00", "20.00", "0.0017 %", "20.00"]
