@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from vnetbench.analysis.campaign_parts import UdpEffective, fairness
 from vnetbench.report import format as fmt
 from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness, _udp
+from vnetbench.report.sections.probe import _cpushare_section
 
 
 def test_intervals_and_scaled_means_keep_four_significant_digits() -> None:
@@ -50,3 +53,12 @@ def test_the_udp_effective_table_gives_four_digits_and_small_losses_their_own() 
     table = _udp(UdpEffective(["series"], rows)).tables[0]
     assert table.rows[0][2:] == ["145.8", "50.00", "65.71 %", "50.00"]
     assert table.rows[1][2:] == ["20.00", "20.00", "0.0017 %", "20.00"]
+
+
+def test_the_cpu_share_table_keeps_three_digits_with_their_zeros(tmp_path: Path) -> None:
+    rows = pd.DataFrame(
+        {"src": ["small", "small"], "measurement": ["cpu", "cpu"], "cpu_share_ratio": [0.45, 0.454]}
+    )
+    section = _cpushare_section(rows, tmp_path)
+    assert section is not None
+    assert section.tables[0].rows[0][3:5] == ["0.452", "0.450 – 0.454"]  # median of 0.45 and 0.454

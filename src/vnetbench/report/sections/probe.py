@@ -470,8 +470,8 @@ def _cpushare_section(rows: pd.DataFrame, fig_dir: Path) -> Section | None:
                 node,
                 mname,
                 str(len(g)),
-                fmt.sig(share.median()),
-                f"{fmt.sig(share.min())} – {fmt.sig(share.max())}",
+                fmt.zeros_kept(share.median(), 3),  # 0.450 – 0.454, not 0.45 – 0.454
+                f"{fmt.zeros_kept(share.min(), 3)} – {fmt.zeros_kept(share.max(), 3)}",
                 fmt.sig(_col(g, "rusage_cpu_ratio").median()),
                 fmt.sig(_col(g, "steal_ratio").median()),
                 fmt.sig(_col(g, "gaps_count").median()),
