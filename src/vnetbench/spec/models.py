@@ -70,7 +70,11 @@ class Link(Strict):
     endpoints: tuple[Name, Name] = Field(description="two node or switch names")
     rate: Rate | None = Field(None, description="shaping rate per direction; unshaped when absent")
     mtu: int = Field(1500, ge=576, le=9000)
-    queue: SizeBytes | None = Field(None, description="shaper queue limit in bytes (default: 50 ms at rate)")
+    queue: SizeBytes | None = Field(
+        None,
+        description="shaper queue limit in bytes (default, shaping network: the link's bandwidth-delay"
+        " product, at least min(125 KB, 50 ms at rate); shaping sender: 50 ms at rate)",
+    )
     shaper: Literal["tbf", "htb"] = "tbf"
     pps: int | None = Field(
         None,
@@ -138,7 +142,9 @@ class Topology(Strict):
 
 class _Measurement(Strict):
     name: Name
-    timeout: DurationNs | None = Field(None, description="give up after this long (default: duration + 30 s)")
+    timeout: DurationNs | None = Field(
+        None, description="give up after this long (default: duration, or count × interval, + 45 s)"
+    )
     thresholds: Thresholds | None = Field(
         None, description="dashboard colours per summary metric (spec/thresholds.py), over the campaign's"
     )
