@@ -127,7 +127,11 @@ def test_the_ssh_provider_refuses_what_it_cannot_emulate() -> None:
         "name": "c",
         "topology": {
             "nodes": [{"name": "a", "cpu": 0.5}, {"name": "b"}, {"name": "z"}],
-            "links": [{"endpoints": ["a", "b"], "delay": "5ms"}, {"endpoints": ["b", "z"], "rate": "1gbit"}],
+            "links": [
+                {"endpoints": ["a", "b"], "delay": "5ms"},
+                {"endpoints": ["b", "z"], "rate": "1gbit"},
+                {"endpoints": ["a", "z"], "delay_cdf": [[0, "1ms"], [1, "2ms"]]},
+            ],
         },
         "measurements": [{"name": "rtt", "kind": "rtt"}],
         "patterns": [{"kind": "pairs", "pairs": [["a", "b"]], "measurements": ["rtt"]}],
@@ -144,6 +148,8 @@ def test_the_ssh_provider_refuses_what_it_cannot_emulate() -> None:
         provider.loop.stop()
     assert any("node 'z' has no inventory host" in p for p in problems)
     assert any("link a-b: delay cannot be emulated" in p for p in problems)
+    # an empirical delay distribution is emulated as much as `delay` is: refused too, never ignored
+    assert any("link a-z: delay_cdf cannot be emulated" in p for p in problems)
     assert any("CPU quotas" in p for p in problems)
     assert not any("b-z" in p for p in problems)  # a rate is kept as the nominal capacity
 

@@ -114,7 +114,9 @@ class SshProvider(Provider):
                 )
         # Existing hosts are measured as they are: nothing is emulated on them.
         for link in layout.links:
-            emulated = [f for f in ("delay", "jitter", "loss", "overlay") if getattr(link, f) is not None]
+            emulated = [
+                f for f in ("delay", "jitter", "delay_cdf", "loss", "overlay") if getattr(link, f) is not None
+            ]
             if emulated:
                 problems.append(
                     f"link {link.label}: {', '.join(emulated)} cannot be emulated on existing hosts "
