@@ -2,7 +2,7 @@
 
 Each module in this package defines
 
-    ORDER: int                      # where the section goes; the built-in ones use 10..90
+    ORDER: int                      # where the section goes; the built-in ones use 1 and 55..85
     def build(ctx: ReportContext) -> list[Section]
 
 and is found by its presence here: adding a section never edits html.py. A builder returns [] when
