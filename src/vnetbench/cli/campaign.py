@@ -80,8 +80,7 @@ def run_and_report(
     plan = started.plan
     err.print(
         f"campaign [bold]{loaded.campaign.name}[/bold] id [bold]{started.campaign_id}[/bold]: "
-        f"{plan.count_text()}, ~{plan.planned_ns / 1e9 / 60:.1f} min of "
-        f"measuring; store {store.location}",
+        f"{plan.count_text()}, {plan.planned_text()}; store {store.location}",
         highlight=False,
         soft_wrap=True,  # one line, never broken inside a path (rich wraps at 80 columns in a pipe)
     )
@@ -223,7 +222,7 @@ def validate(
     print_table(out, table)
     more = f" (first 40 of {len(plan.steps)} shown)" if len(plan.steps) > 40 else ""
     out.print(
-        f"{spec}: valid — {plan.count_text()}, ~{plan.planned_ns / 1e9 / 60:.1f} min of measuring{more}",
+        f"{spec}: valid — {plan.count_text()}, {plan.planned_text()}{more}",
         highlight=False,
         soft_wrap=True,
     )

@@ -76,10 +76,20 @@ class Plan:
 
     def count_text(self) -> str:
         """'160 steps, 300 measurements (40 of them background flows)', as the run and validate print."""
-        text = f"{len(self.steps)} steps, {self.measurement_count} measurements"
+        text = f"{_counted(len(self.steps), 'step')}, {_counted(self.measurement_count, 'measurement')}"
         n = self.background_count
         return text + (f" ({n} of them background flows)" if n else "")
+
+    def planned_text(self) -> str:
+        """'~1.5 min of measuring', or '~12 s' under a minute (not '~0.0 min' for a short plan)."""
+        seconds = self.planned_ns / 1e9
+        return f"~{seconds:.0f} s of measuring" if seconds < 60 else f"~{seconds / 60:.1f} min of measuring"
 
     @property
     def planned_ns(self) -> int:
         return sum(s.planned_ns for s in self.steps)
+
+
+def _counted(n: int, noun: str) -> str:
+    """'1 step', '4 steps'."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")

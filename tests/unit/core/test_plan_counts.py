@@ -48,3 +48,15 @@ def test_validate_counts_the_background_flows(tmp_path: Path) -> None:
     assert "4 steps, 12 measurements (8 of them background flows)" in " ".join(text.output.split())
     data = json.loads(CliRunner().invoke(app, ["validate", str(spec), "--json"]).output)
     assert data["measurements"] == 12 and data["background_measurements"] == 8
+
+
+def test_a_one_step_plan_is_counted_in_the_singular_and_in_seconds(tmp_path: Path) -> None:
+    one = SPEC.replace("rates: [5000, 1000]", "rates: [5000]").replace("repetitions: 2", "repetitions: 1")
+    plan = make_plan(parse_spec(one.replace(", background: [bg]", "")), "c0ffee00", 1)
+    assert plan.count_text() == "1 step, 1 measurement"
+    # one 1 s point: "~1 s of measuring", not "~0.0 min"; a minute or more is given in minutes
+    assert plan.planned_text() == f"~{plan.planned_ns / 1e9:.0f} s of measuring"
+    spec = tmp_path / "t.yaml"
+    spec.write_text(one.replace(", background: [bg]", ""))
+    text = " ".join(CliRunner().invoke(app, ["validate", str(spec)]).output.split())
+    assert "valid — 1 step, 1 measurement, ~" in text and " s of measuring" in text and "0.0 min" not in text
