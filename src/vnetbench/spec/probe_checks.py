@@ -34,6 +34,21 @@ def check(campaign: Campaign, segments: Sequence[Segment]) -> list[tuple[Loc, st
             elif not joined(src, dst):
                 out.append((loc, f"'{src}' and '{dst}' share no link or switch; add one that joins them"))
 
+    # A background flow lasts as long as the step it accompanies: a duration written on one that runs
+    # only as background would be silently unused, so it is refused (as a step of its own it applies).
+    as_background = {name for p in campaign.patterns for name in p.background}
+    as_step = {name for p in campaign.patterns for name in p.measurements}
+    for i, m in enumerate(campaign.measurements):
+        unused = m.name in as_background and m.name not in as_step
+        if isinstance(m, BackgroundMeasurement) and "duration" in m.model_fields_set and unused:
+            out.append(
+                (
+                    ("measurements", i, "duration"),
+                    "a background flow runs as long as each step it accompanies (the step's planned "
+                    "time + 0.5 s), so this duration would not be used; remove it",
+                )
+            )
+
     for i, pattern in enumerate(campaign.patterns):
         for j, name in enumerate(pattern.background):
             if kinds.get(name) != "background":

@@ -81,6 +81,10 @@ def test_offered_rates_of_probe_flows() -> None:
         (("measurements: [sweep, tr]", "measurements: [sweep, cs]"), "runs on one node: put it in a pattern"),
         (("background: [bg]", "background: [tr]"), "'tr' is not a measurement of kind background"),
         (("pairs: [[c, d]]", "pairs: [[c, x]]"), "no node named 'x'"),
+        (  # a background flow lasts as long as its step: a duration of its own would go unused
+            ("size: 64, pairs", "size: 64, duration: 30s, pairs"),
+            "measurements[2].duration: a background flow runs as long as each step it accompanies",
+        ),
         (("pairs: [[c, d]]", "pairs: [[c, c]]"), "would send to itself"),
         (("nodes: [a, d]", "nodes: [a, z]"), "patterns[1].nodes[1]: no node named 'z'"),
         (("rate: 10mbit}", "rate: 10mbit, pps: 5}"), "give exactly one of rate"),
