@@ -147,6 +147,10 @@ def parse_sets(values: list[str] | None) -> dict[str, Any]:
     return overrides
 
 
+# `monitor` and `dashboard` read the same variable; the second name is what `dashboard` read before.
+TOKEN_ENV = ["VNETBENCH_TOKEN", "VNETBENCH_DASHBOARD_TOKEN"]
+
+
 def is_loopback(host: str) -> bool:
     """Whether serving on `host` stays on this machine (127.0.0.0/8, ::1, localhost): `dashboard` and
     `monitor` need a token for anything else, by this one rule."""

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import DbOption, err, fail, is_loopback, sqlite_path
+from vnetbench.cli.common import TOKEN_ENV, DbOption, err, fail, is_loopback, sqlite_path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -42,7 +42,7 @@ def dashboard_command(
     token: Annotated[
         str | None,
         typer.Option(
-            envvar="VNETBENCH_DASHBOARD_TOKEN",
+            envvar=TOKEN_ENV,
             help="every request must carry it (open /?token=T once in a browser)",
         ),
     ] = None,
@@ -57,7 +57,7 @@ def dashboard_command(
     if not is_loopback(host) and not token:
         raise fail(
             f"--host {host}: serving beyond this machine needs a token; add --token T "
-            "(or set VNETBENCH_DASHBOARD_TOKEN), or keep the default --host 127.0.0.1"
+            "(or set VNETBENCH_TOKEN), or keep the default --host 127.0.0.1"
         )
     if not 0 <= port < 65536:
         raise fail(f"--port {port}: use 1-65535, or 0 for any free port (default {DEFAULT_PORT})")

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import err, fail, is_loopback, open_store, spec_errors
+from vnetbench.cli.common import TOKEN_ENV, err, fail, is_loopback, open_store, spec_errors
 from vnetbench.monitor.schedule import Limits
 from vnetbench.spec.loader import LoadedSpec, SpecInvalid, load_spec
 from vnetbench.spec.monitoring import parse_period_ns
@@ -71,7 +71,7 @@ DashboardOption = Annotated[
 HostOption = Annotated[str, typer.Option(help="address to serve on; anything but loopback needs --token")]
 PortOption = Annotated[int, typer.Option(min=0, max=65535, help="port to serve on (0: any free port)")]
 TokenOption = Annotated[
-    str | None, typer.Option(envvar="VNETBENCH_TOKEN", help="require this token on every HTTP request")
+    str | None, typer.Option(envvar=TOKEN_ENV, help="require this token on every HTTP request")
 ]
 ReportsOption = Annotated[
     Path | None,

@@ -89,3 +89,21 @@ def test_monitor_and_dashboard_share_one_loopback_rule(tmp_path: Path) -> None:
     assert local.returncode == 2 and "--token" not in local.stderr and "10 minutes" in local.stderr
     wide = _monitor(str(spec), "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0")
     assert wide.returncode == 2 and "--host 0.0.0.0" in wide.stderr and "--token" in wide.stderr
+
+
+def test_monitor_and_dashboard_read_the_token_from_the_same_variable(tmp_path: Path) -> None:
+    """`dashboard` read VNETBENCH_DASHBOARD_TOKEN and `monitor` VNETBENCH_TOKEN: both read both now.
+    With the token in the environment the wide --host passes, and each command stops at the next
+    check (the bad spec, the missing store) instead of asking for --token."""
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC.replace("repeat: PT10M", "repeat: 10 minutes"))
+    for name in ("VNETBENCH_TOKEN", "VNETBENCH_DASHBOARD_TOKEN"):
+        env = {name: "s3cret"}
+        mon = cli_quick(
+            "monitor", str(spec), "--db", str(tmp_path / "m.db"), "--host", "0.0.0.0", extra_env=env
+        )
+        assert mon.returncode == 2 and "--token" not in mon.stderr and "10 minutes" in mon.stderr, mon.stderr
+        dash = cli_quick("dashboard", "--db", str(tmp_path / "none.db"), "--host", "0.0.0.0", extra_env=env)
+        assert dash.returncode == 2 and "--token" not in dash.stderr and "no store there" in dash.stderr
+    dash = cli_quick("dashboard", "--db", str(tmp_path / "none.db"), "--host", "0.0.0.0")
+    assert dash.returncode == 2 and "(or set VNETBENCH_TOKEN)" in dash.stderr  # without it: asked for
