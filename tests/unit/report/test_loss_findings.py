@@ -105,3 +105,16 @@ def test_one_flow_is_one_flow() -> None:
     whole = _flow("vm-a", "node:hub/eth0", 0.0, "qdisc drop", tbf, shared=False)
     whole.hop, whole.app_lost = None, 0.0
     assert loss_findings([whole]) == ["<b>Loss</b>: none — 5,000 datagrams sent in 1 flow, all received."]
+
+
+def test_datagrams_left_unread_at_the_end_are_not_called_the_bottleneck() -> None:
+    # exogeni-exp2 (campaign f5688b71, 2026-11-29): 2 of 99,205 datagrams, counted into the receiving
+    # socket by the kernel and not read before iperf3 stopped; the Findings called that 'the
+    # bottleneck: read from the socket (kernel count) (unread), 100.00 % of the lost'.
+    left = Explainer("no counter: left in the socket buffer when the receiver stopped", 2.0, "unread")
+    flow = _flow("vm-b", "node:vm-b", 2.0, "unread", left, shared=False)
+    (line,) = loss_findings([flow])
+    assert line == (
+        "<b>Loss</b>: 2 of 5,000 datagrams (0.04 %) over 1 flow; 100.00 % of the lost arrived and were left "
+        "unread in the receiving socket when the receiver stopped (the measurement's end, not the network)."
+    )

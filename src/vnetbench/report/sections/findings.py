@@ -345,6 +345,9 @@ def probe_findings(ctx: ReportContext) -> list[str]:
     return out
 
 
+UNREAD = "left unread in the receiving socket"  # loss.py's cause 'unread': no counter, arrived
+
+
 def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None) -> list[str]:
     """How much was lost in all, and where most of it was: the bottleneck — said to be this
     machine's when every flow lost there is one the campaign's 'Machine as bottleneck' lines call
@@ -369,6 +372,11 @@ def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None)
     line = f"<b>Loss</b>: {fmt.count(lost)} of {fmt.count(sent)} datagrams ({share}) over {flows}"
     if where:
         hop, n = where.most_common(1)[0]
+        if hop == UNREAD:  # they arrived: the end of the measurement, not a bottleneck of the path
+            return [
+                line + f"; {fmt.share(n, lost)} of the lost arrived and were left unread in the receiving "
+                "socket when the receiver stopped (the measurement's end, not the network)."
+            ]
         line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
         if ids[hop] <= fidelity.machine_loss_ids(frame, losses):
             line += " — this machine's loss, not the emulated network's (see Machine as bottleneck)"
@@ -385,4 +393,6 @@ def _lost_where(loc: Localization) -> str:
         if stage.shared
         for e in stage.explainers
     )
+    if loc.cause == "unread":
+        return UNREAD
     return str(loc.cause) if shared and loc.cause else f"{loc.hop} ({loc.cause})"
