@@ -44,6 +44,7 @@ from statsmodels.stats.multitest import multipletests
 
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_parts import ABS_TOLERANCE
+from vnetbench.analysis.contrasts import mann_whitney
 from vnetbench.analysis.inputs import DataError, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.spec.loader import spec_of
@@ -305,11 +306,11 @@ def _welch(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
 def _hodges_lehmann(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
     """Shift of B against A: the median of all differences y_j − x_i, its interval from the order
     statistics of those differences at the Mann–Whitney critical value (normal approximation,
-    Hollander & Wolfe §4.3), and the Mann–Whitney U test."""
+    Hollander & Wolfe §4.3), and the Mann–Whitney U test (exact for few runs, ties included)."""
     med_a, med_b = float(np.median(x)), float(np.median(y))
     if x.size < 2 or y.size < 2:
         return Row({}, "too few", x.size, y.size, med_a, med_b, med_b - med_a, math.nan, math.nan, math.nan)
-    p = float(stats.mannwhitneyu(y, x, alternative="two-sided").pvalue)
+    p = float(mann_whitney(y, x).pvalue)
     xs, ys = _thin(x), _thin(y)
     diffs = np.sort((ys[None, :] - xs[:, None]).ravel())
     m, n = xs.size, ys.size

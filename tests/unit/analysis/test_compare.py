@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,6 +11,7 @@ from scipy import stats
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
 from vnetbench.analysis.compare import KEY, compare, smallest_rank_p
+from vnetbench.analysis.contrasts import mann_whitney
 
 
 def obs(metric: str, values: list[float] | np.ndarray, pair: str = "a→b", kind: str = "tcp") -> pd.DataFrame:
@@ -52,6 +55,59 @@ def test_hodges_lehmann_shift_by_hand() -> None:
     )
     assert (row.center_a, row.center_b) == (2.0, 5.5)
     assert row.ci_low <= 3.5 <= row.ci_high
+
+
+def brute_force_p(b: list[float], a: list[float]) -> float:
+    """Two-sided exact Mann–Whitney p by enumerating every split of the pooled values into groups of
+    len(b) and len(a), ties as mid-ranks: p = min(1, 2·min(P(U ≥ u), P(U ≤ u)))."""
+    pooled = np.array([*b, *a], dtype=float)
+    ranks = stats.rankdata(pooled)  # mid-ranks
+    m = len(b)
+
+    def u_of(idx: tuple[int, ...]) -> float:
+        return float(ranks[list(idx)].sum()) - m * (m + 1) / 2
+
+    observed = u_of(tuple(range(m)))
+    us = np.array([u_of(idx) for idx in itertools.combinations(range(pooled.size), m)])
+    return min(1.0, 2 * min(np.mean(us >= observed - 1e-9), np.mean(us <= observed + 1e-9)))
+
+
+@pytest.mark.parametrize(
+    ("b", "a", "expected"),
+    [
+        # one tie: the only split with all of b on top is 1 of C(6, 3) = 20, so p = 2/20 (scipy's
+        # default fell back to the normal approximation for the tie and gave 0.077)
+        ([4.0, 5, 5], [1.0, 2, 3], 0.1),
+        # every value tied within its side (equal run medians): still 2/20, not 0.047
+        ([5.0, 5, 5], [1.0, 1, 1], 0.1),
+        # 4 v 4 with ties on both sides, all of b on top: 2/C(8, 4) = 2/70
+        ([4.0, 5, 5, 7], [1.0, 2, 3, 3], 2 / 70),
+        # no tie, interleaved: U = 6 of 9
+        ([2.0, 5, 6], [1.0, 3, 4], None),
+        # every value equal: every split gives the same U, p = 1
+        ([5.0, 5, 5], [5.0, 5, 5], 1.0),
+    ],
+)
+def test_mann_whitney_is_exact_with_ties_for_few_runs(
+    b: list[float], a: list[float], expected: float | None
+) -> None:
+    p = float(mann_whitney(np.array(b), np.array(a)).pvalue)
+    assert p == pytest.approx(brute_force_p(b, a))
+    if expected is not None:
+        assert p == pytest.approx(expected)
+    assert p >= smallest_rank_p(len(a), len(b)) - 1e-12  # never below what an arrangement can give
+
+
+def test_rtt_rows_with_tied_run_medians_are_not_significant_at_3_v_3() -> None:
+    """Three runs a side whose medians tie (ping's µs resolution): p = 0.1 exactly, not 0.047 from the
+    normal approximation, so the row is "same" with the 3 v 3 note, as the note says."""
+    result = compare(
+        obs("rtt_ns", [100_000.0, 100_000, 100_000], kind="rtt"),
+        obs("rtt_ns", [300_000.0, 300_000, 300_000], kind="rtt"),
+    )
+    (row,) = result.rows
+    assert row.p_value == pytest.approx(0.1) and row.verdict == "same"
+    assert "3 v 3" in result.notes[0]
 
 
 def test_hodges_lehmann_interval_covers_a_known_shift() -> None:

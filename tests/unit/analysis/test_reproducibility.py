@@ -135,8 +135,10 @@ def test_identical_values_in_every_build_get_the_exact_p() -> None:
     difference exact. Equal builds: p = 1 and reproducible; a rebuild 1 % higher in every value:
     p = 0 (t → ∞), reproducible (inside ±5 %) but detectable. Mann-Whitney, on ranks, stays
     defined: equal groups are all ties (p = 1); three rebuilds above five first-build values, with
-    ties, by the normal approximation with tie correction: U = 15, mean 7.5, σ² = (5·3/12)(9 − (5³−5
-    + 3³−3)/(8·7)) = 1.25·(9 − 144/56), z = (15 − 7.5 − 0.5)/σ, p = 2(1 − Φ(z)) (continuity-corrected)."""
+    ties: U = 15, and of the C(8, 3) = 56 equally likely ways to pick the rebuilds' three values from
+    the pooled eight only one puts all three on top, so the exact two-sided p is 2/56 = 0.0357. (The
+    normal approximation with tie correction, σ² = 1.25·(9 − 144/56), gave 0.0135: smaller than any
+    arrangement of 3 v 5 values can give.)"""
     rows = [{"build": 0, "metric": "throughput_bps", "value": 100.0} for _ in range(5)]
     same = pd.DataFrame(rows + [{"build": b, "metric": "throughput_bps", "value": 100.0} for b in (1, 2, 3)])
     (r,) = reproducibility(same)
@@ -151,6 +153,5 @@ def test_identical_values_in_every_build_get_the_exact_p() -> None:
     assert r.welch_ci == pytest.approx((1.0, 1.0))
     assert r.welch_p == 0.0
     assert "detectable (Welch p = 0)" in r.text
-    sigma = np.sqrt(1.25 * (9 - 144 / 56))
-    assert r.mannwhitney_p == pytest.approx(2 * stats.norm.sf((15 - 7.5 - 0.5) / sigma))
+    assert r.mannwhitney_u == 15 and r.mannwhitney_p == pytest.approx(2 / 56)
     assert "disagree" not in r.text
