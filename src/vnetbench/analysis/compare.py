@@ -56,6 +56,7 @@ FLOOR = {"loss_ratio": ABS_TOLERANCE["loss_ratio"], "rtt_ns": ABS_TOLERANCE["rtt
     "jitter_mean_ns": ABS_TOLERANCE["rtt_mean_ns"]
 }
 MAX_PAIRS = 4_000_000  # Hodges–Lehmann uses every pairwise difference: thin larger samples
+EXACT_U_MAX = 50  # runs per side up to which the interval's critical value comes from U's exact law
 SEED = 0
 
 
@@ -249,7 +250,8 @@ def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
         verb = "compares" if len(weak) == 1 else "compare"
         notes.append(
             f"{_rows(len(weak), 'RTT row')} {verb} {sizes} run medians: too few runs for any RTT change "
-            f"to be significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}); "
+            f"to be significant at {alpha:g} (smallest possible p {smallest_rank_p(*runs[0]):.2g}) "
+            f"or for a {100 * (1 - alpha):g} % interval of the shift; "
             "give the campaigns more repetitions to test RTT."
         )
     unshown = [r for r in rows if r.verdict == "same" and abs(r.difference) > r.band]
@@ -305,24 +307,51 @@ def _welch(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
 
 def _hodges_lehmann(x: np.ndarray, y: np.ndarray, confidence: float) -> Row:
     """Shift of B against A: the median of all differences y_j − x_i, its interval from the order
-    statistics of those differences at the Mann–Whitney critical value (normal approximation,
-    Hollander & Wolfe §4.3), and the Mann–Whitney U test (exact for few runs, ties included)."""
+    statistics of those differences, (D_(C), D_(mn+1−C)), and the Mann–Whitney U test (Hollander &
+    Wolfe §4.3). C is the largest c with P(U ≤ c − 1) ≤ α/2 under U's exact null distribution up to
+    EXACT_U_MAX runs a side (the normal approximation beyond): with 3 v 3 runs no c reaches 95 %
+    (P(U ≤ 0) = 1/20 > 0.025), so the interval is undefined (NaN) rather than the range of the
+    differences, whose confidence is only 1 − 2/20 = 90 %."""
     med_a, med_b = float(np.median(x)), float(np.median(y))
     if x.size < 2 or y.size < 2:
         return Row({}, "too few", x.size, y.size, med_a, med_b, med_b - med_a, math.nan, math.nan, math.nan)
     p = float(mann_whitney(y, x).pvalue)
     xs, ys = _thin(x), _thin(y)
     diffs = np.sort((ys[None, :] - xs[:, None]).ravel())
-    m, n = xs.size, ys.size
-    z = float(stats.norm.ppf((1 + confidence) / 2))
-    # C = mn/2 − z·√(mn(m+n+1)/12); the interval is (D_(C), D_(mn+1−C)) of the sorted differences
-    c = round(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12))
-    c = min(max(c, 1), (diffs.size + 1) // 2)
+    c = _critical_c(xs.size, ys.size, confidence)
     shift = float(np.median(diffs))
     if not np.isfinite(p):  # every value equal on both sides
         p = 1.0
+    if c < 1:  # too few runs for an interval at this confidence
+        return Row({}, "mann-whitney", x.size, y.size, med_a, med_b, shift, math.nan, math.nan, p)
     low, high = float(diffs[c - 1]), float(diffs[diffs.size - c])
     return Row({}, "mann-whitney", x.size, y.size, med_a, med_b, shift, low, high, p)
+
+
+def _critical_c(m: int, n: int, confidence: float) -> int:
+    """C of the Hodges–Lehmann interval: the largest c with P(U ≤ c − 1) ≤ α/2, 0 when even
+    P(U = 0) = 1/C(m + n, m) exceeds α/2."""
+    alpha = 1 - confidence
+    if max(m, n) > EXACT_U_MAX:
+        # C = mn/2 − z·√(mn(m+n+1)/12), to the nearest integer
+        z = float(stats.norm.ppf(1 - alpha / 2))
+        c = round(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12))
+        return min(max(c, 0), (m * n + 1) // 2)
+    cdf = np.cumsum(u_null_counts(m, n)) / math.comb(m + n, m)
+    return int(np.count_nonzero(cdf <= alpha / 2 * (1 + 1e-12)))
+
+
+def u_null_counts(m: int, n: int) -> np.ndarray:
+    """How many of the C(m + n, m) equally likely arrangements (no ties) give U = 0, 1, …, mn:
+    N(i, j, u) = N(i − 1, j, u − j) + N(i, j − 1, u) (Mann & Whitney 1947)."""
+    counts = [[np.ones(1)] * (n + 1)] + [[np.ones(1)] + [np.empty(0)] * n for _ in range(m)]
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            cell = np.zeros(i * j + 1)
+            cell[j:] += counts[i - 1][j]  # the largest value is from the first sample: it beats all j
+            cell[: (i * (j - 1)) + 1] += counts[i][j - 1]
+            counts[i][j] = cell
+    return counts[m][n]
 
 
 def _thin(v: np.ndarray) -> np.ndarray:

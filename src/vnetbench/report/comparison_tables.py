@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from vnetbench.analysis.compare import Comparison, Row
 from vnetbench.report.view import TableView
@@ -35,7 +36,11 @@ def display_rows(result: Comparison) -> list[list[str]]:
 
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     """The change and its interval relative to A; where A is 0 (no loss before) a relative change
-    has no meaning, so the difference itself in the metric's unit (percentage points for loss)."""
+    has no meaning, so the difference itself in the metric's unit (percentage points for loss). Too
+    few runs for an interval at the confidence asked: "—"."""
+    if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
+        change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
+        return change, "—"
     if r.center_a:
         a = abs(r.center_a)
         return f"{100 * r.relative_change:+.1f} %", f"{100 * r.ci_low / a:+.1f}…{100 * r.ci_high / a:+.1f} %"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,9 @@ def test_hodges_lehmann_shift_by_hand() -> None:
         stats.mannwhitneyu([4, 5, 6, 7], [1, 2, 3], alternative="two-sided").pvalue
     )
     assert (row.center_a, row.center_b) == (2.0, 5.5)
-    assert row.ci_low <= 3.5 <= row.ci_high
+    # 3 v 4 runs: P(U = 0) = 1/C(7, 3) = 1/35 = 0.029 > 0.025, so no 95 % interval exists; the range
+    # of the differences (1, 6) is only a 1 − 2/35 = 94.3 % interval
+    assert np.isnan(row.ci_low) and np.isnan(row.ci_high)
 
 
 def brute_force_p(b: list[float], a: list[float]) -> float:
@@ -108,6 +111,26 @@ def test_rtt_rows_with_tied_run_medians_are_not_significant_at_3_v_3() -> None:
     (row,) = result.rows
     assert row.p_value == pytest.approx(0.1) and row.verdict == "same"
     assert "3 v 3" in result.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "c"),
+    # C = u + 1 for the two-sided 5 % critical value u of U in the usual tables (reject when U ≤ u):
+    # 4 v 4 → 0, 5 v 5 → 2, 8 v 8 → 13, 10 v 10 → 23 (published tables of critical values of U); checked
+    # here by enumerating the C(m + n, m) splits for the small ones
+    [(4, 4, 1), (5, 5, 3), (8, 8, 14), (10, 10, 24)],
+)
+def test_hodges_lehmann_interval_uses_the_exact_critical_value(m: int, n: int, c: int) -> None:
+    x = np.arange(m, dtype=float) * 10.0  # distinct differences y − x: every order statistic is distinct
+    y = np.arange(n, dtype=float) * 10.0**-3 + 1000.0 + 0.5
+    row = compare(obs("rtt_ns", x, kind="rtt"), obs("rtt_ns", y, kind="rtt")).rows[0]
+    diffs = np.sort((y[None, :] - x[:, None]).ravel())
+    assert (row.ci_low, row.ci_high) == (diffs[c - 1], diffs[m * n - c])
+    if math.comb(m + n, m) <= 20_000:  # the coverage by enumeration: ≥ 95 %, and c + 1 would fall short
+        us = np.array(
+            [sum(j - i for i, j in enumerate(idx)) for idx in itertools.combinations(range(m + n), m)]
+        )  # U of the split: values below each of the chosen m, among the other n
+        assert np.mean(us <= c - 1) <= 0.025 < np.mean(us <= c)
 
 
 def test_hodges_lehmann_interval_covers_a_known_shift() -> None:

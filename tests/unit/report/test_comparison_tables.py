@@ -39,3 +39,12 @@ def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
     (row,) = _table(_row("loss_ratio", 0.0, 0.0, 0.0, 0.0, test="exact"))
     assert row[3:5] == ["+0 pp", "+0…+0 pp"]
     assert not any("nan" in cell for cell in row)
+
+
+def test_no_interval_is_a_dash_not_nan() -> None:
+    # 3 v 3 run medians of RTT: no 95 % Hodges–Lehmann interval exists (analysis/compare.py), and a
+    # Welch row of one run a side has none either; the change is still shown
+    (row,) = _table(_row("rtt_ns", 100_000, 110_000, float("nan"), float("nan"), test="mann-whitney"))
+    assert row[3:5] == ["+10.0 %", "—"]
+    (row,) = _table(_row("loss_ratio", 0.0, 0.002, float("nan"), float("nan")))
+    assert row[3:5] == ["+0.2 pp", "—"]
