@@ -29,7 +29,7 @@ from scipy import stats
 from vnetbench.analysis.full_factorial import AnovaTerm, FactorialAnova, full_factorial_anova
 from vnetbench.analysis.inputs import DataError, Level, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.stable import centred, excludes_zero, f_test, sum_sq
+from vnetbench.analysis.stable import centred, excludes_zero, f_test, round_off_only, sum_sq
 
 FUTURE_OBSERVATIONS = 1  # m of the prediction interval: one more measurement of that cell
 
@@ -152,6 +152,10 @@ def two_factor(
     else:
         fitted = cells.mu + cells.alpha[col] + cells.beta[row]
         residuals = d - fitted
+        if round_off_only(residuals, anchor + d):
+            # an exactly additive response: what is left is the rounding of μ + α + β, not an
+            # interaction (it made F ≈ 1e31 "significant" where the test is undefined)
+            residuals = np.zeros_like(d)
         sse, df_e, sst, terms = _additive_anova(cells, residuals, d, (a_name, b_name), confidence)
     t = float(stats.t.ppf((1 + confidence) / 2, df_e))
     scale = _Scale(anchor, t, float(np.sqrt(sse / df_e)), 1.0 / counts)

@@ -9,6 +9,7 @@ import statsmodels.formula.api as smf
 from scipy import stats
 
 from vnetbench.analysis.inputs import DataError
+from vnetbench.analysis.stable import NOTE_NO_ERROR
 from vnetbench.analysis.two_factor import two_factor
 
 T2 = stats.t.ppf(0.975, 2)
@@ -57,6 +58,26 @@ def test_without_replication_by_hand(unreplicated: pd.DataFrame) -> None:
     # level mean μ + α_j: s_e/√b (Jain table 21.5)
     assert r.estimate("μ + α(A1)").value == pytest.approx(4)
     assert r.estimate("μ + α(A1)").sd == pytest.approx(np.sqrt(2 / 3) / np.sqrt(2))
+
+
+@pytest.mark.parametrize(("scale", "shift"), [(1.0, 0.0), (1e9, 1e10)])
+def test_an_exactly_additive_response_without_replication_has_an_undefined_f(
+    scale: float, shift: float
+) -> None:
+    """y = a_j + b_i with a = 0.3, 1.1, 2.9 and b = 0.1, 0.7 (and 1e9·y + 1e10): every interaction
+    term y − μ − α_j − β_i is 0 by hand, so SSE = 0 on (3 − 1)(2 − 1) = 2 DF and, as for any model
+    without error variance (Jain ch. 21; docs "Exact at any scale"), F is undefined. The rounding of
+    0.1 + 0.3 and friends left SSE ≈ 1e-31 and printed F ≈ 8e31, p ≈ 1e-32, "significant". The
+    effects are still the hand ones: α = a_j − 4.3/3 = −3.4/3, −1/3, 4.4/3; β = ∓0.3."""
+    rows = [(f"a{j}", f"b{i}", scale * (a + b) + shift)
+            for i, b in enumerate([0.1, 0.7]) for j, a in enumerate([0.3, 1.1, 2.9])]  # fmt: skip
+    r = two_factor(pd.DataFrame(rows, columns=["A", "B", "y"]), "y", ["A", "B"])
+    assert r.sse == 0 and r.df_e == 2
+    for term in r.terms:
+        assert term.f_note == NOTE_NO_ERROR and term.significant is None
+    assert [e.value / scale for e in r.of_kind("alpha")] == pytest.approx([-3.4 / 3, -1 / 3, 4.4 / 3])
+    assert [e.value / scale for e in r.of_kind("beta")] == pytest.approx([-0.3, 0.3])
+    assert all(e.sd == 0 for e in r.of_kind("alpha"))
 
 
 def test_without_replication_agrees_with_statsmodels(unreplicated: pd.DataFrame) -> None:
