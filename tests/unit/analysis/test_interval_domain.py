@@ -87,3 +87,17 @@ def test_equal_values_have_sd_zero_and_a_point_interval() -> None:
     s = describe([10.1] * 10, nonnegative=True)
     assert s["sd"] == 0.0
     assert s["ci_low"] == s["ci_high"] == s["mean"] == pytest.approx(10.1)
+
+
+def test_a_cut_interval_is_flagged_and_the_findings_say_so() -> None:
+    """Two RTTs, 0.05 and 0.25 ms, give 0.15 ∓ 12.7062·0.1 = (−1.12, 1.42), cut to
+    (0, 1.42); the Findings line printed "(0 to …)" without saying the 0 was a cut."""
+    from vnetbench.report.sections.findings import headline_findings
+
+    assert describe([0.05, 0.25], nonnegative=True)["ci_cut"] is True
+    assert describe([95.0, 96.0], nonnegative=True)["ci_cut"] is False  # (89.15, 101.85): untouched
+    assert describe([0.05, 0.25])["ci_cut"] is False  # a metric that can be negative is never cut
+    (line,) = headline_findings(_flows("rtt_mean_ns", [50_000.0, 250_000.0]))
+    assert "95 % interval cut at 0, as the mean cannot be negative" in line
+    (line,) = headline_findings(_flows("rtt_mean_ns", [95_000.0, 96_000.0]))
+    assert "cut at 0" not in line

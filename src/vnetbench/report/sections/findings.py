@@ -67,7 +67,9 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
                 f"{len(lines)} connections from {fmt.metric(metric, low)} to {fmt.metric(metric, high, True)}"
             ]
         name = f"{kind.upper()} {fmt.metric_name(metric).removeprefix('rtt ')}"
-        out.append(f"<b>{name}</b> (alone, 95 % interval): " + "; ".join(lines) + ".")
+        # an interval starting at 0 was cut there (the mean cannot be negative): say so, not only in the docs
+        cut = " cut at 0, as the mean cannot be negative" if table["ci_cut"].any() else ""
+        out.append(f"<b>{name}</b> (alone, 95 % interval{cut}): " + "; ".join(lines) + ".")
     return out
 
 
