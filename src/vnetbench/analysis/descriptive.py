@@ -26,13 +26,15 @@ SETTLED_TCP_S = 60  # TCP flows shorter than this may not have converged (benchm
 
 def describe(values: pd.Series | np.ndarray | list[float], nonnegative: bool = False) -> dict[str, float]:
     """n, mean, SD, min, median, p95, max of the values (NaN left out), and the 95 % t interval of
-    the mean (NaN with fewer than two values), cut at 0 when the metric cannot be negative;
+    the mean (SD and interval NaN with fewer than two values), cut at 0 when the metric cannot be negative;
     `ci_cut` says whether it was, so a report can say so beside an interval that starts at 0."""
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
         return {"n": 0, **{k: float("nan") for k in STATS[1:]}, "ci_cut": False}
-    # equal values have SD 0, not numpy's rounding residue (ten pings of 10.1 ms printed "SD 1.87e-15")
-    sd = float(arr.std(ddof=1)) if arr.size > 1 and arr.max() > arr.min() else 0.0
+    # equal values have SD 0, not numpy's rounding residue (ten pings of 10.1 ms printed "SD 1.87e-15");
+    # one value has no sample SD at all (n − 1 = 0), not an SD of 0
+    spread = float(arr.std(ddof=1)) if arr.max() > arr.min() else 0.0
+    sd = spread if arr.size > 1 else float("nan")
     half = (
         float(stats.t.ppf((1 + CONFIDENCE) / 2, arr.size - 1)) * sd / np.sqrt(arr.size)
         if arr.size > 1

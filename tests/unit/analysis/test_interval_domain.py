@@ -5,6 +5,7 @@ Expected values by hand: t[0.975; 1] = 12.7062 (any t table); for the values a, 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -101,3 +102,12 @@ def test_a_cut_interval_is_flagged_and_the_findings_say_so() -> None:
     assert "95 % interval cut at 0, as the mean cannot be negative" in line
     (line,) = headline_findings(_flows("rtt_mean_ns", [95_000.0, 96_000.0]))
     assert "cut at 0" not in line
+
+
+def test_one_value_has_no_sd_rather_than_sd_zero() -> None:
+    # the sample SD divides by n − 1 = 0 for one value: undefined, as numpy's std(ddof=1) and any
+    # textbook say; describe() printed "SD 0" for a connection measured once, which reads as "no spread"
+    s = describe([42.0], nonnegative=True)
+    assert s["n"] == 1 and s["mean"] == 42.0 and s["median"] == 42.0 and s["p95"] == 42.0
+    assert np.isnan(s["sd"]) and np.isnan(s["ci_low"]) and np.isnan(s["ci_high"])
+    assert s["ci_cut"] is False
