@@ -97,7 +97,8 @@ def compare_placements(
     for c, x in groups.items():
         mean = float(x.mean())
         if x.size > 1:
-            sd = float(x.std(ddof=1))
+            # equal values have SD 0, not numpy's rounding residue (ten RTTs of 10.1 gave 1.87e-15)
+            sd = float(x.std(ddof=1)) if np.ptp(x) > 0 else 0.0
             half = float(stats.t.ppf((1 + confidence) / 2, x.size - 1) * sd / np.sqrt(x.size))
         else:
             sd, half = float("nan"), float("nan")

@@ -71,6 +71,14 @@ def test_a_group_without_spread_is_compared_without_a_warning() -> None:
     assert p.dof == pytest.approx(1)
 
 
+def test_equal_values_have_sd_zero_and_a_point_interval() -> None:
+    # ten RTTs of 10.1 ms (ping's resolution): by hand SD 0 and the interval (10.1, 10.1); numpy's
+    # std(ddof=1) of them is 1.87e-15, which the placement table printed as the SD
+    frame = pd.DataFrame({"placement": ["same-host"] * 10, "rtt_ms": [10.1] * 10})
+    (c,) = compare_placements(frame, "rtt_ms").categories
+    assert c.sd == 0.0 and c.ci_low == c.ci_high == pytest.approx(10.1)
+
+
 def test_single_value_categories_are_noted() -> None:
     frame = pd.DataFrame({"placement": ["same-host", "same-host", "custom"], "v": [1.0, 3.0, 9.0]})
     c = compare_placements(frame, "v")
