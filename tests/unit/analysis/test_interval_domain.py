@@ -111,3 +111,15 @@ def test_one_value_has_no_sd_rather_than_sd_zero() -> None:
     assert s["n"] == 1 and s["mean"] == 42.0 and s["median"] == 42.0 and s["p95"] == 42.0
     assert np.isnan(s["sd"]) and np.isnan(s["ci_low"]) and np.isnan(s["ci_high"])
     assert s["ci_cut"] is False
+
+
+def test_percentiles_are_type_7_as_the_docs_state() -> None:
+    """docs/statistics.md: p_q = x_(⌊h⌋) + (h − ⌊h⌋)(x_(⌊h⌋+1) − x_(⌊h⌋)), h = (n − 1)q + 1. Values 1..20
+    (in shuffled order): h = 19·0.95 + 1 = 19.05, p95 = 19 + 0.05·1 = 19.05. 4 000 values 0.001·i²: p99
+    has h = 3999·0.99 + 1 = 3960.01, so x_(3960) + 0.01·(x_(3961) − x_(3960)) by hand."""
+    values = [float(v) for v in (7, 3, 20, 1, 15, 9, 2, 18, 11, 5, 14, 4, 19, 8, 16, 10, 6, 12, 17, 13)]
+    assert describe(values)["p95"] == pytest.approx(19.05)
+    x = [0.001 * i * i for i in range(1, 4001)]
+    hand = x[3959] + 0.01 * (x[3960] - x[3959])
+    assert float(np.percentile(x, 99)) == pytest.approx(hand, rel=1e-12)  # what drivers/ping.py stores
+    assert float(pd.Series(x).quantile(0.99)) == pytest.approx(hand, rel=1e-12)  # the Findings' p99
