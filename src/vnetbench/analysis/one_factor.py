@@ -249,7 +249,7 @@ def one_factor_anova(
         f_note=test.note,
         t_quantile=t,
         grand_mean=grand,
-        grand_mean_ci=(grand - half, grand + half),
+        grand_mean_ci=cut_at_zero(grand - half, grand + half, cannot_be_negative(response)),
         effects=tuple(effects),
         level_of=np.asarray(groups.astype(object)),
         observed=y,

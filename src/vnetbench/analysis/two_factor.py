@@ -29,7 +29,8 @@ from scipy import stats
 from vnetbench.analysis.full_factorial import AnovaTerm, FactorialAnova, full_factorial_anova
 from vnetbench.analysis.inputs import DataError, Level, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.stable import centred, excludes_zero, f_test, round_off_only, sum_sq
+from vnetbench.analysis.stable import centred, cut_at_zero, excludes_zero, f_test, round_off_only, sum_sq
+from vnetbench.spec.units import cannot_be_negative
 
 FUTURE_OBSERVATIONS = 1  # m of the prediction interval: one more measurement of that cell
 
@@ -158,7 +159,7 @@ def two_factor(
             residuals = np.zeros_like(d)
         sse, df_e, sst, terms = _additive_anova(cells, residuals, d, (a_name, b_name), confidence)
     t = float(stats.t.ppf((1 + confidence) / 2, df_e))
-    scale = _Scale(anchor, t, float(np.sqrt(sse / df_e)), 1.0 / counts)
+    scale = _Scale(anchor, t, float(np.sqrt(sse / df_e)), 1.0 / counts, cannot_be_negative(response))
     return TwoFactorResult(
         response=response,
         factors=(a_name, b_name),
@@ -242,6 +243,7 @@ class _Scale:
     t: float
     s_e: float
     inv_r: np.ndarray  # 1 / observations per cell
+    nonnegative: bool = False  # the response cannot be negative: intervals of means are cut at 0
 
     def estimate(
         self, kind: str, label: str, levels: tuple[Level, ...], w: np.ndarray, value: float
@@ -250,10 +252,12 @@ class _Scale:
         sd = self.s_e * float(np.sqrt(var))
         shift = self.anchor if kind in ("mean", "level mean", "predicted") else 0.0
         lo, hi = value + shift - self.t * sd, value + shift + self.t * sd
+        cut = self.nonnegative and kind in ("mean", "level mean", "predicted")  # means, not effects
+        lo, hi = cut_at_zero(lo, hi, cut)
         pred = None
         if kind == "predicted":
             half = self.t * self.s_e * float(np.sqrt(var + 1 / FUTURE_OBSERVATIONS))
-            pred = (value + shift - half, value + shift + half)
+            pred = cut_at_zero(value + shift - half, value + shift + half, cut)
         return Estimate(kind, label, levels, value + shift, sd, lo, hi, pred)
 
 

@@ -23,7 +23,8 @@ from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, Level, brief, check_confidence, design_frame
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.analysis.stable import cell_fit, centred, excludes_zero, sum_sq
+from vnetbench.analysis.stable import cell_fit, centred, cut_at_zero, excludes_zero, sum_sq
+from vnetbench.spec.units import cannot_be_negative
 
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
@@ -274,6 +275,7 @@ def predicted_responses(result: TwoKRResult, future: int = 1) -> list[dict[str, 
     s_ŷ = s_e/√n_eff, n_eff = 2^k r/2^k = r, and the interval of the mean of `future` new runs,
     ŷ ∓ t·s_e·√(1/n_eff + 1/future). Undefined (NaN) without replication."""
     t, s_e, r = result.t_quantile, result.s_e, result.r
+    nonnegative = cannot_be_negative(result.response)  # a mean's intervals are cut at 0 for it
     out = []
     for row in result.sign_table.to_dict("records"):
         y = float(row["mean"])
@@ -281,7 +283,14 @@ def predicted_responses(result: TwoKRResult, future: int = 1) -> list[dict[str, 
         half_pred = t * s_e * float(np.sqrt(1 / r + 1 / future))
         levels = {f: row[f"{f} (level)"] for f in result.factors}
         out.append(
-            {"levels": levels, "predicted": y, "ci": [y - half_mean, y + half_mean]}
-            | {"prediction_interval": [y - half_pred, y + half_pred], "future_observations": future}
+            {
+                "levels": levels,
+                "predicted": y,
+                "ci": list(cut_at_zero(y - half_mean, y + half_mean, nonnegative)),
+            }
+            | {
+                "prediction_interval": list(cut_at_zero(y - half_pred, y + half_pred, nonnegative)),
+                "future_observations": future,
+            }
         )
     return jsonable(out)

@@ -123,3 +123,39 @@ def test_percentiles_are_type_7_as_the_docs_state() -> None:
     hand = x[3959] + 0.01 * (x[3960] - x[3959])
     assert float(np.percentile(x, 99)) == pytest.approx(hand, rel=1e-12)  # what drivers/ping.py stores
     assert float(pd.Series(x).quantile(0.99)) == pytest.approx(hand, rel=1e-12)  # the Findings' p99
+
+
+def test_means_of_two_factor_and_2k_designs_are_cut_but_not_effects() -> None:
+    """A 2×2 design of loss_ratio, r = 2: cells (a1, b1) and (a2, b1) hold 0, 0.2, cells with b2 hold
+    1.0, 1.2. By hand: cell means 0.1 and 1.1, SSE = 8 × 0.01 = 0.08 on 4 DF, s_e = √0.02, t[0.975; 4]
+    = 2.7764 (t table). ŷ(a1, b1) = 0.1 with s_e/√2 = 0.1: 0.1 ∓ 0.27764 → (0, 0.37764); one more
+    observation: ∓ t·s_e·√(1/2 + 1) = ∓ 0.48089 → (0, 0.58089). μ + β(b1) = 0.1 with s_e/√4: ∓ 0.19632
+    → (0, 0.29632). β(b1) = −0.5 is an effect and keeps its whole interval, −0.5 ∓ t·s_e√((b − 1)/(abr))
+    = −0.5 ∓ 2.7764·0.05 (Jain table 22.5) = (−0.63882, −0.36118)."""
+    from vnetbench.analysis.two_factor import two_factor
+    from vnetbench.analysis.two_k_r import predicted_responses, two_k_r
+
+    rows = [(a, b, v) for b, vs in (("b1", (0.0, 0.2)), ("b2", (1.0, 1.2))) for a in ("a1", "a2") for v in vs]
+    frame = pd.DataFrame(rows, columns=["A", "B", "loss_ratio"])
+    r = two_factor(frame, "loss_ratio", ["A", "B"])
+    y11 = r.estimate("ŷ(a1, b1)")
+    assert (y11.ci_low, y11.ci_high) == pytest.approx((0.0, 0.37764), abs=1e-5)
+    assert y11.prediction == pytest.approx((0.0, 0.58089), abs=1e-5)
+    b1 = r.estimate("μ + β(b1)")
+    assert (b1.ci_low, b1.ci_high) == pytest.approx((0.0, 0.29632), abs=1e-5)
+    beta = r.estimate("β(b1)")
+    assert (beta.ci_low, beta.ci_high) == pytest.approx((-0.63882, -0.36118), abs=1e-5)
+    cell = predicted_responses(two_k_r(frame, "loss_ratio", ["A", "B"]))[0]
+    assert cell["levels"] == {"A": "a1", "B": "b1"}
+    assert cell["ci"] == pytest.approx([0.0, 0.37764], abs=1e-5)
+    assert cell["prediction_interval"] == pytest.approx([0.0, 0.58089], abs=1e-5)
+
+
+def test_the_grand_mean_of_a_loss_is_cut() -> None:
+    """Levels A = B = {0, 0.2} of loss_ratio: ȳ = 0.1, s_e = √(0.04/2), t[0.975; 2] = 4.3027 (t
+    table): 0.1 ∓ 4.3027·0.14142/√4 = 0.1 ∓ 0.30424 → (0, 0.40424)."""
+    from vnetbench.analysis.one_factor import one_factor_anova
+
+    frame = pd.DataFrame({"level": ["A", "A", "B", "B"], "loss_ratio": [0.0, 0.2, 0.0, 0.2]})
+    a = one_factor_anova(frame, "loss_ratio", "level")
+    assert a.grand_mean_ci == pytest.approx((0.0, 0.40424), abs=1e-5)
