@@ -25,6 +25,7 @@ from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.inputs import DataError, Level, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
+from vnetbench.analysis.stable import excludes_zero
 
 SUM_TOLERANCE = 1e-9
 
@@ -82,9 +83,9 @@ class ContrastCI:
         return self.t_quantile * self.sd
 
     @property
-    def significant(self) -> bool:
-        """The interval excludes zero."""
-        return self.ci_low > 0 or self.ci_high < 0
+    def significant(self) -> bool | None:
+        """The interval excludes zero; None when it has no width (zero error variance: t is undefined)."""
+        return excludes_zero(self.ci_low, self.ci_high, self.sd)
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(

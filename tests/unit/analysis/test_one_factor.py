@@ -121,6 +121,12 @@ def test_identical_replicates_leave_the_f_test_undefined() -> None:
     assert back["f"] is None and back["p_value"] is None and back["significant"] is None
     assert back["f_note"].startswith("undefined: zero error variance")
     assert [e["significant"] for e in back["effects"]] == [None, None]
+    # the difference of the two levels, 0.2 with s_u = s_e·√(2/2) = 0: t = 0.2/0 is undefined, so the
+    # contrast is neither significant nor not (it said "significant" while its Holm-adjusted
+    # counterpart in multiple.adjust said null for the same step)
+    (step,) = successive_differences(a)
+    assert step.estimate == pytest.approx(0.2) and step.sd == 0
+    assert step.significant is None and step.to_dict()["significant"] is None
 
 
 @pytest.mark.parametrize(
