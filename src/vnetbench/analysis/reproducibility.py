@@ -39,7 +39,8 @@ from scipy import stats
 from vnetbench.analysis.contrasts import exact_p_value, mann_whitney, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
-from vnetbench.spec.units import format_metric
+from vnetbench.analysis.stable import cut_at_zero
+from vnetbench.spec.units import cannot_be_negative, format_metric
 
 Verdict = Literal["reproducible", "not reproducible", "inconclusive"]
 
@@ -152,9 +153,11 @@ def _one(
     rebuilds = per_build.loc[~per_build["is_first"], "mean"].to_numpy(dtype=float)
 
     m1 = float(ref.mean())
-    sd1 = float(ref.std(ddof=1)) if ref.size > 1 else float("nan")
+    # equal values have SD 0, not numpy's rounding residue; one value has none
+    sd1 = (float(ref.std(ddof=1)) if np.ptp(ref) > 0 else 0.0) if ref.size > 1 else float("nan")
     t1 = float(stats.t.ppf((1 + th.confidence) / 2, ref.size - 1)) if ref.size > 1 else float("nan")
-    first_ci = (m1 - t1 * sd1 / np.sqrt(ref.size), m1 + t1 * sd1 / np.sqrt(ref.size))
+    half1 = t1 * sd1 / np.sqrt(ref.size)
+    first_ci = cut_at_zero(m1 - half1, m1 + half1, cannot_be_negative(name))  # a mean: cut like describe()
     mr = float(rebuilds.mean()) if rebuilds.size else float("nan")
     sdr = float(rebuilds.std(ddof=1)) if rebuilds.size > 1 else float("nan")
     cv = sdr / abs(mr) if rebuilds.size > 1 and mr != 0 else float("nan")

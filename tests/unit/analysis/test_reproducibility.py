@@ -155,3 +155,17 @@ def test_identical_values_in_every_build_get_the_exact_p() -> None:
     assert "detectable (Welch p = 0)" in r.text
     assert r.mannwhitney_u == 15 and r.mannwhitney_p == pytest.approx(2 / 56)
     assert "disagree" not in r.text
+
+
+def test_the_first_builds_interval_of_a_loss_is_cut_at_zero() -> None:
+    """First build 0 and 0.002 loss: mean 0.001, SD 0.002/√2, t[0.975; 1] = 12.7062 (t table), half
+    12.7062·0.001 = 0.0127 → (−0.0117, 0.0137) cut to (0, 0.0137): the reproducibility figure's band
+    of the first build reached below 0 % loss. Equal values of a throughput: SD 0, a point interval."""
+    rows = [{"build": 0, "metric": "loss_ratio", "value": v} for v in (0.0, 0.002)]
+    rows += [{"build": b, "metric": "loss_ratio", "value": 0.001} for b in (1, 2)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    assert r.first_ci == pytest.approx((0.0, 0.001 + 12.706204736174698 * 0.001))
+    rows = [{"build": 0, "metric": "throughput_bps", "value": 123.456} for _ in range(5)]
+    rows += [{"build": b, "metric": "throughput_bps", "value": 123.0} for b in (1, 2)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    assert r.sd_first == 0.0 and r.first_ci[0] == r.first_ci[1] == pytest.approx(123.456)
