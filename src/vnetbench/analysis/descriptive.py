@@ -192,7 +192,7 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
             metric=metric,
             flows=shares,
             jain_mean=float(jains.mean()),
-            jain_sd=float(jains.std(ddof=1)) if len(jains) > 1 else 0.0,
+            jain_sd=float(jains.std(ddof=1)) if jains.count() > 1 else float("nan"),  # one: no SD
             sum_together=float(sums.mean()),
             link_rate=float(link.iloc[0]) if len(link) else None,
             skew_mean_ns=float(skews.mean()),
@@ -266,7 +266,7 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
         else ""
     )
     reasons.append(
-        f"Jain's fairness index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f} over {comp.repetitions} "
+        f"Jain's fairness index {jain_text(comp)} over {comp.repetitions} "
         f"repetition{'' if comp.repetitions == 1 else 's'}{interval} "
         f"(1 = equal shares, {1 / n:.2f} = one flow takes all)"
     )
@@ -284,6 +284,12 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
             )
         return f"the flows compete: each gets less than alone, and {fair}", reasons
     return "the flows do not compete: each gets about what it gets alone", reasons
+
+
+def jain_text(comp: Competition) -> str:
+    """'0.987 ± 0.004' (mean ± SD over the repetitions), or '0.987' from one repetition: no SD."""
+    sd = f" ± {comp.jain_sd:.3f}" if np.isfinite(comp.jain_sd) else ""
+    return f"{comp.jain_mean:.3f}{sd}"
 
 
 def _fairness(comp: Competition) -> str:

@@ -394,7 +394,7 @@ def _competition_table(name: str, comp: d.Competition, shared: SharedLink | None
         ["flow", f"alone ({unit})", f"together ({unit})", "together / alone"]
         + (["together / model max"] if of_model else []),
         rows,
-        note=(f"Jain's index {comp.jain_mean:.3f} ± {comp.jain_sd:.3f}; " if throughput else "")
+        note=(f"Jain's index {d.jain_text(comp)}; " if throughput else "")
         + f"start skew {comp.skew_mean_ns / 1e6:.2f} ms mean, "
         f"{comp.skew_max_ns / 1e6:.2f} ms max",
     )

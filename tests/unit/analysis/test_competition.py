@@ -52,6 +52,13 @@ def test_one_repetition_says_so() -> None:
     assert c.verdict.endswith("they share unfairly in the one repetition (Jain's index 0.880)")
     assert c.jain_interval != c.jain_interval or all(x != x for x in c.jain_interval)  # NaN: no interval
     assert not any("interval of the expected index" in r for r in c.reasons)
+    # one index has no sample SD (n − 1 = 0): not "0.880 ± 0.000", which reads as "no spread"
+    assert c.jain_sd != c.jain_sd  # NaN
+    assert any("Jain's fairness index 0.880 over 1 repetition" in r for r in c.reasons)
+    # two: (30, 65) and (65, 30) both 0.8805, SD 0 by hand
+    (two,) = competition(star([(30e6, 65e6), (65e6, 30e6)]))
+    assert two.jain_sd == pytest.approx(0.0, abs=1e-12)
+    assert any("Jain's fairness index 0.880 ± 0.000 over 2 repetitions" in r for r in two.reasons)
 
 
 def test_counts_are_in_words() -> None:
