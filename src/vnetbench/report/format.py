@@ -177,15 +177,18 @@ def value(v: Any, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and pd.isna(v)):
         return "–"
     if isinstance(v, float):
-        return f"{v:.{digits}g}" if abs(v) < 1e6 else f"{v:.4g}"
+        return sig(v, digits if abs(v) < 1e6 else 4)  # 9.50 beside 9.67, 0.0000598 not 5.98e-05
     return str(v)
 
 
 def sig(v: Any, digits: int = 3) -> str:
-    """`digits` significant digits, never in exponent form (100000, not 1e+05); '–' when missing."""
+    """`digits` significant digits, never in exponent form (100000, not 1e+05); '–' when missing.
+    A measured value keeps its trailing zeros (9.50 for 9.496, not 9.5 beside 9.67); a whole number
+    (a count, a median of counts) is written as one: 13, not 13.0."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
         return "–"
-    return _as_g(plain_number(float(v), digits))
+    text = plain_number(float(v), digits)
+    return _as_g(text) if float(v).is_integer() else text
 
 
 def ratio_pct(v: Any) -> str:

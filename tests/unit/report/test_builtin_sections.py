@@ -101,7 +101,7 @@ def test_each_treatment_gets_its_own_rows_and_its_own_link(tmp_path: Path) -> No
     rows = _rows(tcp["tables"][0])
     assert tcp["tables"][0]["columns"][:2] == ["connection", "treatment"]
     assert [(r["treatment"], r["n"], r["mean (Mbit/s)"], r["link"]) for r in rows] == [
-        ("rate=10mbit", "3", "9.1", "10 Mbit/s"),
+        ("rate=10mbit", "3", "9.10", "10 Mbit/s"),
         ("rate=20mbit", "3", "17.2", "20 Mbit/s"),
     ]
     assert rows[0]["of model max"] == f"{100 * 9.1e6 / MODEL_10M:.1f} %" == "95.1 %"
@@ -111,7 +111,7 @@ def test_each_treatment_gets_its_own_rows_and_its_own_link(tmp_path: Path) -> No
     titles = [t["title"] for t in comp["tables"]]
     assert titles == ["s · tcp · rate=10mbit", "s · tcp · rate=20mbit"]
     sums = [_rows(t)[-1] for t in comp["tables"]]
-    assert [s["together (Mbit/s)"] for s in sums] == ["9.1", "18.2"]  # never the 27.3 of both
+    assert [s["together (Mbit/s)"] for s in sums] == ["9.10", "18.2"]  # never the 27.3 of both
     flow_b = [_rows(t)[0]["together / model max"] for t in comp["tables"]]
     assert flow_b == [f"{100 * 4.5e6 / MODEL_10M:.1f} %", f"{100 * 9.0e6 / MODEL_20M:.1f} %"]
     assert comp["figures"] == ["competition_treatments_0.png", "competition_ts_treatments_0.png"]
@@ -132,7 +132,20 @@ def test_without_factors_the_table_keeps_its_shape(tmp_path: Path) -> None:
         "link", "model max (Mbit/s)", "of model max",
     ]  # fmt: skip
     assert table["rows"] == [
-        ["a → b", "same-host", "3", "9.1", "0.1", "9", "9.1", "9.19", "9.2", "10 Mbit/s", "9.56", "95.1 %"]
+        [
+            "a → b",
+            "same-host",
+            "3",
+            "9.10",
+            "0.1000",
+            "9",
+            "9.10",
+            "9.19",
+            "9.20",
+            "10 Mbit/s",
+            "9.56",
+            "95.1 %",
+        ]
     ]
     assert not any(s["title"].startswith(("Designed", "Outliers")) for s in sections.values())
 
@@ -158,7 +171,7 @@ def test_omit_removes_the_first_seconds_samples(tmp_path: Path) -> None:
     tcp = _rows(sections["TCP throughput"]["tables"][0])[0]
     assert tcp["mean (Mbit/s)"] == "9" and tcp["min"] == "9"  # 6.2 with the first second
     rtt = _rows(sections["Round-trip time"]["tables"][0])[0]
-    assert rtt["n"] == "6" and rtt["max"] == "2" and rtt["mean (ms)"] == "1.5"
+    assert rtt["n"] == "6" and rtt["max"] == "2" and rtt["mean (ms)"] == "1.50"
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "the first 1 s of every flow is dropped, 6 throughput intervals in all" in html
     assert "the first 1 s of every flow is dropped, 3 replies in all" in html

@@ -62,3 +62,12 @@ def test_the_cpu_share_table_keeps_three_digits_with_their_zeros(tmp_path: Path)
     section = _cpushare_section(rows, tmp_path)
     assert section is not None
     assert section.tables[0].rows[0][3:5] == ["0.452", "0.450 – 0.454"]  # median of 0.45 and 0.454
+
+
+def test_table_cells_keep_their_zeros_and_never_use_exponents() -> None:
+    # exogeni-exp1 (campaign c4d29665): a UDP row printed mean '9.5' beside '9.67' and SD '5.98e-05'
+    assert fmt.value(9.496) == "9.50" and fmt.value(9.672) == "9.67"
+    assert fmt.value(5.98e-05) == "0.0000598"
+    assert fmt.value(54.0) == "54" and fmt.sig(13.0) == "13"  # a whole number stays whole (counts)
+    assert fmt.value(95_670_100.0) == "95670100"  # not 9.567e+07
+    assert fmt.sig(0.45) == "0.450" and fmt.value(None) == "–" and fmt.value("tcp") == "tcp"
