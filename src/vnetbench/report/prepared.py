@@ -201,6 +201,8 @@ def _omit(prep: Prepared, source: cd.SampleSource, omit_ns: int) -> None:
         ("together", tput & together, "throughput intervals"),
     ):
         n = int(gone.loc[mask.fillna(False).astype(bool), "before_omit"].sum())
+        if n == 0:  # no such flows here (a section of flows alone when all ran together): nothing to say
+            continue
         recomputed = "each value is recomputed from the rest" if section != "rtt" else "they are left out"
         prep.notes[section].append(
             f"Transient removal (analysis.omit): the first {seconds} of every flow is dropped, "
