@@ -99,6 +99,15 @@ def metric(name: str, value: float | None, unit: bool = False, delta: bool = Fal
     return _format_metric(name, float(value), unit, delta)  # type: ignore[arg-type]
 
 
+def metric_sd(name: str, sd: float | None) -> str:
+    """A standard deviation in the metric's unit with two significant digits, as one writes a spread
+    beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits)."""
+    if _missing(sd):
+        return "–"
+    u = display_unit(name)
+    return f"{sig(u.of(float(sd)), 2)}{' ' + u.label if u.label else ''}"
+
+
 def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False) -> str:
     """An interval in the metric's unit: '(95.10, 95.42)'; '–' when an end is missing."""
     if _missing(lo) or _missing(hi):

@@ -47,8 +47,9 @@ def test_each_repetition_has_its_own_knee() -> None:
 
 
 def test_the_finding_gives_the_knees_and_the_ceiling_of_the_repetitions() -> None:
+    # the ceilings 55 and 59 K pps: mean 57, SD 2√2 = 2.83, given to two significant digits
     assert sweep_findings(_frame()) == [
         "<b>Packet rate, 18-byte payloads</b>: alone: sweep a→b: whole up to 30.00 K pps on the mean of 2 "
-        "repetitions (per repetition: 60.00 K pps, 1.000 K pps), ceiling 57.00 ± 2.828 K pps (the most "
+        "repetitions (per repetition: 60.00 K pps, 1.000 K pps), ceiling 57.00 ± 2.8 K pps (the most "
         "received in each of 2 repetitions, mean ± SD)."
     ]

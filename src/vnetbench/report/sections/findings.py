@@ -302,7 +302,7 @@ def sweep_findings(frame: pd.DataFrame) -> list[str]:
 
 def _sweep_line(rows: pd.DataFrame, points: pd.DataFrame, series: str, size: float) -> str:
     """'whole up to 30.00 K pps on the mean of 2 repetitions (per repetition: 30.00 K pps, 1.000 K pps),
-    ceiling 52.33 ± 7.805 K pps (the most received in each of 2 repetitions, mean ± SD)'."""
+    ceiling 52.33 ± 7.8 K pps (the most received in each of 2 repetitions, mean ± SD)'."""
     k = knee(points)
     text = f"whole up to {fmt.metric('pps', k, True)}" if k is not None else "none passed"
     per_rep = repetition_knees(rows, series, size)
@@ -316,7 +316,7 @@ def _sweep_line(rows: pd.DataFrame, points: pd.DataFrame, series: str, size: flo
     if n == 1:
         return text + f", at most {fmt.metric('pps', mean, True)} received"
     return (
-        text + f", ceiling {fmt.metric('pps', mean)} ± {fmt.metric('pps', sd, True)} "
+        text + f", ceiling {fmt.metric('pps', mean)} ± {fmt.metric_sd('pps', sd)} "
         f"(the most received in each of {n} repetitions, mean ± SD)"
     )
 
