@@ -99,7 +99,7 @@ def test_a_cut_interval_is_flagged_and_the_findings_say_so() -> None:
     assert describe([95.0, 96.0], nonnegative=True)["ci_cut"] is False  # (89.15, 101.85): untouched
     assert describe([0.05, 0.25])["ci_cut"] is False  # a metric that can be negative is never cut
     (line,) = headline_findings(_flows("rtt_mean_ns", [50_000.0, 250_000.0]))
-    assert "95 % interval cut at 0, as the mean cannot be negative" in line
+    assert "0.150 ms (0 to 1.42, cut at 0: the mean cannot be negative)" in line  # its own interval
     (line,) = headline_findings(_flows("rtt_mean_ns", [95_000.0, 96_000.0]))
     assert "cut at 0" not in line
 

@@ -67,14 +67,14 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
                 f"{len(lines)} connections from {fmt.metric(metric, low)} to {fmt.metric(metric, high, True)}"
             ]
         name = f"{kind.upper()} {fmt.metric_name(metric).removeprefix('rtt ')}"
-        # an interval starting at 0 was cut there (the mean cannot be negative): say so, not only in the docs
-        cut = " cut at 0, as the mean cannot be negative" if table["ci_cut"].any() else ""
-        out.append(f"<b>{name}</b> (alone, 95 % interval{cut}): " + "; ".join(lines) + ".")
+        out.append(f"<b>{name}</b> (alone, 95 % interval): " + "; ".join(lines) + ".")
     return out
 
 
 def _connection_line(r: dict[str, Any], metric: str) -> str:
     interval = _ci(metric, r["ci_low"], r["ci_high"])
+    if interval and r.get("ci_cut"):  # the 0 is where the interval was cut, not a measured bound
+        interval = interval[:-1] + ", cut at 0: the mean cannot be negative)"
     text = f"{r['src']}→{r['dst']} {fmt.metric(metric, r['mean'], True)} {interval}"
     if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
         text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
