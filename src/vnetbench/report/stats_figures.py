@@ -53,15 +53,19 @@ def residuals_vs_predicted(
     return _save(fig, path)
 
 
-def normal_qq(result: Fitted | Diagnostics, path: Path, title: str = "") -> tuple[Path, Path]:
-    """Residual quantiles against normal quantiles, with the fitted line; a straight line is normal."""
+def normal_qq(
+    result: Fitted | Diagnostics, path: Path, title: str = "", scale: float = 1.0, unit: str = ""
+) -> tuple[Path, Path]:
+    """Residual quantiles against normal quantiles, with the fitted line; a straight line is normal.
+    `scale` and `unit`: the residuals in the unit the title names (%, not a ratio, for a loss)."""
     d = _diag(result)
     fig, ax = plt.subplots(figsize=(5, 5))
-    ax.scatter(d.qq_theoretical, d.qq_ordered, s=14, alpha=0.7)
+    ax.scatter(d.qq_theoretical, np.asarray(d.qq_ordered) / scale, s=14, alpha=0.7)
     x = np.array([d.qq_theoretical.min(), d.qq_theoretical.max()]) if d.qq_theoretical.size else np.zeros(2)
-    ax.plot(x, d.qq_intercept + d.qq_slope * x, color="C1", lw=1, label=f"fit, r = {d.qq_r:.3f}")
+    fit = (d.qq_intercept + d.qq_slope * x) / scale
+    ax.plot(x, fit, color="C1", lw=1, label=f"fit, r = {d.qq_r:.3f}")
     ax.set_xlabel("normal quantile")
-    ax.set_ylabel("residual quantile")
+    ax.set_ylabel("residual quantile" + fmt.unit_suffix(unit))
     ax.set_title(title or "Normal quantile-quantile plot of residuals")
     ax.legend(loc="upper left")
     return _save(fig, path)

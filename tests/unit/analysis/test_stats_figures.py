@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
+from matplotlib.figure import Figure
 
 from tests.helpers.stats_app import ONL
 from vnetbench.analysis.contrasts import successive_differences
@@ -37,3 +39,22 @@ def test_every_figure(tmp_path: Path) -> None:
     (r,) = reproducibility(pd.DataFrame(rows))
     assert written(fig.reproducibility_chart(r, tmp_path / "repro"))
     assert (tmp_path / "sub" / "qq.svg").exists()
+
+
+def test_the_qq_plot_shows_residuals_in_the_unit_its_title_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # onl-udp-receivers (campaign b0bfad94): titled 'loss (%)', its residuals were ratios (-0.00131 ..)
+    a = one_factor_anova(pd.read_csv(ONL), "loss", "receivers")
+    shown: dict[str, object] = {}
+
+    def keep(figure: Figure, path: Path) -> tuple[Path, Path]:
+        ax = figure.axes[0]
+        shown["y"], shown["label"] = ax.collections[0].get_offsets()[:, 1], ax.get_ylabel()
+        return path, path
+
+    monkeypatch.setattr(fig, "_save", keep)
+    fig.normal_qq(diagnostics(a), tmp_path / "qq", "loss (%)", 0.01, "%")
+    d = diagnostics(a)
+    assert shown["label"] == "residual quantile (%)"
+    assert list(shown["y"]) == [v / 0.01 for v in d.qq_ordered]  # a ratio's residual × 100

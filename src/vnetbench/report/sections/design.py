@@ -93,7 +93,7 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
         figures.append(
             Figure(
                 f"{m.label}: normal QQ plot of residuals",
-                sf.normal_qq(m.result, base.with_name(base.name + "_qq"), m.label)[0],
+                sf.normal_qq(m.result, base.with_name(base.name + "_qq"), m.label, scale, unit)[0],
                 "points on the line: normally distributed errors",
             )
         )
@@ -122,7 +122,9 @@ def _model_figures(models: list[FittedModel], ctx: ReportContext) -> list[Figure
                 figures.append(
                     Figure(
                         f"{label}: normal QQ plot",
-                        sf.normal_qq(m.truncated, base.with_name(base.name + "_trunc_qq"), label)[0],
+                        sf.normal_qq(
+                            m.truncated, base.with_name(base.name + "_trunc_qq"), label, scale, unit
+                        )[0],
                     )
                 )
         elif m.kind in ("2k-r", "2k-p"):  # a fraction's model is its basic 2^k design
