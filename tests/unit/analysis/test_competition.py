@@ -98,3 +98,17 @@ def test_rtt_that_grew_in_one_repetition_of_three_is_no_consistent_effect() -> N
     (grows,) = competition(_rtt_star(alone, [[2 * x for x in rep] for rep in alone]))
     assert grows.verdict == "RTT grows when measured together"
     assert grows.ratio_per_rep == pytest.approx([2.0, 2.0, 2.0])
+
+
+def test_rtt_lower_together_in_every_repetition_is_not_called_unaffected() -> None:
+    # exogeni-exp4, campaign cbc7b671 (2026-11-29): together / alone 0.71-0.79 in every repetition,
+    # and the Findings said "RTT unaffected by simultaneous probes"
+    alone = [[0.074, 0.097, 0.092]] * 3
+    (lower,) = competition(_rtt_star(alone, [[0.75 * x for x in rep] for rep in alone]))
+    assert lower.ratio_per_rep == pytest.approx([0.75, 0.75, 0.75])
+    assert (
+        lower.verdict
+        == "RTT not slowed by simultaneous probes: lower together than alone (75 % of it on average)"
+    )
+    (same,) = competition(_rtt_star(alone, [[0.95 * x for x in rep] for rep in alone]))  # within 10 %
+    assert same.verdict == "RTT unaffected by simultaneous probes"
