@@ -211,7 +211,9 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                 "rate), beside each repetition's own; the max of the mean received is the top of the drawn "
                 "curve; the ceiling is the most packets/s received in each repetition (mean ± sample SD); "
                 "a point whose sender sent < 95 % of the offered rate measured this machine, not the path. "
-                "The link limit includes a switch's packet-rate capacity (a link's pps) on the path.",
+                "The link limit includes a switch's packet-rate capacity (a link's pps) on the path. "
+                "Frame B is the Ethernet frame with its FCS (a 1472-byte payload: 1518 B); a shaper "
+                "counts the frame without the FCS (1514 B), and the link limit is computed that way.",
             )
         )
     if multi is not None:
