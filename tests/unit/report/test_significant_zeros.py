@@ -71,3 +71,13 @@ def test_table_cells_keep_their_zeros_and_never_use_exponents() -> None:
     assert fmt.value(54.0) == "54" and fmt.sig(13.0) == "13"  # a whole number stays whole (counts)
     assert fmt.value(95_670_100.0) == "95670100"  # not 9.567e+07
     assert fmt.sig(0.45) == "0.450" and fmt.value(None) == "–" and fmt.value("tcp") == "tcp"
+
+
+def test_small_scaled_values_and_interval_ends_are_written_without_exponents() -> None:
+    # quickstart (campaign efd6a61d), placement table, udp cross-site: the two whole-run
+    # throughputs (summaries, ids 1095 and 1108) have SD |a - b| / √2 = 70.10 bit/s, which
+    # printed as '7.010e-05' Mbit/s beside SDs of 0.001141; 70.10 / 1e6 to four digits is 0.00007010.
+    sd_bps = abs(9_720_384.41493198 - 9_720_285.27242413) / 2**0.5
+    assert fmt.scaled(sd_bps, 1e6) == "0.00007010"
+    assert fmt.ci(-7.3e-05, 4.25e-05) == "(-0.00007300, 0.00004250)"
+    assert "e" not in fmt.zeros_kept(1.234e-09)
