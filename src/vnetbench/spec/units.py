@@ -201,6 +201,8 @@ def plain_number(x: float, digits: int = 4) -> str:
         return "0"
     decimals = max(0, digits - 1 - math.floor(math.log10(abs(x))))
     text = f"{x:.{decimals}f}"
+    if decimals and abs(float(text)) >= 10 ** (digits - decimals):  # rounded up to the next power
+        text = f"{x:.{decimals - 1}f}"  # of ten: 0.99999 to four digits is 1.000, not 1.0000
     return text.lstrip("-") if float(text) == 0 else text  # never '-0.000'
 
 

@@ -81,3 +81,14 @@ def test_small_scaled_values_and_interval_ends_are_written_without_exponents() -
     assert fmt.scaled(sd_bps, 1e6) == "0.00007010"
     assert fmt.ci(-7.3e-05, 4.25e-05) == "(-0.00007300, 0.00004250)"
     assert "e" not in fmt.zeros_kept(1.234e-09)
+
+
+def test_a_value_that_rounds_up_to_a_power_of_ten_keeps_its_number_of_digits() -> None:
+    # Four significant digits of 0.99999978 are 1.000 (by hand: 0.99999978 rounds to 1.000 at the
+    # third decimal); it printed '1.0000', five digits, beside max '1.000' (onl-udp-receivers b0bfad94).
+    assert fmt.zeros_kept(0.99999978) == "1.000"
+    assert fmt.zeros_kept(9.9996) == "10.00"
+    assert fmt.zeros_kept(-0.99999) == "-1.000"
+    assert fmt.zeros_kept(999.96) == "1000"
+    assert fmt.sig(0.00009999) == "0.000100"
+    assert fmt.zeros_kept(0.99994) == "0.9999"  # no rounding across: unchanged
