@@ -396,10 +396,12 @@ def _fairness(f: cp.Fairness) -> Section:
                 [
                     *(str(r[c]) for c in f.config),
                     str(r["replications"]),
-                    num(r["mean"], 4),
-                    num(r["sd"], 3),
-                    num(r["min"], 4),
-                    num(r["max"], 4),
+                    # four digits with their zeros, as the interval beside them (0.9940, not 0.994
+                    # beside (0.9886, 0.9963)); the SD without exponent (0.000000484, not 4.84e-07)
+                    fmt.zeros_kept(r["mean"]),
+                    "" if pd.isna(r["sd"]) else fmt.sig(r["sd"]),
+                    fmt.zeros_kept(r["min"]),
+                    fmt.zeros_kept(r["max"]),
                     ci(r["ci_low"], r["ci_high"]),
                 ]
                 for r in sorted(f.spread.to_dict("records"), key=lambda r: _series_key(r, f.config))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from vnetbench.analysis.campaign_parts import UdpEffective, fairness
+from vnetbench.analysis.campaign_parts import Fairness, UdpEffective, fairness
 from vnetbench.report import format as fmt
 from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness, _udp
 from vnetbench.report.sections.probe import _cpushare_section
@@ -81,6 +81,28 @@ def test_small_scaled_values_and_interval_ends_are_written_without_exponents() -
     assert fmt.scaled(sd_bps, 1e6) == "0.00007010"
     assert fmt.ci(-7.3e-05, 4.25e-05) == "(-0.00007300, 0.00004250)"
     assert "e" not in fmt.zeros_kept(1.234e-09)
+
+
+def test_the_fairness_table_gives_means_four_digits_like_their_interval_and_no_exponents() -> None:
+    # onl-udp-receivers (campaign b0bfad94): Jain's index over each group's whole-run throughputs
+    # (summaries table), per receivers level, computed with pandas: receivers = 6 has mean
+    # 0.99399847, SD 0.0023949955, min 0.99122209, max 0.99653785; receivers = 2 has SD 4.8358519e-07.
+    # It printed mean '0.994' and '1' beside intervals (0.9886, 0.9963) and (1.0000, 1.0000), and
+    # SD '4.84e-07'.
+    spread = pd.DataFrame(
+        [
+            {"series": "a: receivers 6", "replications": 5, "mean": 0.99399847, "sd": 0.0023949955,
+             "min": 0.99122209, "max": 0.99653785, "ci_low": 0.9886, "ci_high": 0.9963},
+            {"series": "b: receivers 2", "replications": 5, "mean": 0.99999978, "sd": 4.8358519e-07,
+             "min": 0.99999892, "max": 1.0, "ci_low": 0.99999, "ci_high": 1.0},
+            {"series": "c: one run", "replications": 1, "mean": 0.9, "sd": float("nan"),
+             "min": 0.9, "max": 0.9, "ci_low": float("nan"), "ci_high": float("nan")},
+        ]
+    )  # fmt: skip
+    (table,) = _fairness(Fairness(["series"], 0.95, pd.DataFrame(), spread)).tables
+    assert table.rows[0][2:6] == ["0.9940", "0.00239", "0.9912", "0.9965"]
+    assert table.rows[1][2:6] == ["1.000", "0.000000484", "1.000", "1.000"]  # 0.99999978 is 1.000
+    assert table.rows[2][2:7] == ["0.9000", "", "0.9000", "0.9000", "–"]
 
 
 def test_a_value_that_rounds_up_to_a_power_of_ten_keeps_its_number_of_digits() -> None:
