@@ -106,19 +106,25 @@ def load_side(ref: str, db: str) -> tuple[str, Any]:
 def print_tables(result: Any) -> None:
     """The comparison as a rich table (verdicts coloured), what only one side has, and the counts."""
     from vnetbench.analysis.compare import counts  # the statistics stack, as above
-    from vnetbench.report.comparison_tables import COLUMNS, caption, display_rows
+    from vnetbench.report.comparison_tables import COLUMNS, caption, display_rows, key_label
 
-    table = Table(title=f"B = {result.b} against A = {result.a}", caption=caption(result))
-    for i, col in enumerate(COLUMNS):
-        table.add_column(col, justify="left" if i == 0 else "right")
-    style = {"worse": "bold red", "better": "green", "same": ""}
-    for row in display_rows(result):
-        verdict = row[-1]
-        table.add_row(*row[:-1], f"[{style[verdict]}]{verdict}[/]" if style[verdict] else verdict)
-    print_table(out, table)
+    if not result.rows:  # an empty table and 'Holm over all 0 rows' said nothing
+        out.print(
+            f"nothing to compare: no pair · measurement · metric is in both {result.a} and {result.b}",
+            highlight=False,
+        )
+    else:
+        table = Table(title=f"B = {result.b} against A = {result.a}", caption=caption(result))
+        for i, col in enumerate(COLUMNS):
+            table.add_column(col, justify="left" if i == 0 else "right")
+        style = {"worse": "bold red", "better": "green", "same": ""}
+        for row in display_rows(result):
+            verdict = row[-1]
+            table.add_row(*row[:-1], f"[{style[verdict]}]{verdict}[/]" if style[verdict] else verdict)
+        print_table(out, table)
     for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
-        for k in keys:
-            out.print(f"only in {side}: {k['pair']} · {k['measurement']} · {k['metric']} · {k['treatment']}")
+        for k in keys:  # named as the table names its rows: 'throughput', not 'throughput_bps'
+            out.print(f"only in {side}: {key_label(k)}", highlight=False)
     for note in result.notes:
         out.print(f"note: {note}", highlight=False)
     n = counts(result)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 from vnetbench.analysis.compare import Comparison, Row
@@ -22,16 +23,21 @@ def display_rows(result: Comparison) -> list[list[str]]:
     """One row of display strings per compared row (the terminal's and the report's table)."""
     rows = []
     for r in result.rows:
-        scale, unit, short = DISPLAY.get(r.key["metric"], (1.0, "", r.key["metric"]))
-        what = f"{r.key['pair']} · {r.key['measurement']} · {short}"
-        if r.key["treatment"] != "—":
-            what += f" · {r.key['treatment']}"
+        scale, unit, _ = DISPLAY.get(r.key["metric"], (1.0, "", r.key["metric"]))
+        what = key_label(r.key)
         a, b = (f"{center / scale:.4g} {unit}".rstrip() for center in (r.center_a, r.center_b))
         rows.append(
             [what, a, b, *_change(r, scale, unit),
              f"{r.p_holm:.2g}" if math.isfinite(r.p_holm) else r.test, r.verdict]
         )  # fmt: skip
     return rows
+
+
+def key_label(key: Mapping[str, str]) -> str:
+    """A compared (or one-sided) row's name in people's words: 'vm1→vm4 · udp · loss', with its
+    treatment where it has one; the stored metric's name only for a metric without a short one."""
+    what = f"{key['pair']} · {key['measurement']} · {DISPLAY.get(key['metric'], (1.0, '', key['metric']))[2]}"
+    return what + (f" · {key['treatment']}" if key["treatment"] != "—" else "")
 
 
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
@@ -50,11 +56,12 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
 
 def caption(result: Comparison) -> str:
     """What the columns mean, under the table."""
+    rows = f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'}"
     return (
         f"change = B − A relative to A (the difference itself where A is 0), with its "
         f"{100 * result.confidence:g} % interval: means for "
         f"throughput, loss and jitter, medians and the Hodges–Lehmann shift for RTT; p after Holm over all "
-        f"{len(result.rows)} rows; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
+        f"{rows}; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
         "50 µs of RTT or jitter)"
     )
 

@@ -3,8 +3,14 @@ difference itself where A is 0 — a run without loss compared with one that los
 
 from __future__ import annotations
 
+import io
+from dataclasses import replace
+
+import pytest
+from rich.console import Console
+
 from vnetbench.analysis.compare import Comparison, Row
-from vnetbench.report.comparison_tables import display_rows
+from vnetbench.report.comparison_tables import caption, display_rows
 
 
 def _row(metric: str, a: float, b: float, lo: float, hi: float, test: str = "welch") -> Row:
@@ -48,3 +54,32 @@ def test_no_interval_is_a_dash_not_nan() -> None:
     assert row[3:5] == ["+10.0 %", "—"]
     (row,) = _table(_row("loss_ratio", 0.0, 0.002, float("nan"), float("nan")))
     assert row[3:5] == ["+0.2 pp", "—"]
+
+
+def _printed(result: Comparison, monkeypatch: pytest.MonkeyPatch) -> str:
+    from vnetbench.cli import compare as cli_compare
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(cli_compare, "out", Console(file=buffer, width=200, color_system=None))
+    cli_compare.print_tables(result)
+    return buffer.getvalue()
+
+
+def test_campaigns_without_a_common_row_say_so_instead_of_an_empty_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # exogeni-exp3 (d56a917f) against exogeni-exp4 (cbc7b671): no pair in common; it printed an empty
+    # table captioned 'p after Holm over all 0 rows' and 'only in A: vma→vmb · tcp · throughput_bps · —'
+    tcp = {"pair": "vma→vmb", "measurement": "tcp", "metric": "throughput_bps", "treatment": "—"}
+    rtt = {"pair": "hub→vm-a", "measurement": "rtt", "metric": "rtt_ns", "treatment": "—"}
+    text = _printed(Comparison("A (exp3)", "B (exp4)", 0.05, 0.95, (), (tcp,), (rtt,)), monkeypatch)
+    assert "nothing to compare: no pair · measurement · metric is in both A (exp3) and B (exp4)" in text
+    assert "0 rows" not in text and "┃" not in text
+    assert "only in A: vma→vmb · tcp · throughput\n" in text
+    assert "only in B: hub→vm-a · rtt · RTT\n" in text
+
+
+def test_the_caption_counts_one_row_in_the_singular() -> None:
+    one = Comparison("a", "b", 0.05, 0.95, (_row("throughput_bps", 95e6, 96.9e6, 0.95e6, 2.85e6),))
+    assert "Holm over all 1 row;" in caption(one)
+    assert "Holm over all 2 rows;" in caption(replace(one, rows=one.rows * 2))
