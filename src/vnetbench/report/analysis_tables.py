@@ -397,9 +397,10 @@ def _fairness(f: cp.Fairness) -> Section:
                     *(str(r[c]) for c in f.config),
                     str(r["replications"]),
                     # four digits with their zeros, as the interval beside them (0.9940, not 0.994
-                    # beside (0.9886, 0.9963)); the SD without exponent (0.000000484, not 4.84e-07)
+                    # beside (0.9886, 0.9963)); the SD without exponent, below the index's four
+                    # decimals '< 0.0001' (not 4.84e-07 nor 0.0000000000641)
                     fmt.zeros_kept(r["mean"]),
-                    "" if pd.isna(r["sd"]) else fmt.sig(r["sd"]),
+                    _index_sd(r["sd"]),
                     fmt.zeros_kept(r["min"]),
                     fmt.zeros_kept(r["max"]),
                     ci(r["ci_low"], r["ci_high"]),
@@ -409,6 +410,14 @@ def _fairness(f: cp.Fairness) -> Section:
         )
     )
     return part
+
+
+def _index_sd(sd: float) -> str:
+    """The SD of Jain's index over replications: three significant digits; one smaller than the
+    table's last decimal (0.0001) as '< 0.0001'; '' when there is none (one replication)."""
+    if pd.isna(sd):
+        return ""
+    return "< 0.0001" if 0 < sd < 1e-4 else fmt.sig(sd)
 
 
 def _udp(u: cp.UdpEffective) -> Section:

@@ -88,7 +88,7 @@ def test_the_fairness_table_gives_means_four_digits_like_their_interval_and_no_e
     # (summaries table), per receivers level, computed with pandas: receivers = 6 has mean
     # 0.99399847, SD 0.0023949955, min 0.99122209, max 0.99653785; receivers = 2 has SD 4.8358519e-07.
     # It printed mean '0.994' and '1' beside intervals (0.9886, 0.9963) and (1.0000, 1.0000), and
-    # SD '4.84e-07'.
+    # SD '4.84e-07' (below the table's four decimals: '< 0.0001').
     spread = pd.DataFrame(
         [
             {"series": "a: receivers 6", "replications": 5, "mean": 0.99399847, "sd": 0.0023949955,
@@ -101,7 +101,7 @@ def test_the_fairness_table_gives_means_four_digits_like_their_interval_and_no_e
     )  # fmt: skip
     (table,) = _fairness(Fairness(["series"], 0.95, pd.DataFrame(), spread)).tables
     assert table.rows[0][2:6] == ["0.9940", "0.00239", "0.9912", "0.9965"]
-    assert table.rows[1][2:6] == ["1.000", "0.000000484", "1.000", "1.000"]  # 0.99999978 is 1.000
+    assert table.rows[1][2:6] == ["1.000", "< 0.0001", "1.000", "1.000"]  # 0.99999978 is 1.000
     assert table.rows[2][2:7] == ["0.9000", "", "0.9000", "0.9000", "–"]
 
 
