@@ -24,7 +24,7 @@ from vnetbench.analysis.fractional import FractionalResult, roman
 from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.two_factor import TwoFactorResult
 from vnetbench.report import format as fmt
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, scaled, unit_of, yes
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, scaled, unit_of, yes
 from vnetbench.report.view import Section, TableView
 
 
@@ -113,21 +113,28 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
             scaled(e.q, scale),
             ci(e.ci_low / scale, e.ci_high / scale),
             yes(e.significant),
-            num(None if e.ss is None else e.ss / scale**2),
+            plain(None if e.ss is None else e.ss / scale**2),
             pct(e.pct_variation),
         ]
         for e in r.effects
     ]
-    rows.append(["e", "errors", "", "", "", num(r.sse / scale**2), pct(r.pct_e)])
+    rows.append(["e", "errors", "", "", "", plain(r.sse / scale**2), pct(r.pct_e)])
     return [
         TableView(
             f"{label}: 2^{r.k}·{r.r} effects and allocation of variation ({conf}, t on {r.df_e} DF)",
             ["effect", "factors", f"q {shown}", "interval", "significant", "SS", "% of variation"],
             rows,
-            f"{coding}; SS in {squared(r.response)}; s_e = {num(r.s_e / scale, 5)}, "
-            f"s_q = {num(r.s_q / scale, 5)} {unit_of(r.response)[1]}",
+            f"{coding}; SS in {squared(r.response)}; s_e = {_with_unit(r.s_e / scale, r.response)}, "
+            f"s_q = {_with_unit(r.s_q / scale, r.response)}",
         )
     ]
+
+
+def _with_unit(x: float, response: str) -> str:
+    """A standard error in the response's display unit, five digits with their zeros, each with its
+    unit: 's_e = 0.024780 Mbit/s, s_q = 0.0050582 Mbit/s' (not 's_e = 0.02478, s_q = … Mbit/s')."""
+    unit = unit_of(response)[1]
+    return fmt.zeros_kept(x, 5) + (f" {unit}" if unit else "")
 
 
 def factorial_tabulars(label: str, f: Any, scale: float, shown: str) -> list[TableView]:
@@ -177,9 +184,9 @@ def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str
     anova = TableView(
         f"{label}: two-factor ANOVA {kind}",
         ["component", "SS", "% of var.", "DF", "F", "p"],
-        [[t.name, num(t.ss / scale**2, 8), pct(t.pct_variation), str(t.df), f_cell(t.f, t.f_note),
+        [[t.name, plain(t.ss / scale**2, 8), pct(t.pct_variation), str(t.df), f_cell(t.f, t.f_note),
           p_cell(t.p_value, t.f_note)] for t in r.terms]
-        + [["errors", num(r.sse / scale**2, 8), pct(r.pct_e), str(r.df_e), "", ""]],
+        + [["errors", plain(r.sse / scale**2, 8), pct(r.pct_e), str(r.df_e), "", ""]],
         f"SS in {squared(r.response)}; s_e = {fmt.metric(r.response, r.s_e, True)}",
     )  # fmt: skip
     estimates = TableView(
@@ -212,24 +219,24 @@ def factorial_anova_rows(f: FactorialAnova, scale: float = 1.0) -> list[list[str
     sums of squares in the display unit squared (the response / `scale`)."""
     sq = scale**2
     rows = [
-        ["y", num(f.ssy / sq, 8), "", str(f.n), "", "", "", ""],
-        ["ȳ..", num(f.ss0 / sq, 8), "", "1", "", "", "", ""],
-        ["y − ȳ..", num(f.sst / sq, 8), "100.00 %", str(f.n - 1), "", "", "", ""],
+        ["y", plain(f.ssy / sq, 8), "", str(f.n), "", "", "", ""],
+        ["ȳ..", plain(f.ss0 / sq, 8), "", "1", "", "", "", ""],
+        ["y − ȳ..", plain(f.sst / sq, 8), "100.00 %", str(f.n - 1), "", "", "", ""],
     ]
     for x in f.terms:
         rows.append(
             [
                 x.name,
-                num(x.ss / sq, 8),
+                plain(x.ss / sq, 8),
                 pct(x.pct_variation),
                 str(x.df),
-                num(x.ms / sq, 5),
+                plain(x.ms / sq, 5),
                 f_cell(x.f, x.f_note),
                 num(x.f_table, 4),
                 p_cell(x.p_value, x.f_note),
             ]
         )
-    rows.append(["errors", num(f.sse / sq, 8), pct(f.pct_e), str(f.df_e), num(f.mse / sq, 5), "", "", ""])
+    rows.append(["errors", plain(f.sse / sq, 8), pct(f.pct_e), str(f.df_e), plain(f.mse / sq, 5), "", "", ""])
     return rows
 
 

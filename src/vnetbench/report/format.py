@@ -45,6 +45,14 @@ def num(x: float | None, digits: int = 6) -> str:
     return _as_g(plain_number(float(x), digits))
 
 
+def plain(x: float | None, digits: int = 6) -> str:
+    """As `num`, never in exponent form: for sums and mean squares, which are measured quantities,
+    not p values (an SS of 0.0000269478, not 2.69478e-05)."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return num(x, digits) if isinstance(x, float) and math.isinf(x) else _as_g(plain_number(float(x), digits))
+
+
 def zeros_kept(x: float | None, digits: int = 4) -> str:
     """`digits` significant digits kept as measured, trailing zeros included: an interval
     (95.53, 95.70) beside a mean 9.570, not (95.53, 95.7) and 9.57 — a dropped zero reads as a

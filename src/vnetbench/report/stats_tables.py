@@ -17,7 +17,7 @@ from vnetbench.analysis.multiple import AdjustedContrast, PairDifference
 from vnetbench.analysis.planning import PlanRow
 from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_factor import TwoFactorResult
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, yes
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, yes
 from vnetbench.report.terminal import (
     anova_columns,
     factorial_tables,
@@ -69,10 +69,10 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
     anova_columns(anova, conf)
     for x in r.terms:
         anova.add_row(
-            x.name, num(x.ss, 8), pct(x.pct_variation), str(x.df), num(x.ms, 5), f_cell(x.f, x.f_note),
+            x.name, plain(x.ss, 8), pct(x.pct_variation), str(x.df), plain(x.ms, 5), f_cell(x.f, x.f_note),
             num(x.f_table, 4), p_cell(x.p_value, x.f_note),
         )  # fmt: skip
-    anova.add_row("errors", num(r.sse, 8), pct(r.pct_e), str(r.df_e), num(r.sse / r.df_e, 5), "", "", "")
+    anova.add_row("errors", plain(r.sse, 8), pct(r.pct_e), str(r.df_e), plain(r.sse / r.df_e, 5), "", "", "")
     anova.caption = f"s_e = {num(r.s_e, 5)}"
     a, b = r.factors
     effects = table(

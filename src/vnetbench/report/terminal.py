@@ -13,7 +13,7 @@ from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.two_k_r import TwoKRResult
 from vnetbench.report.analysis_tables import factorial_anova_rows
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, yes
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, yes
 from vnetbench.report.rich_view import rich_table  # noqa: F401  (report/stats_tables.py imports it from here)
 
 
@@ -79,16 +79,16 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     if r.r == 1:  # Jain ch. 17: no replication, no error estimate; the allocation of variation is all
         e = Table(
             title="Effects and allocation of variation (r = 1: no error estimate, no intervals)",
-            caption=f"SST = {num(r.sst)}; replicate (r ≥ 2) for intervals and tests",
+            caption=f"SST = {plain(r.sst)}; replicate (r ≥ 2) for intervals and tests",
         )
         for col in ("effect", "factors", "q", "SS", "% of variation"):
             e.add_column(col, justify="right")
         for x in r.effects:
-            e.add_row(x.letters, x.name, num(x.q), num(x.ss), pct(x.pct_variation))
+            e.add_row(x.letters, x.name, num(x.q), plain(x.ss), pct(x.pct_variation))
         return [s, e]
     e = Table(
         title=f"Effects and allocation of variation ({conf} intervals, t on {r.df_e} DF)",
-        caption=f"SST = {num(r.sst)}, SSE = {num(r.sse)} ({pct(r.pct_e)}), "
+        caption=f"SST = {plain(r.sst)}, SSE = {plain(r.sse)} ({pct(r.pct_e)}), "
         f"s_e = {num(r.s_e, 5)}, s_q = {num(r.s_q, 5)}",
     )
     for col in ("effect", "factors", "q", "interval", "significant", "SS", "% of variation"):
@@ -100,10 +100,10 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
             num(x.q),
             ci(x.ci_low, x.ci_high),
             yes(x.significant),
-            num(x.ss),
+            plain(x.ss),
             pct(x.pct_variation),
         )
-    e.add_row("e", "errors", "", "", "", num(r.sse), pct(r.pct_e))
+    e.add_row("e", "errors", "", "", "", plain(r.sse), pct(r.pct_e))
     return [s, e]
 
 
