@@ -40,7 +40,7 @@ from vnetbench.analysis.contrasts import exact_p_value, mann_whitney, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
-from vnetbench.spec.units import cannot_be_negative, format_metric
+from vnetbench.spec.units import cannot_be_negative, display_unit, format_metric, metric_name, plain_number
 
 Verdict = Literal["reproducible", "not reproducible", "inconclusive"]
 
@@ -168,8 +168,8 @@ def _one(
     enough = ref.size >= 2 and rebuilds.size >= th.min_builds
     show = partial(format_metric, name)  # in the unit a person reads (Mbit/s, ms, %)
     why = [
-        f"{name}: first build {first!r} mean {show(m1)} (n = {ref.size}); "
-        f"{rebuilds.size} rebuilds, mean of their means {show(mr)}, CV across rebuilds {_pct(cv)}."
+        f"{shown_name(name)}: first build {first!r} mean {show(m1)} (n = {ref.size}); "
+        f"{rebuilds.size} rebuilds, mean of their means {show(mr)}, CV across rebuilds {percent(cv)}."
     ]
     welch_ci, wt, wdf, wp, mu, mp = _tests(ref, rebuilds, th, diff, enough)
     spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp)
@@ -259,12 +259,14 @@ def _verdict(
     elif np.isfinite(cv) and cv > th.cv_max_ratio and not sdr <= th.tolerance_abs:
         verdict = "not reproducible"
         why.append(
-            f"The rebuilds disagree with each other: CV {_pct(cv)} > the allowed {_pct(th.cv_max_ratio)}."
+            f"The rebuilds disagree with each other: CV {percent(cv)} > the allowed "
+            f"{percent(th.cv_max_ratio)}."
         )
     else:
         if np.isfinite(cv) and cv > th.cv_max_ratio:
             why.append(
-                f"The CV {_pct(cv)} exceeds {_pct(th.cv_max_ratio)} only because the mean is near zero: "
+                f"The CV {percent(cv)} exceeds {percent(th.cv_max_ratio)} only because the mean is near "
+                "zero: "
                 f"the rebuild means' SD {show(sdr, True, True).lstrip('+')} is within the absolute "
                 f"tolerance {show(th.tolerance_abs, True, True).lstrip('+')}."
             )
@@ -272,14 +274,15 @@ def _verdict(
         interval = f"({show(lo, False, True)}, {show(hi, True, True)})"
         tolerance = show(band, True, True).lstrip("+")  # a difference: of a ratio, in percentage points
         where = f"the {pct} Welch interval of the difference {interval} " + (
-            f"against the tolerance ±{_pct(th.tolerance_ratio)} of the first build's mean (±{tolerance})"
+            f"against the tolerance ±{percent(th.tolerance_ratio)} of the first build's mean (±{tolerance})"
             if band > th.tolerance_abs
             else f"against the absolute tolerance ±{tolerance}"
         )
         if -band <= lo and hi <= band:
             verdict = "reproducible"
             why.append(
-                f"The difference {show(diff, True, True)} ({_pct(diff_ratio)}) is too small to matter: "
+                f"The difference {show(diff, True, True)} ({percent(diff_ratio, True)}) is too small to "
+                "matter: "
                 f"{where} lies inside."
             )
             if lo > 0 or hi < 0:
@@ -290,7 +293,7 @@ def _verdict(
         elif lo > band or hi < -band:
             verdict = "not reproducible"
             why.append(
-                f"The rebuilds differ by {show(diff, True, True)} ({_pct(diff_ratio)}): {where} "
+                f"The rebuilds differ by {show(diff, True, True)} ({percent(diff_ratio, True)}): {where} "
                 "lies wholly outside."
             )
         else:
@@ -307,5 +310,22 @@ def _verdict(
     return verdict
 
 
-def _pct(ratio: float) -> str:
-    return f"{100 * ratio:.3g} %" if np.isfinite(ratio) else "undefined"
+def percent(ratio: float, signed: bool = False) -> str:
+    """A ratio as a percentage, three significant digits, never in exponent form (the rebuilds
+    table and its sentences alike: a CV of 0.00795 %, not '0.00 %' in one and '7.95e-03 %');
+    `signed` for a difference: '+0.00296 %' beside '-0.00166 %'."""
+    if not np.isfinite(ratio):
+        return "undefined"
+    text = plain_number(100 * ratio, 3)
+    text = text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{'+' if signed and ratio > 0 and text != '0' else ''}{text} %"
+
+
+def shown_name(name: str) -> str:
+    """A metric's name ending in its stored name, for people, with the unit: 'tcp vma→vmb
+    throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)', as the rebuilds table names its rows."""
+    words = name.split()
+    if not words:
+        return name
+    label = display_unit(words[-1]).label
+    return " ".join([*words[:-1], metric_name(words[-1]) + (f" ({label})" if label else "")])
