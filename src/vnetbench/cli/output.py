@@ -63,19 +63,25 @@ def vertical(table: Table, width: int) -> list[Text]:
     wrap = max(20, width - key - 2)
     out: list[Text] = []
     if table.title:
-        out += [Text(line, style="bold") for line in textwrap.wrap(_plain(table.title), width)]
+        out += [Text(line, style="bold") for line in _wrap(_plain(table.title), width)]
     for i in range(table.row_count):
         first = cells[0][i] if cells else ""
         heading = f"{headers[0]}: {first}" if headers[0] and first else first or f"row {i + 1}"
-        out += [Text(line, style="bold") for line in textwrap.wrap(f"── {heading}", width)]
+        out += [Text(line, style="bold") for line in _wrap(f"── {heading}", width)]
         for header, column in zip(headers[1:], cells[1:], strict=True):
-            lines = textwrap.wrap(column[i], wrap, break_on_hyphens=False) or [""]
+            lines = _wrap(column[i], wrap) or [""]
             for j, line in enumerate(lines):
                 label = (header or "·").ljust(key) if j == 0 else " " * key
                 out.append(Text.assemble((label, "dim"), "  ", line))
     if table.caption:
-        out += [Text(line, style="dim") for line in textwrap.wrap(_plain(table.caption), width)]
+        out += [Text(line, style="dim") for line in _wrap(_plain(table.caption), width)]
     return out
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` broken at spaces only: never inside a word, a hyphenated one included
+    (the loss note printed "vnb-" at a line's end and "probe's" on the next)."""
+    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
 
 
 def _wrapped(table: Table) -> Table:

@@ -67,3 +67,17 @@ def test_every_tabular_command_has_json(tmp_path: Path) -> None:
     for command in (["analyze"], ["loss"], ["stats"], ["compare"], ["doctor"], ["validate"], ["campaigns"]):
         help_text = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"}).output
         assert "--json" in help_text, command
+
+
+def test_captions_and_titles_are_broken_at_spaces_never_at_a_hyphen() -> None:
+    # quickstart (campaign efd6a61d), `vnetbench loss`: the note under the table printed
+    # "… (iperf3's UDP connect, vnb-" and "probe's FIN copies) …" on the next line
+    note = (
+        "Counts are in datagrams: interface counters (frames) minus the sender's TCP/ICMP packets and the "
+        "tool's own set-up and end datagrams (iperf3's UDP connect, vnb-probe's FIN copies), divided by the "
+        "fragments per datagram."
+    )
+    table = TableView("Loss localization", WIDE.columns, WIDE.rows, note)
+    lines = _printed(table, 80).splitlines()
+    assert any("vnb-probe's" in line for line in lines)
+    assert not any(line.rstrip().endswith("-") for line in lines)
