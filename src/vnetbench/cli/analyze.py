@@ -35,14 +35,14 @@ def analyze_command(
         float | None,
         typer.Option(
             help="rebuilds agree within ± this share of the first build's mean, e.g. 0.02 "
-            "(default: the spec's analysis.reproducibility_tolerance, 0.05)"
+            "(default: reproducibility_tolerance in the spec's analysis, 0.05)"
         ),
     ] = None,
     reproducibility_cv_max: Annotated[
         float | None,
         typer.Option(
             help="largest CV of the rebuild means still reproducible, e.g. 0.02 "
-            "(default: the spec's analysis.reproducibility_cv_max, 0.05)"
+            "(default: reproducibility_cv_max in the spec's analysis, 0.05)"
         ),
     ] = None,
     target_precision: Annotated[

@@ -71,10 +71,10 @@ def export(
 ) -> None:
     """Export a campaign's tables (measurements with summaries, samples, events, builds) to CSV or Parquet.
 
-    Beside them CAMPAIGN-README.md says which values are which: `throughput_bps`, `loss_ratio` and
-    `rtt_mean_ns` of the measurements are whole-run values, `analysis_*` the report's (after the spec's
-    `analysis.omit`); iperf3 samples come as the sum (`stream` empty) and per stream, so filter
-    `stream` empty before summing."""
+    Files are named by the campaign's full id (ID-measurements.csv, …). Beside them ID-README.md says
+    which values are which: `throughput_bps`, `loss_ratio` and `rtt_mean_ns` of the measurements are
+    whole-run values, `analysis_*` the report's (after the spec's `analysis.omit`); iperf3 samples
+    come as the sum (`stream` empty) and per stream, so filter `stream` empty before summing."""
     from vnetbench.analysis.export_values import analysis_values  # pandas-heavy: only when exporting
 
     if fmt not in {"csv", "parquet"}:

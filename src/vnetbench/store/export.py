@@ -6,12 +6,12 @@ million samples never has them all in memory. `measurements` is one row per flow
 metrics as columns (`Store.measurements_frame`), small at any size. JSON columns (factors, command,
 details) are written as JSON text.
 
-The tables are the store's, row for row. What they do not say by themselves goes into
-`CAMPAIGN-README.md` beside them (`readme`): that `throughput_bps`, `loss_ratio` and `rtt_mean_ns` are
-whole-run values while the report, `analyze` and `compare` first drop each flow's first
-`analysis.omit` (the `analysis_*` columns, given by the caller: computing them is the analysis's job,
-a layer above the store), and that iperf3's samples are stored once as the sum (`stream` empty) and
-once per stream, so a single-stream flow has every interval twice.
+The tables are the store's, row for row. What they do not say by themselves goes into `ID-README.md` (ID
+the campaign's full id, as in `ID-measurements.csv`) beside them (`readme`): that `throughput_bps`,
+`loss_ratio` and `rtt_mean_ns` are whole-run values while the report, `analyze` and `compare` first drop
+each flow's first `analysis.omit` (the `analysis_*` columns, given by the caller: computing them is the
+analysis's job, a layer above the store), and that iperf3's samples are stored once as the sum (`stream`
+empty) and once per stream, so a single-stream flow has every interval twice.
 """
 
 from __future__ import annotations

@@ -264,3 +264,14 @@ def test_validate_checks_a_monitored_spec_as_the_monitor_will(tmp_path: Path) ->
     res = CliRunner().invoke(app, ["validate", str(spec)], env=WIDE)
     assert res.exit_code == 0, res.output
     assert "valid" in res.output
+
+
+def test_export_help_names_the_readme_it_writes(tmp_path: Path) -> None:
+    # quickstart (efd6a61d): `export --help` promised 'CAMPAIGN-README.md'; exported by its name
+    # ('kept' here) the files are named by the full id, efd6a61d-README.md
+    db = _store_with_campaign(tmp_path)
+    res = CliRunner().invoke(app, ["export", "kept", "--db", str(db), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "x" / "cafe0001-README.md").exists()
+    helped = CliRunner().invoke(app, ["export", "--help"], env={"COLUMNS": "200"})
+    assert "ID-README.md" in helped.output and "CAMPAIGN-README" not in helped.output
