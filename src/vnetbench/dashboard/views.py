@@ -139,14 +139,23 @@ def compared_value(
     expected_max_bps: float | None,
     lowest: float | None,
     highest: float | None,
+    offered_bps: float | None = None,
 ) -> tuple[float | None, str]:
-    """The number held against the levels, and what it is (for the cell's tooltip)."""
+    """The number held against the levels, and what it is (for the cell's tooltip).
+
+    `of: expected-max` compares with the most the flow could carry: the overhead model's maximum of its
+    path, or its offered rate where that is lower (a constant-rate flow offered 20 Mbit/s on a 115 Mbit/s
+    link that received 20 Mbit/s lost nothing: 100 % of what it could get, not 18 % of the link)."""
     if cell_value is None or not math.isfinite(cell_value):
         return None, "no value"
     if th.of == "value":
         return cell_value, "value"
-    if th.of == "expected-max" and expected_max_bps:
-        return cell_value / expected_max_bps, "share of the expected maximum"
+    if th.of == "expected-max":
+        offered = offered_bps if offered_bps and math.isfinite(offered_bps) else None
+        if offered and (not expected_max_bps or offered < expected_max_bps):
+            return cell_value / offered, "share of the offered rate"
+        if expected_max_bps:
+            return cell_value / expected_max_bps, "share of the expected maximum"
     # baseline: the pair's best value in the campaign so far (the lowest where higher is worse)
     best = lowest if th.higher_is_worse else highest
     why = "ratio to the pair's best" + (" (no expected maximum)" if th.of == "expected-max" else "")
@@ -204,7 +213,9 @@ def grid_json(cells: list[GridCell], spec: CampaignSpec) -> list[dict[str, Any]]
         members = grids[(measurement, contended, metric)]
         rendered = []
         for c in members:
-            compared, what = compared_value(c.latest, th, c.expected_max_bps, c.lowest, c.highest)
+            compared, what = compared_value(
+                c.latest, th, c.expected_max_bps, c.lowest, c.highest, c.offered_bps
+            )
             rendered.append(
                 {
                     "src": c.src,

@@ -161,6 +161,7 @@ class GridCell:
     count: int  # ok measurements of this cell with a value
     lowest: float | None  # over the campaign: the pair's baseline is one of these
     highest: float | None
+    offered_bps: float | None = None  # the newest row's offered rate (a constant-rate flow), else None
 
 
 def _contended() -> Any:
@@ -222,7 +223,7 @@ def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list
         for chunk in range(0, len(newest_ids), 500):  # a bounded IN list
             query = (
                 select(s.c.measurement_id, s.c.metric, s.c.value, m.c.repetition, m.c.started_utc_ns)
-                .add_columns(m.c.expected_max_bps)
+                .add_columns(m.c.expected_max_bps, m.c.offered_bps)
                 .select_from(s.join(m, m.c.id == s.c.measurement_id))
                 .where(s.c.measurement_id.in_(newest_ids[chunk : chunk + 500]), s.c.metric.in_(list(metrics)))
             )
@@ -245,6 +246,7 @@ def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list
                 count=n,
                 lowest=lowest,
                 highest=highest,
+                offered_bps=row.offered_bps,
             )
         )
     return cells

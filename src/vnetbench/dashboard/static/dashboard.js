@@ -32,7 +32,9 @@ function fmtCompared(cell, threshold) {
   if (cell.compared === null || cell.compared === undefined) return "";
   if (threshold.of === "value") return "";
   if (threshold.of === "expected-max" && cell.compared_as.startsWith("share")) {
-    return `${(100 * cell.compared).toFixed(1)} % of max`;
+    // a constant-rate flow is held against its offered rate where that is below the path's maximum
+    const of = cell.compared_as.includes("offered") ? "offered" : "max";
+    return `${(100 * cell.compared).toFixed(1)} % of ${of}`;
   }
   return `× ${cell.compared.toFixed(2)} of best`;
 }
@@ -41,7 +43,7 @@ function fmtLevels(threshold, unit) {
   const side = threshold.higher_is_worse ? "≥" : "≤";
   const show = (v) => {
     if (threshold.of === "value") return fmt(v, unit);
-    if (threshold.of === "expected-max") return `${(100 * v).toFixed(0)} % of expected max`;
+    if (threshold.of === "expected-max") return `${(100 * v).toFixed(0)} % of expected max (or offered rate)`;
     return `× ${v} of the pair's best`;
   };
   return `warning ${side} ${show(threshold.warning)}, critical ${side} ${show(threshold.critical)}`;

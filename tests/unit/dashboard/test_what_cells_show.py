@@ -1,0 +1,76 @@
+"""What the campaign page's grid says about results like those of the scenario campaigns (docs/scenarios),
+asked through the app (FastAPI's TestClient) over a real SQLite store: the expected numbers are computed
+here from the values written, not taken from the dashboard's code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers.dashboard_stores import record
+from tests.helpers.stores import campaign_store
+from vnetbench.dashboard import create_app
+
+# onl-udp-receivers (b0bfad94), shrunk: constant-rate UDP flows of 20 Mbit/s into a host behind a
+# 115 mbit link, and a TCP flow (no offered rate) beside them
+SPEC = """\
+name: rates
+topology:
+  nodes: [{name: client}, {name: vm1}, {name: vm2}]
+  switches: [{name: br}]
+  links:
+    - {endpoints: [client, br], rate: 115mbit}
+    - {endpoints: [vm1, br]}
+    - {endpoints: [vm2, br]}
+measurements:
+  - {name: udp, kind: udp, duration: 3s, rate: 20mbit, length: 1470}
+  - {name: tcp, kind: tcp, duration: 3s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[client, vm1], [client, vm2]], measurements: [udp, tcp]}
+"""
+LINK_MAX_BPS = 111_805_555.6  # what the store holds for a 115 mbit link (the overhead model's maximum)
+OFFERED_BPS = 20e6
+
+
+@pytest.fixture
+def client(tmp_path: Path):
+    store = campaign_store(tmp_path / "r.db", "r1", "finished", spec_text=SPEC)
+
+    def flow(seq: int, measurement: str, dst: str, throughput: float, offered: float | None):
+        base = record("r1", seq, 1, measurement, "client", dst, {"throughput_bps": throughput})
+        return replace(base, expected_max_bps=LINK_MAX_BPS, offered_bps=offered)
+
+    store.save_measurements(
+        [
+            flow(0, "udp", "vm1", 19_994_620.0, OFFERED_BPS),  # all it was offered (0 % loss)
+            flow(1, "udp", "vm2", 9_000_000.0, OFFERED_BPS),  # lost more than half
+            flow(2, "tcp", "vm1", 105_000_000.0, None),  # TCP takes what the link gives
+        ]
+    )
+    store.close()
+    with TestClient(create_app(str(tmp_path / "r.db"))) as test_client:
+        yield test_client
+
+
+def _cells(client: TestClient, measurement: str) -> dict[str, dict]:
+    grids = client.get("/api/campaigns/r1").json()["grids"]
+    (grid,) = [g for g in grids if g["measurement"] == measurement and g["metric"] == "throughput_bps"]
+    return {c["dst"]: c for c in grid["cells"]}
+
+
+def test_a_constant_rate_flow_is_held_against_its_offered_rate_not_the_link(client: TestClient) -> None:
+    # b0bfad94 client→vm1 received 19.99 of its 20 Mbit/s: the grid showed it critical, '17.9 % of max'
+    udp = _cells(client, "udp")
+    assert udp["vm1"]["compared"] == pytest.approx(19_994_620.0 / 20e6)
+    assert udp["vm1"]["compared_as"] == "share of the offered rate"
+    assert udp["vm1"]["level"] == "ok"
+    assert udp["vm2"]["compared"] == pytest.approx(0.45) and udp["vm2"]["level"] == "critical"
+
+
+def test_a_flow_without_an_offered_rate_is_still_held_against_the_model_maximum(client: TestClient) -> None:
+    tcp = _cells(client, "tcp")["vm1"]
+    assert tcp["compared"] == pytest.approx(105e6 / LINK_MAX_BPS)
+    assert tcp["compared_as"] == "share of the expected maximum" and tcp["level"] == "ok"
