@@ -178,14 +178,14 @@ class Dashboard:
             spec = self.spec(campaign_id)
             progress = live.campaign_progress(self.engine, [campaign_id]).get(campaign_id)
             cells = live.grid_cells(self.engine, campaign_id, spec.metrics)
+            stored = live.stored_metrics(self.engine, campaign_id)
             return _json(
                 {
                     "campaign": views.campaign_json(row, spec, progress, report_url, monitor_run),
                     "grids": views.grid_json(cells, spec),
                     "spec_problem": spec.problem,
-                    "threshold_problems": views.threshold_problems(
-                        spec, live.stored_metrics(self.engine, campaign_id)
-                    ),
+                    "threshold_problems": views.threshold_problems(spec, stored),
+                    "without_grid": views.without_grid(spec, stored),
                 }
             )
 

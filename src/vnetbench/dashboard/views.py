@@ -97,6 +97,17 @@ def threshold_problems(spec: CampaignSpec, stored: dict[str, set[str]]) -> list[
     return lines
 
 
+def without_grid(spec: CampaignSpec, stored: dict[str, set[str]]) -> list[dict[str, Any]]:
+    """Measurements with results but no grid: none of the metrics they stored has a threshold (a
+    cpushare's cpu_share_ratio by default), so the page says where they went instead of leaving them out."""
+    out = []
+    for measurement in _ordered(set(stored), spec.measurement_order):
+        metrics = stored[measurement]
+        if metrics and not metrics & set(spec.thresholds_of(measurement)):
+            out.append({"measurement": measurement, "metrics": sorted(metrics)})
+    return out
+
+
 def campaign_json(
     row: dict[str, Any],
     spec: CampaignSpec,

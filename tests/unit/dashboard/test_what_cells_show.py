@@ -74,3 +74,41 @@ def test_a_flow_without_an_offered_rate_is_still_held_against_the_model_maximum(
     tcp = _cells(client, "tcp")["vm1"]
     assert tcp["compared"] == pytest.approx(105e6 / LINK_MAX_BPS)
     assert tcp["compared_as"] == "share of the expected maximum" and tcp["level"] == "ok"
+
+
+# ec2-cpushare (dad499f8), shrunk: a cpushare measurement (no metric with a default threshold) beside a
+# probe-rtt one
+CPU_SPEC = """\
+name: cpu
+topology:
+  nodes: [{name: small, cpu: 0.45}, {name: peer}]
+  switches: [{name: br}]
+  links:
+    - {endpoints: [small, br], rate: 1gbit}
+    - {endpoints: [peer, br], rate: 1gbit}
+measurements:
+  - {name: cpu, kind: cpushare, duration: 5s, threshold: 100us}
+  - {name: rtt, kind: probe-rtt, count: 20, interval: 2ms, size: 64}
+patterns:
+  - {name: share, kind: nodes, nodes: [small], measurements: [cpu]}
+  - {name: receive, kind: pairs, pairs: [[peer, small]], measurements: [rtt]}
+"""
+
+
+def test_a_measurement_without_a_thresholded_metric_is_named_not_left_out(tmp_path: Path) -> None:
+    # dad499f8: the cpu measurement's 4 results appeared nowhere on the campaign page, without a word
+    store = campaign_store(tmp_path / "c.db", "c1", "finished", spec_text=CPU_SPEC)
+    cpu = {"cpu_share_ratio": 0.45, "gaps_count": 120.0, "steal_ratio": 0.0}
+    store.save_measurements(
+        [
+            record("c1", 0, 1, "cpu", "small", "small", cpu),
+            record("c1", 1, 1, "rtt", "peer", "small", {"rtt_mean_ns": 27_000.0, "loss_ratio": 0.0}),
+        ]
+    )
+    store.close()
+    with TestClient(create_app(str(tmp_path / "c.db"))) as client:
+        answer = client.get("/api/campaigns/c1").json()
+        page = client.get("/campaigns/c1").text
+    assert {g["measurement"] for g in answer["grids"]} == {"rtt"}
+    assert answer["without_grid"] == [{"measurement": "cpu", "metrics": sorted(cpu)}]
+    assert 'id="without-grid"' in page

@@ -43,10 +43,12 @@ function fmtLevels(threshold, unit) {
   const side = threshold.higher_is_worse ? "≥" : "≤";
   const show = (v) => {
     if (threshold.of === "value") return fmt(v, unit);
-    if (threshold.of === "expected-max") return `${(100 * v).toFixed(0)} % of expected max (or offered rate)`;
+    if (threshold.of === "expected-max") return `${(100 * v).toFixed(0)} %`;
     return `× ${v} of the pair's best`;
   };
-  return `warning ${side} ${show(threshold.warning)}, critical ${side} ${show(threshold.critical)}`;
+  const levels = `warning ${side} ${show(threshold.warning)}, critical ${side} ${show(threshold.critical)}`;
+  // the reference once, after both levels: the path's model maximum, or a constant-rate flow's offered rate
+  return threshold.of === "expected-max" ? `${levels} of the expected max (or offered rate)` : levels;
 }
 
 function utc(ns) {
@@ -227,9 +229,19 @@ function renderCampaign(data) {
   ];
   problem.hidden = !problems.length;
   problem.textContent = problems.join(" · ");
+  // measurements with results but no metric that has a threshold: no grid, so say so (and where to look)
+  const apart = document.getElementById("without-grid");
+  const without = data.without_grid || [];
+  apart.hidden = !without.length;
+  apart.textContent = without.map((w) => {
+    const shown = w.metrics.slice(0, 4).join(", ") + (w.metrics.length > 4 ? ", …" : "");
+    return `no grid for ${w.measurement}: none of its stored metrics (${shown}) has a threshold; ` +
+      `set one in its thresholds: (docs/dashboard.md) or see the static report`;
+  }).join(" · ");
   const grids = document.getElementById("grids");
   if (!data.grids.length) {
-    grids.replaceChildren(el("p", { class: "muted", text: "no results stored yet" }));
+    const text = without.length ? "no metric with a threshold stored yet" : "no results stored yet";
+    grids.replaceChildren(el("p", { class: "muted", text }));
     return;
   }
   grids.replaceChildren(...data.grids.map((g) => renderGrid(c.id, g)));
