@@ -279,6 +279,8 @@ def series_json(
                 "duration_ns": p.duration_ns,
                 "expected_max_bps": p.expected_max_bps,
                 "factors": p.factors,
+                "pattern": p.pattern,
+                "offered_bps": p.offered_bps,
                 "value": p.value,
                 "samples": p.sample_count,
                 "sample_min": p.sample_min,

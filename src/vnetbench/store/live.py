@@ -276,6 +276,8 @@ class SeriesPoint:
     sample_min: float | None
     sample_mean: float | None
     sample_max: float | None
+    pattern: str = ""  # the spec's pattern that measured it (a pair may be measured by several)
+    offered_bps: float | None = None  # a constant-rate flow's offered rate (a sweep's point), else None
 
 
 def pair_series(
@@ -301,6 +303,8 @@ def pair_series(
             m.c.duration_ns,
             m.c.expected_max_bps,
             m.c.factors,
+            m.c.pattern,
+            m.c.offered_bps,
         )
         .where(
             m.c.campaign_id == campaign_id,
@@ -343,6 +347,8 @@ def pair_series(
                 sample_min=r.lo,
                 sample_mean=r.mean,
                 sample_max=r.hi,
+                pattern=r.pattern,
+                offered_bps=r.offered_bps,
             )
             for r in conn.execute(query)
         ]

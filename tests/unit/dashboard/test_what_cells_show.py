@@ -112,3 +112,32 @@ def test_a_measurement_without_a_thresholded_metric_is_named_not_left_out(tmp_pa
     assert {g["measurement"] for g in answer["grids"]} == {"rtt"}
     assert answer["without_grid"] == [{"measurement": "cpu", "metrics": sorted(cpu)}]
     assert 'id="without-grid"' in page
+
+
+def test_a_pairs_series_says_which_pattern_and_offered_rate_each_point_had(tmp_path: Path) -> None:
+    # quickstart efd6a61d: vm1→vm2 tcp twice per repetition (pattern 'connections' and the star's alone
+    # flow), openstack-bridges a8dc3539: a sweep of offered rates; the table showed only 'repetition 1'
+    store = campaign_store(tmp_path / "p.db", "p1", "finished", spec_text=SPEC)
+    points = [
+        (0, "udp", "p", 144_000.0, 144_005.0),
+        (1, "udp", "p", 1_440_000.0, 1_440_009.0),
+        (2, "udp", "p-bg", 144_000.0, 143_998.0),
+    ]
+    store.save_measurements(
+        [
+            replace(
+                record("p1", seq, 1, m, "client", "vm1", {"throughput_bps": got}),
+                key=f"k{seq}",
+                pattern=pattern,
+                offered_bps=offered,
+            )
+            for seq, m, pattern, offered, got in points
+        ]
+    )
+    store.close()
+    params = {"measurement": "udp", "src": "client", "dst": "vm1", "metric": "throughput_bps"}
+    with TestClient(create_app(str(tmp_path / "p.db"))) as client:
+        series = client.get("/api/campaigns/p1/series", params=params).json()
+    assert [(p["pattern"], p["offered_bps"], p["value"]) for p in series["points"]] == [
+        (pattern, offered, got) for _, _, pattern, offered, got in points
+    ]

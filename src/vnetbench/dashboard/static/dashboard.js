@@ -322,10 +322,29 @@ function renderSeries(data) {
   cp.textContent = data.change_points === null
     ? "change points: too few runs to look for any (10 needed)"
     : `change points: ${data.change_points.length ? data.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none"}`;
+  renderRepetitions(data);
+}
+
+// What tells a pair's points apart besides the repetition: the pattern that measured it (a pair may be
+// in several: alone, with background traffic, ...), the offered rate (a sweep's points) and the treatment
+// (a designed experiment's factors). A column appears only where it varies, so a plain series stays narrow.
+const treatment = (p) => Object.entries(p.factors || {}).map(([k, v]) => `${k}=${v}`).join(" ");
+const POINT_COLUMNS = [
+  ["pattern", "pattern", (p) => p.pattern || "–"],
+  ["offered", "offered", (p) => fmt(p.offered_bps, "bit/s")],
+  ["treatment", "treatment", (p) => treatment(p) || "–"],
+];
+
+function renderRepetitions(data) {
+  const columns = POINT_COLUMNS.filter(([, , show]) => new Set(data.points.map(show)).size > 1);
+  const head = document.querySelector("#repetitions thead tr");
+  head.replaceChildren(...["repetition", "attempt", ...columns.map(([, title]) => title), "started (UTC)",
+    "status", "value", "samples", "sample min", "sample mean", "sample max"].map((t) => el("th", { text: t })));
   const tbody = document.querySelector("#repetitions tbody");
   tbody.replaceChildren(...data.points.map((p) => el("tr", { "data-status": p.status },
     el("td", { text: String(p.repetition) }),
     el("td", { text: String(p.attempt) }),
+    ...columns.map(([key, , show]) => el("td", { text: show(p), "data-column": key })),
     el("td", { text: utc(p.started_utc_ns) }),
     el("td", { text: p.status }),
     el("td", { text: fmt(p.value, data.unit) }),
