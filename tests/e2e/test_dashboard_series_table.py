@@ -5,6 +5,7 @@ varies, and nothing more where it does not. No campaign runs and no root is need
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,29 @@ def test_the_series_table_names_the_pattern_and_offered_rate_where_they_vary(
         ]  # fmt: skip
         assert [r[0] for r in rows] == ["1", "2"]
     assert errors == []
+
+
+@pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+def test_the_chart_time_axis_is_utc_like_the_table_whatever_the_browser_zone(
+    db: Path, tmp_path: Path
+) -> None:
+    # the x axis was labelled in the browser's local time beside a table in UTC, and its two-line date
+    # labels ran into each other (quickstart efd6a61d: '11/29/26 4:52am4:53am')
+    start_s = 1_700_000_000  # tests/helpers/dashboard_stores.START_NS, in s
+    utc = datetime.fromtimestamp(start_s, tz=UTC)
+    with (
+        serving(create_app(str(db))) as url,
+        chromium_page(tmp_path / "chromium-profile", timezone_id="America/New_York") as page,
+    ):
+        page.goto(f"{url}/campaigns/s1/series?measurement=tcp&src=a&dst=c&metric=throughput_bps")
+        page.locator("#repetitions tbody tr").first.wait_for(timeout=30_000)
+        assert page.evaluate("new Date(0).getTimezoneOffset()") != 0  # the browser is not in UTC
+        labels = page.evaluate(
+            "([x, span]) => timeLabels({scales: {x: {min: x - span, max: x}}}, [x])", [start_s, 60]
+        )
+        assert labels == [utc.strftime("%H:%M:%S")]
+        labels = page.evaluate(
+            "([x, span]) => timeLabels({scales: {x: {min: x - span, max: x}}}, [x])", [start_s, 3 * 86400]
+        )
+        assert labels == [utc.strftime("%m-%d %H:%M")]
+        assert page.evaluate("chart.axes[0].label") == "started (UTC)"

@@ -34,7 +34,9 @@ def missing_browser() -> str | None:
 
 
 @contextmanager
-def chromium_page(user_data_dir: Path, width: int = 1280, height: int = 900) -> Iterator[Any]:
+def chromium_page(
+    user_data_dir: Path, width: int = 1280, height: int = 900, timezone_id: str | None = None
+) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -44,6 +46,7 @@ def chromium_page(user_data_dir: Path, width: int = 1280, height: int = 900) -> 
             headless=True,
             args=CHROMIUM_ARGS,
             viewport={"width": width, "height": height},
+            **({"timezone_id": timezone_id} if timezone_id else {}),
         )
         try:
             yield context.new_page()

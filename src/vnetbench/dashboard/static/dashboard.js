@@ -291,6 +291,17 @@ function drawMarks(u, data, factor) {
   ctx.restore();
 }
 
+// The x axis in UTC, as the table beside it ("started (UTC)"), one line per tick: uPlot's default labels
+// are the browser's local time, and its two-line date labels ran into each other ("4:52am4:53am").
+function timeLabels(u, splits) {
+  const span = u.scales.x.max - u.scales.x.min;
+  return splits.map((s) => {
+    const iso = new Date(s * 1000).toISOString();
+    if (span > 86400) return `${iso.slice(5, 10)} ${iso.slice(11, 16)}`;
+    return span > 1800 ? iso.slice(11, 16) : iso.slice(11, 19);
+  });
+}
+
 function renderSeries(data) {
   const magnitude = Math.max(0, ...data.points.map((p) => Math.abs(p.value || 0)));
   const [factor, label] = scaleFor(data.unit, magnitude);
@@ -302,6 +313,7 @@ function renderSeries(data) {
       width: Math.max(480, box.clientWidth || 900),
       height: 360,
       scales: { x: { time: true } },
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),  // the legend's time, too
       series: [
         {},
         { label: `${data.metric} (${label})`, stroke: "#1565c0", width: 2, points: { show: true, size: 7 } },
@@ -309,7 +321,7 @@ function renderSeries(data) {
         { label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4] },
       ],
       bands: [{ series: [2, 3], fill: "rgba(21,101,192,0.10)" }],
-      axes: [{}, { label, size: 70 }],
+      axes: [{ label: "started (UTC)", values: timeLabels, space: 90 }, { label, size: 70 }],
       hooks: { draw: [(u) => drawMarks(u, chart.vnbData, chart.vnbFactor)] },
     }, rows, box);
   } else {
