@@ -5,6 +5,7 @@ A campaign or a measurement may carry `thresholds:`, a map from a summary metric
     thresholds:
       loss_ratio: {warning: 0.1%, critical: 1%}                       # the value itself
       throughput_bps: {warning: 0.9, critical: 0.5, of: expected-max} # share of the overhead-model maximum
+                                                                      # (or of the offered rate, if lower)
       rtt_mean_ns: {warning: 1.5, critical: 3, of: baseline}          # times the pair's best so far
 
 Which side is worse follows from the order of the two levels (critical above warning: higher is worse),
@@ -34,8 +35,9 @@ class Threshold(BaseModel):
     critical: float | str = Field(description="the level from which a cell is 'critical'")
     of: Literal["value", "expected-max", "baseline"] = Field(
         "value",
-        description="compare the value itself, its share of the expected maximum goodput (throughput), "
-        "or its ratio to the pair's best value in the campaign so far (baseline)",
+        description="compare the value itself, its share of the expected maximum goodput (throughput; a "
+        "constant-rate flow's offered rate where that is lower), or its ratio to the pair's best value in "
+        "the campaign so far (baseline)",
     )
     worse: Literal["above", "below"] | None = Field(
         None, description="which side of the levels is bad (default: from their order)"
