@@ -177,7 +177,7 @@ class Dashboard:
             report_url = self.report_urls().get(campaign_id)
             spec = self.spec(campaign_id)
             progress = live.campaign_progress(self.engine, [campaign_id]).get(campaign_id)
-            cells = live.grid_cells(self.engine, campaign_id, spec.metrics)
+            cells = live.grid_cells(self.engine, campaign_id, spec.metrics, spec.background_patterns)
             stored = live.stored_metrics(self.engine, campaign_id)
             return _json(
                 {
@@ -201,7 +201,15 @@ class Dashboard:
             spec = self.spec(campaign_id)
             sample_metric = views.sample_metric_of(metric)
             points = live.pair_series(
-                self.engine, campaign_id, measurement, src, dst, metric, sample_metric, contended
+                self.engine,
+                campaign_id,
+                measurement,
+                src,
+                dst,
+                metric,
+                sample_metric,
+                contended,
+                spec.background_patterns,
             )
             th = spec.thresholds_of(measurement).get(metric)
             head = {"campaign_id": campaign_id, "measurement": measurement, "src": src, "dst": dst}

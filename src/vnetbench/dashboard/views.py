@@ -44,6 +44,7 @@ class CampaignSpec:
     total_steps: int | None
     problem: str | None = None  # why the spec could not be read (the grid then uses the defaults)
     configured: dict[str, set[str]] = field(default_factory=dict)  # measurement -> metrics the spec names
+    background_patterns: set[str] = field(default_factory=set)  # patterns whose steps run background flows
 
     def thresholds_of(self, measurement: str) -> dict[str, Threshold]:
         return self.thresholds.get(measurement) or thresholds_for(None, None)
@@ -69,11 +70,12 @@ def read_campaign_spec(row: dict[str, Any]) -> CampaignSpec:
     }
     nodes = [n.name for n in campaign.topology.nodes]
     names = [m.name for m in campaign.measurements]
+    background = {p.name for p in campaign.patterns if getattr(p, "background", None)}
     try:
         total: int | None = len(make_plan(loaded, row["id"], row["seed"]).steps)
     except SpecInvalid as exc:
-        return CampaignSpec(names, thresholds, nodes, None, str(exc), configured)
-    return CampaignSpec(names, thresholds, nodes, total, None, configured)
+        return CampaignSpec(names, thresholds, nodes, None, str(exc), configured, background)
+    return CampaignSpec(names, thresholds, nodes, total, None, configured, background)
 
 
 def threshold_problems(spec: CampaignSpec, stored: dict[str, set[str]]) -> list[str]:

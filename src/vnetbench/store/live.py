@@ -8,18 +8,19 @@ made before them gets them, and its sample_stats rows, from `ensure_live_schema`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, func, literal, select
+from sqlalchemy import Engine, and_, case, func, literal, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from vnetbench.store import schema as t
 
-# Flows measured while others ran (a star's simultaneous flows, parallel pairs) form their own grid:
+# Flows measured while others ran (a star's simultaneous flows, parallel pairs, the background flows
+# beside a pattern's steps, and the flows of a pattern with background traffic) form their own grid:
 # their values answer "how much under contention", not "how much between these two".
-CONTENDED_GROUPS = ("together", "parallel")
+CONTENDED_GROUPS = ("together", "parallel", "background")
 
 
 def ensure_live_schema(engine: Engine, backfill_sample_stats: bool) -> None:
@@ -164,8 +165,12 @@ class GridCell:
     offered_bps: float | None = None  # the newest row's offered rate (a constant-rate flow), else None
 
 
-def _contended() -> Any:
-    return case((t.measurements.c.group_kind.in_(CONTENDED_GROUPS), literal(1)), else_=literal(0))
+def _contended(background_patterns: Collection[str] = ()) -> Any:
+    m = t.measurements
+    with_others = m.c.group_kind.in_(CONTENDED_GROUPS)
+    if background_patterns:
+        with_others = or_(with_others, m.c.pattern.in_(list(background_patterns)))
+    return case((with_others, literal(1)), else_=literal(0))
 
 
 def stored_metrics(engine: Engine, campaign_id: str) -> dict[str, set[str]]:
@@ -184,8 +189,11 @@ def stored_metrics(engine: Engine, campaign_id: str) -> dict[str, set[str]]:
     return out
 
 
-def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list[GridCell]:
+def grid_cells(
+    engine: Engine, campaign_id: str, metrics: Sequence[str], background_patterns: Collection[str] = ()
+) -> list[GridCell]:
     """Per (measurement, contended, src, dst, metric): the newest ok value and the campaign's range.
+    A flow of one of `background_patterns` (patterns whose steps run background traffic) is contended.
 
     Two statements: one pass over the campaign's ok rows (covered by ix_measurements_grid) and their
     summaries (by primary key) for count, range and the newest row per cell; then the newest rows'
@@ -193,6 +201,8 @@ def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list
     """
     m, s = t.measurements, t.summaries
     cell = (m.c.measurement, m.c.group_kind, m.c.src, m.c.dst)
+    if background_patterns:  # only then the pattern too (the index has no pattern column)
+        cell = (*cell, m.c.pattern)
     ranges = (
         select(
             *cell,
@@ -210,8 +220,12 @@ def grid_cells(engine: Engine, campaign_id: str, metrics: Sequence[str]) -> list
     groups: dict[tuple[str, bool, str, str, str], list[Any]] = {}
     latest: dict[tuple[int, str], Any] = {}
     with engine.connect() as conn:
-        for measurement, group_kind, src, dst, metric, newest, n, lowest, highest in conn.execute(ranges):
-            key = (measurement, group_kind in CONTENDED_GROUPS, src, dst, metric)
+        for row in conn.execute(ranges):
+            measurement, group_kind, src, dst = row[:4]
+            metric, newest, n, lowest, highest = row[-5:]
+            pattern = row[4] if background_patterns else None
+            contended = group_kind in CONTENDED_GROUPS or pattern in background_patterns
+            key = (measurement, contended, src, dst, metric)
             seen = groups.get(key)
             if seen is None:
                 groups[key] = [int(newest), int(n), lowest, highest]
@@ -289,6 +303,7 @@ def pair_series(
     metric: str,
     sample_metric: str | None,
     contended: bool = False,
+    background_patterns: Collection[str] = (),
 ) -> list[SeriesPoint]:
     """Every stored attempt of one pair's measurement, oldest first, with its summary value and the
     count / min / mean / max of its per-interval samples (sample_stats, written with the samples)."""
@@ -311,7 +326,7 @@ def pair_series(
             m.c.measurement == measurement,
             m.c.src == src,
             m.c.dst == dst,
-            _contended() == (1 if contended else 0),
+            _contended(background_patterns) == (1 if contended else 0),
         )
         .subquery()
     )

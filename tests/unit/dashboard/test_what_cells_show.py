@@ -141,3 +141,61 @@ def test_a_pairs_series_says_which_pattern_and_offered_rate_each_point_had(tmp_p
     assert [(p["pattern"], p["offered_bps"], p["value"]) for p in series["points"]] == [
         (pattern, offered, got) for _, _, pattern, offered, got in points
     ]
+
+
+# openstack-bridges (a8dc3539), shrunk: a pair measured alone and, in another pattern, beside a
+# background flow
+BG_SPEC = """\
+name: bg
+topology:
+  nodes: [{name: s1}, {name: r1}, {name: s2}, {name: r2}]
+  switches: [{name: sw}]
+  links:
+    - {endpoints: [s1, sw]}
+    - {endpoints: [r1, sw], rate: 1gbit}
+    - {endpoints: [s2, sw]}
+    - {endpoints: [r2, sw], rate: 1gbit}
+measurements:
+  - {name: udp, kind: udp, duration: 1s, rate: 500mbit}
+  - {name: bg, kind: background, pps: 20000, size: 1472, pairs: [[s2, r2]]}
+patterns:
+  - {name: alone, kind: pairs, pairs: [[s1, r1]], measurements: [udp]}
+  - {name: with-bg, kind: pairs, pairs: [[s1, r1]], measurements: [udp], background: [bg]}
+"""
+
+
+def test_a_flow_beside_background_traffic_is_not_shown_as_alone(tmp_path: Path) -> None:
+    # a8dc3539: the 'sweep' grid (alone) showed lb-s1→lb-r1 404 Mbit/s, the newest point of pattern lb-bg
+    # (with a background flow); the newest point measured alone was 712 Mbit/s
+    store = campaign_store(tmp_path / "b.db", "b1", "finished", spec_text=BG_SPEC)
+
+    def row(seq: int, measurement: str, src: str, dst: str, pattern: str, group_kind: str, bps: float):
+        base = record("b1", seq, 1, measurement, src, dst, {"throughput_bps": bps}, group_kind=group_kind)
+        return replace(base, key=f"k{seq}", step_key=f"s{seq}" if seq < 2 else "s1", pattern=pattern)
+
+    store.save_measurements(
+        [
+            row(0, "udp", "s1", "r1", "alone", "single", 480e6),
+            row(1, "udp", "s1", "r1", "with-bg", "single", 300e6),  # newer, beside the background flow
+            row(2, "bg", "s2", "r2", "with-bg", "background", 176e6),
+        ]
+    )
+    store.close()
+    with TestClient(create_app(str(tmp_path / "b.db"))) as client:
+        grids = client.get("/api/campaigns/b1").json()["grids"]
+        cells = {
+            (g["measurement"], g["contended"], c["src"], c["dst"]): (c["value"], c["count"])
+            for g in grids
+            if g["metric"] == "throughput_bps"
+            for c in g["cells"]
+        }
+        params = {"measurement": "udp", "src": "s1", "dst": "r1", "metric": "throughput_bps"}
+        alone = client.get("/api/campaigns/b1/series", params=params).json()["points"]
+        beside = client.get("/api/campaigns/b1/series", params={**params, "contended": "true"}).json()
+    assert cells == {
+        ("udp", False, "s1", "r1"): (480e6, 1),
+        ("udp", True, "s1", "r1"): (300e6, 1),
+        ("bg", True, "s2", "r2"): (176e6, 1),
+    }
+    assert [p["value"] for p in alone] == [480e6]
+    assert [p["value"] for p in beside["points"]] == [300e6]
