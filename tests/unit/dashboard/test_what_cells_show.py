@@ -1,5 +1,5 @@
 """What the campaign page's grid says about results like those of the scenario campaigns (docs/scenarios),
-asked through the app (FastAPI's TestClient) over a real SQLite store: the expected numbers are computed
+asked through a real uvicorn server on 127.0.0.1 over a real SQLite store: the expected numbers are computed
 here from the values written, not taken from the dashboard's code."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import httpx
 import pytest
-from fastapi.testclient import TestClient
 
+from tests.helpers.dashboard_server import serving
 from tests.helpers.dashboard_stores import record
 from tests.helpers.stores import campaign_store
 from vnetbench.dashboard import create_app
@@ -51,17 +52,17 @@ def client(tmp_path: Path):
         ]
     )
     store.close()
-    with TestClient(create_app(str(tmp_path / "r.db"))) as test_client:
+    with serving(create_app(str(tmp_path / "r.db"))) as url, httpx.Client(base_url=url) as test_client:
         yield test_client
 
 
-def _cells(client: TestClient, measurement: str) -> dict[str, dict]:
+def _cells(client: httpx.Client, measurement: str) -> dict[str, dict]:
     grids = client.get("/api/campaigns/r1").json()["grids"]
     (grid,) = [g for g in grids if g["measurement"] == measurement and g["metric"] == "throughput_bps"]
     return {c["dst"]: c for c in grid["cells"]}
 
 
-def test_a_constant_rate_flow_is_held_against_its_offered_rate_not_the_link(client: TestClient) -> None:
+def test_a_constant_rate_flow_is_held_against_its_offered_rate_not_the_link(client: httpx.Client) -> None:
     # b0bfad94 client→vm1 received 19.99 of its 20 Mbit/s: the grid showed it critical, '17.9 % of max'
     udp = _cells(client, "udp")
     assert udp["vm1"]["compared"] == pytest.approx(19_994_620.0 / 20e6)
@@ -70,7 +71,7 @@ def test_a_constant_rate_flow_is_held_against_its_offered_rate_not_the_link(clie
     assert udp["vm2"]["compared"] == pytest.approx(0.45) and udp["vm2"]["level"] == "critical"
 
 
-def test_a_flow_without_an_offered_rate_is_still_held_against_the_model_maximum(client: TestClient) -> None:
+def test_a_flow_without_an_offered_rate_is_still_held_against_the_model_maximum(client: httpx.Client) -> None:
     tcp = _cells(client, "tcp")["vm1"]
     assert tcp["compared"] == pytest.approx(105e6 / LINK_MAX_BPS)
     assert tcp["compared_as"] == "share of the expected maximum" and tcp["level"] == "ok"
@@ -106,7 +107,7 @@ def test_a_measurement_without_a_thresholded_metric_is_named_not_left_out(tmp_pa
         ]
     )
     store.close()
-    with TestClient(create_app(str(tmp_path / "c.db"))) as client:
+    with serving(create_app(str(tmp_path / "c.db"))) as url, httpx.Client(base_url=url) as client:
         answer = client.get("/api/campaigns/c1").json()
         page = client.get("/campaigns/c1").text
     assert {g["measurement"] for g in answer["grids"]} == {"rtt"}
@@ -136,7 +137,7 @@ def test_a_pairs_series_says_which_pattern_and_offered_rate_each_point_had(tmp_p
     )
     store.close()
     params = {"measurement": "udp", "src": "client", "dst": "vm1", "metric": "throughput_bps"}
-    with TestClient(create_app(str(tmp_path / "p.db"))) as client:
+    with serving(create_app(str(tmp_path / "p.db"))) as url, httpx.Client(base_url=url) as client:
         series = client.get("/api/campaigns/p1/series", params=params).json()
     assert [(p["pattern"], p["offered_bps"], p["value"]) for p in series["points"]] == [
         (pattern, offered, got) for _, _, pattern, offered, got in points
@@ -181,7 +182,7 @@ def test_a_flow_beside_background_traffic_is_not_shown_as_alone(tmp_path: Path) 
         ]
     )
     store.close()
-    with TestClient(create_app(str(tmp_path / "b.db"))) as client:
+    with serving(create_app(str(tmp_path / "b.db"))) as url, httpx.Client(base_url=url) as client:
         grids = client.get("/api/campaigns/b1").json()["grids"]
         cells = {
             (g["measurement"], g["contended"], c["src"], c["dst"]): (c["value"], c["count"])
