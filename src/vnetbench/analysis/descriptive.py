@@ -228,38 +228,45 @@ def _ratio_per_rep(together: pd.DataFrame, alone: pd.DataFrame, metric: str) -> 
     return out
 
 
-def _verdict(comp: Competition) -> tuple[str, list[str]]:
-    ratios = [f.ratio for f in comp.flows if np.isfinite(f.ratio)]
-    reasons = []
-    if comp.metric == "rtt_mean_ns":
-        worse = bool(ratios) and float(np.mean(ratios)) > 1.1  # the mean: one flow's jitter is not a trend
-        reasons = [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
-        reps = comp.ratio_per_rep
-        grew = sum(r > 1.1 for r in reps)
-        if reps:
-            reasons.append(
-                f"within each repetition, together / alone (mean over the flows): "
-                f"{', '.join(f'{r:.2f}' for r in reps)}"
-            )
-        if worse and reps and 2 * grew <= len(reps):
-            # one repetition's high RTTs can carry the mean of a few: not a trend either
+RTT_CHANGE = 1.1  # together / alone beyond this factor (either way) is a change, not jitter
+
+
+def _rtt_verdict(ratios: list[float], reps: list[float]) -> tuple[str, list[str]]:
+    """Whether RTT changed when measured together: the flows' mean ratio beyond RTT_CHANGE (one
+    flow's jitter is not a trend) and the same direction in most repetitions (one repetition's
+    high RTTs can carry the mean of a few)."""
+    reasons = [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
+    if reps:
+        reasons.append(
+            "within each repetition, together / alone (mean over the flows): "
+            + ", ".join(f"{r:.2f}" for r in reps)
+        )
+    mean_ratio = float(np.mean(ratios)) if ratios else 1.0
+    if mean_ratio > RTT_CHANGE:
+        grew = sum(r > RTT_CHANGE for r in reps)
+        if reps and 2 * grew <= len(reps):
             return (
                 f"RTT grew when measured together in only {grew} of {len(reps)} repetitions: no consistent "
                 "effect",
                 reasons,
             )
-        if worse:
-            return "RTT grows when measured together", reasons
-        mean_ratio = float(np.mean(ratios)) if ratios else 1.0
-        shrank = sum(r < 1 / 1.1 for r in reps)
-        if mean_ratio < 1 / 1.1 and (not reps or 2 * shrank > len(reps)):
-            # exogeni-exp4: 0.71-0.79 of alone in every repetition; "unaffected" hid a change
-            return (
-                f"RTT not slowed by simultaneous probes: lower together than alone "
-                f"({100 * mean_ratio:.0f} % of it on average)",
-                reasons,
-            )
-        return "RTT unaffected by simultaneous probes", reasons
+        return "RTT grows when measured together", reasons
+    shrank = sum(r < 1 / RTT_CHANGE for r in reps)
+    if mean_ratio < 1 / RTT_CHANGE and (not reps or 2 * shrank > len(reps)):
+        # exogeni-exp4: 0.71-0.79 of alone in every repetition; "unaffected" hid a change
+        return (
+            f"RTT not slowed by simultaneous probes: lower together than alone "
+            f"({100 * mean_ratio:.0f} % of it on average)",
+            reasons,
+        )
+    return "RTT unaffected by simultaneous probes", reasons
+
+
+def _verdict(comp: Competition) -> tuple[str, list[str]]:
+    ratios = [f.ratio for f in comp.flows if np.isfinite(f.ratio)]
+    reasons = []
+    if comp.metric == "rtt_mean_ns":
+        return _rtt_verdict(ratios, comp.ratio_per_rep)
     if not ratios:
         return NOT_COMPARED, reasons
     mean_ratio = float(np.mean(ratios))
