@@ -8,7 +8,10 @@ points at 6–10, growing with the mean. Checked here (scipy, statsmodels):
 - Levene's test (|y − level mean|) and Brown–Forsythe's (|y − level median|, robust to skew) of
   equal variances;
 - Welch's ANOVA (each level its own variance) for equal means under unequal variances;
-- Kruskal–Wallis (ranks) for equal distributions without normality;
+- Kruskal–Wallis (ranks) for equal distributions without normality: H's χ² approximation when every
+  level has more than 5 values, else a permutation p over H (scipy's `permutation_test`): exact, from
+  every assignment of the values to the levels, while there are at most 20 000 of them, else from
+  9 999 seeded random assignments; `method` says which;
 - the slope b of log SD against log mean over the levels: b ≈ 1 means SD ∝ mean and a log transform
   makes the variance constant (Box–Cox λ ≈ 1 − b: b ≈ 0.5 → square root).
 
@@ -17,6 +20,7 @@ points at 6–10, growing with the mean. Checked here (scipy, statsmodels):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,11 +28,20 @@ import numpy as np
 from scipy import stats
 from statsmodels.stats.oneway import anova_oneway
 
+from vnetbench.analysis.contrasts import EXACT_ARRANGEMENTS
 from vnetbench.analysis.diagnostics import diagnostics
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
 
 ALPHA = 0.05  # level of the assumption tests behind the advice
+# Kruskal–Wallis: H is close to χ²[a − 1] only when every level has more than 5 values (scipy's
+# `kruskal` docs: "each sample must have at least 5 measurements"; with 3 of 3 values the χ² p of the
+# most extreme H is 0.027 where every assignment of the values gives 6/1680 = 0.0036). Smaller levels
+# get a permutation p: exact up to EXACT_ARRANGEMENTS assignments (as Mann–Whitney's), else seeded
+# Monte Carlo.
+KRUSKAL_CHI2_MIN_LEVEL = 6
+KRUSKAL_RESAMPLES = 9_999  # p to within √(p(1 − p)/9 999): ± 0.0022 at p = 0.05
+KRUSKAL_SEED = 20_140_417  # fixed: the same data give the same p
 
 
 @dataclass(frozen=True)
@@ -36,9 +49,24 @@ class TestResult:
     statistic: float
     p_value: float
     note: str | None = None  # why it was not run
+    method: str | None = None  # how p was computed, where there is a choice (Kruskal–Wallis)
+    p_is_bound: bool = False  # p is the smallest a Monte Carlo p can be: the true p is at most this
 
     def to_dict(self) -> dict[str, Any]:
-        return jsonable({"statistic": self.statistic, "p_value": self.p_value, "note": self.note})
+        return jsonable(
+            {
+                "statistic": self.statistic,
+                "p_value": self.p_value,
+                "p_is_bound": self.p_is_bound,
+                "note": self.note,
+                "method": self.method,
+            }
+        )
+
+    def p_text(self) -> str:
+        """'p = 0.0036' with the method where there is one: 'p = 0.0036, exact', 'p ≤ 0.0001, Monte Carlo'."""
+        p = f"p {'≤' if self.p_is_bound else '='} {self.p_value:.2g}"
+        return p + (f", {self.method.split(':')[0]}" if self.method else "")
 
 
 @dataclass(frozen=True)
@@ -73,7 +101,7 @@ def check_assumptions(anova: OneFactorAnova) -> AssumptionChecks:
     groups = [y[np.asarray(anova.level_of == lv)] for lv in anova.levels]
     levene = _run(lambda: stats.levene(*groups, center="mean"))
     brown = _run(lambda: stats.levene(*groups, center="median"))
-    kruskal = _run(lambda: stats.kruskal(*groups))
+    kruskal = _kruskal(groups)
     welch = _welch(groups)
     slope = _sd_mean_slope(anova)
     shapiro = diagnostics(anova).shapiro_p
@@ -88,6 +116,53 @@ def _run(test: Any) -> TestResult:
     if not np.isfinite(p):
         return TestResult(stat, p, "undefined: no variation within or between the levels")
     return TestResult(stat, p)
+
+
+def _kruskal(groups: list[np.ndarray]) -> TestResult:
+    """Kruskal–Wallis H with its χ² p, or with a permutation p when a level is small (see
+    KRUSKAL_CHI2_MIN_LEVEL): the share of assignments of the observed values to levels of the same
+    sizes whose H is at least the observed one (ties keep their mid-ranks: conditional on them)."""
+    chi2 = _run(lambda: stats.kruskal(*groups))
+    if chi2.note is not None:
+        return chi2
+    if min(g.size for g in groups) >= KRUSKAL_CHI2_MIN_LEVEL:
+        return TestResult(chi2.statistic, chi2.p_value, method="χ² approximation: every level has ≥ 6 values")
+    sizes = [g.size for g in groups]
+    arrangements = math.factorial(sum(sizes)) // math.prod(math.factorial(n) for n in sizes)
+    exact = arrangements <= EXACT_ARRANGEMENTS
+
+    def h(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        return stats.kruskal(*samples, axis=axis).statistic
+
+    with np.errstate(all="ignore"):
+        r = stats.permutation_test(
+            groups,
+            h,
+            permutation_type="independent",
+            vectorized=True,
+            # n_resamples ≥ the number of distinct assignments: scipy enumerates them all (no rng)
+            n_resamples=EXACT_ARRANGEMENTS if exact else KRUSKAL_RESAMPLES,
+            alternative="greater",
+            rng=np.random.default_rng(KRUSKAL_SEED),
+        )
+    p = float(r.pvalue)
+    if exact:
+        return TestResult(
+            chi2.statistic,
+            p,
+            method=f"exact: every one of the {arrangements} assignments of the values to the levels",
+        )
+    random = f"Monte Carlo: {KRUSKAL_RESAMPLES} random assignments of the values to the levels"
+    random += f" (seed {KRUSKAL_SEED}"
+    if round(p * (KRUSKAL_RESAMPLES + 1)) == 1:  # p = (0 + 1)/(R + 1): no assignment reached H
+        return TestResult(
+            chi2.statistic,
+            p,
+            method=f"{random}; none reached H, so p ≤ 1/{KRUSKAL_RESAMPLES + 1})",
+            p_is_bound=True,
+        )
+    se = math.sqrt(p * (1 - p) / KRUSKAL_RESAMPLES)
+    return TestResult(chi2.statistic, p, method=f"{random}; standard error of p {se:.2g})")
 
 
 def _welch(groups: list[np.ndarray]) -> TestResult:
@@ -133,7 +208,7 @@ def _advise(
         return "kruskal", (
             f"The variances differ (Brown–Forsythe p = {brown.p_value:.2g}), the SD grows with the mean "
             f"(slope {slope:.2f}), zeros rule out a log transform and some levels have no spread at all "
-            f"(Welch's ANOVA is undefined): read Kruskal–Wallis (p = {kruskal.p_value:.2g}) for whether the "
+            f"(Welch's ANOVA is undefined): read Kruskal–Wallis ({kruskal.p_text()}) for whether the "
             "levels differ and Welch comparisons of neighbouring levels, not the pooled intervals."
         )
     if unequal and grows:
@@ -154,7 +229,7 @@ def _advise(
     if not normal:
         return "kruskal", (
             f"The residuals are not normal (Shapiro–Wilk p = {shapiro:.2g}) but the variances agree: read "
-            f"Kruskal–Wallis (p = {kruskal.p_value:.2g}) for whether the levels differ; with many "
+            f"Kruskal–Wallis ({kruskal.p_text()}) for whether the levels differ; with many "
             "replications the ANOVA is robust to this."
         )
     return "anova", "Equal variances and normal-looking residuals: the ANOVA and its intervals apply."

@@ -157,7 +157,7 @@ def adjusted_table(adjusted: Sequence[AdjustedContrast], conf: str) -> Table:
 
 def assumption_table(c: AssumptionChecks) -> Table:
     def row(name: str, r: Any) -> list[str]:
-        return [name, num(r.statistic, 5), num(r.p_value, 2), r.note or ""]
+        return [name, num(r.statistic, 5), num(r.p_value, 2), r.note or r.method or ""]
 
     return table(
         "Does the model fit? Tests that do not need its assumptions",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -76,9 +77,87 @@ def test_assumption_checks_on_growing_variance() -> None:
     n = len(ranks)
     h = 12 / (n * (n + 1)) * sum(ranks[frame["f"] == lv].sum() ** 2 / 8 for lv in levels) - 3 * (n + 1)
     assert c.kruskal_wallis.statistic == pytest.approx(h)
+    # 8 values per level: H's χ²[a − 1] approximation, p = P(χ²₃ > H)
+    assert c.kruskal_wallis.p_value == pytest.approx(stats.chi2.sf(h, 3))
+    assert c.kruskal_wallis.method is not None and c.kruskal_wallis.method.startswith("χ²")
     assert c.brown_forsythe.p_value < 0.05
     assert c.sd_mean_slope == pytest.approx(1, abs=0.35)
     assert c.read == "transform" and "--transform log" in c.advice
+
+
+def h_by_hand(ranks: np.ndarray, sizes: list[int]) -> float:
+    """Kruskal & Wallis (1952): H = 12/(N(N + 1))·Σ R_j²/n_j − 3(N + 1) over the rank sums R_j of
+    consecutive blocks of `ranks` (mid-ranks for ties), divided by 1 − Σ(t³ − t)/(N³ − N) over the
+    groups of t tied values."""
+    n = ranks.size
+    sums = np.add.reduceat(ranks, np.cumsum([0, *sizes[:-1]]))
+    h = 12 / (n * (n + 1)) * float(np.sum(sums**2 / np.array(sizes))) - 3 * (n + 1)
+    t = np.unique(ranks, return_counts=True)[1]
+    return h / (1 - float(np.sum(t**3 - t)) / (n**3 - n))
+
+
+def every_assignment_p(values: list[float], sizes: list[int]) -> float:
+    """Share of all N!/(Π n_j!) assignments of the values to groups of these sizes whose H is at
+    least the observed one (the first n_1 values are group 1, …), by enumeration."""
+    ranks = stats.rankdata(values)
+    observed = h_by_hand(ranks, sizes)
+    reached: list[bool] = []
+
+    def split(rest: tuple[int, ...], left: list[int], order: list[int]) -> None:
+        if not left:
+            reached.append(h_by_hand(ranks[order], sizes) >= observed - 1e-9)
+            return
+        for pick in itertools.combinations(rest, left[0]):
+            split(tuple(i for i in rest if i not in pick), left[1:], [*order, *pick])
+
+    split(tuple(range(len(values))), sizes, [])
+    assert len(reached) == math.factorial(len(values)) // math.prod(math.factorial(n) for n in sizes)
+    return sum(reached) / len(reached)
+
+
+@pytest.mark.parametrize(
+    ("values", "chi2_p"),
+    [
+        # ranks 1–3, 4–6, 7–9: H = 12/90·(6² + 15² + 24²)/3 − 30 = 7.2, the largest H of 3 × 3; 6 of the
+        # 1680 assignments (the 3! orders of the blocks) reach it: p = 0.0036 (Kruskal & Wallis's
+        # table: 0.004), where χ²₂ says e^(−3.6) = 0.027
+        ([1, 2, 3, 4, 5, 6, 7, 8, 9], math.exp(-3.6)),
+        ([1, 1, 2, 2, 3, 3, 4, 4, 5], None),  # ties: mid-ranks and the tie correction
+        ([3, 1, 6, 2, 5, 9, 4, 8, 7], None),
+    ],
+)
+def test_kruskal_wallis_with_three_values_per_level_is_exact(
+    values: list[float], chi2_p: float | None
+) -> None:
+    frame = pd.DataFrame({"f": np.repeat([1, 2, 3], 3), "y": values})
+    kw = check_assumptions(one_factor_anova(frame, "y", "f")).kruskal_wallis
+    assert kw.statistic == pytest.approx(h_by_hand(stats.rankdata(values), [3, 3, 3]))
+    assert kw.p_value == pytest.approx(every_assignment_p(values, [3, 3, 3]))
+    assert kw.method == "exact: every one of the 1680 assignments of the values to the levels"
+    assert not kw.p_is_bound and kw.p_text().endswith(", exact")
+    if chi2_p is not None:
+        assert kw.p_value == pytest.approx(6 / 1680)
+        assert stats.chi2.sf(kw.statistic, 2) == pytest.approx(chi2_p)  # what it used to say
+
+
+def test_kruskal_wallis_with_four_levels_of_four_is_a_seeded_monte_carlo() -> None:
+    """16!/(4!)⁴ = 63 063 000 assignments, too many to enumerate: 9 999 seeded random ones. The
+    test draws its own 20 000 with numpy and H by hand; the two estimates agree within 4 standard
+    errors of their difference, and the χ² p (0.03 here) is not what is reported."""
+    values = [1.2, 2.9, 0.4, 3.3, 2.1, 4.0, 3.1, 1.8, 3.6, 4.4, 5.0, 2.5, 4.9, 3.9, 6.1, 5.5]
+    frame = pd.DataFrame({"f": np.repeat([1, 2, 3, 4], 4), "y": values})
+    kw = check_assumptions(one_factor_anova(frame, "y", "f")).kruskal_wallis
+    ranks = stats.rankdata(values)
+    observed = h_by_hand(ranks, [4] * 4)
+    rng = np.random.default_rng(2024)
+    null = np.array([h_by_hand(rng.permutation(ranks), [4] * 4) for _ in range(20_000)])
+    p = float(np.mean(null >= observed - 1e-9))
+    se = math.sqrt(p * (1 - p) * (1 / 9_999 + 1 / 20_000))
+    assert abs(kw.p_value - p) < 4 * se
+    assert kw.method is not None and kw.method.startswith("Monte Carlo: 9999 random assignments")
+    assert abs(stats.chi2.sf(observed, 3) - p) > 4 * se  # the approximation it replaces is off
+    again = check_assumptions(one_factor_anova(frame, "y", "f")).kruskal_wallis
+    assert again.p_value == kw.p_value  # seeded: the same data give the same p
 
 
 def test_equal_variances_read_the_anova() -> None:
@@ -95,6 +174,10 @@ def test_onl_loss_says_which_result_to_read() -> None:
     assert c.brown_forsythe.p_value < 0.05
     assert c.welch_anova.note is not None  # zero-variance levels: Welch's weights are infinite
     assert c.read == "kruskal" and "zeros rule out a log transform" in c.advice
+    # 5 values per level, 50!/(5!)¹⁰ ≈ 4.9e43 assignments: Monte Carlo, and none of 9 999 reaches H = 48.3
+    # (χ²₉ would say 2.2e-07): p is the bound 1/10 000, and the advice says so
+    assert c.kruskal_wallis.p_is_bound and c.kruskal_wallis.p_value == pytest.approx(1 / 10_000)
+    assert "Kruskal–Wallis (p ≤ 0.0001, Monte Carlo)" in c.advice
 
 
 def test_transforms() -> None:
