@@ -5,7 +5,10 @@ Two criteria, each with its reasoning kept as text:
    the threshold (in the response's own unit: 0.01 for a ratio, 1.0 for percent);
 2. significance: the first level whose increase over the previous level is significant, i.e. whose
    interval of α(j) − α(j−1) (textbook contrast, pooled s_e) lies above zero; the level before it is
-   the last one before a significant degradation.
+   the last one before a significant degradation. When every repetition of every level gave the
+   same value (s_e = 0) no test applies (the contrasts' `significant` is None), but the differences
+   are exact: the first level whose mean is above the previous one is then the first *exact*
+   increase, identical in every repetition, and counts the same way (`ContrastCI.rise`).
 The recommendation is the lower of the two. Because a pooled s_e assumes equal variances, each
 step is also checked with Welch's test (each level's own variance) and a disagreement is reported.
 """
@@ -43,6 +46,7 @@ class CapacityRecommendation:
     confidence: float
     max_level_under_threshold: Level | None  # None: even the first level is above the threshold
     first_significant_increase: Level | None  # the level j whose α(j) − α(j−1) is significantly > 0
+    first_exact_increase: Level | None  # s_e = 0: the first j with α(j) > α(j−1) in every repetition
     last_level_before_increase: Level | None
     recommended: Level | None
     steps: tuple[StepCheck, ...]
@@ -59,6 +63,7 @@ class CapacityRecommendation:
                 "confidence": self.confidence,
                 "max_level_under_threshold": self.max_level_under_threshold,
                 "first_significant_increase": self.first_significant_increase,
+                "first_exact_increase": self.first_exact_increase,
                 "last_level_before_increase": self.last_level_before_increase,
                 "recommended": self.recommended,
                 "steps": [
@@ -107,11 +112,24 @@ def recommend_capacity(
         StepCheck(c, _welch(anova, i, confidence))
         for i, c in enumerate(successive_differences(anova, confidence))
     )
-    first = next((levels[i + 1] for i, s in enumerate(steps) if s.contrast.ci_low > 0), None)
+    first = next((levels[i + 1] for i, s in enumerate(steps) if s.contrast.rise), None)
+    exact = bool(steps) and steps[0].contrast.exact  # s_e = 0: every contrast is exact
     before = levels[levels.index(first) - 1] if first is not None else levels[-1]
     pct = f"{100 * confidence:g} %"
+    identical = "every repetition of every level gave the same value (s_e = 0), so no test applies"
     if first is None:
-        why.append(f"Significance: no step between neighbouring levels is a significant increase at {pct}.")
+        why.append(
+            f"Significance: {identical}, and no level's mean is above the previous one's."
+            if exact
+            else f"Significance: no step between neighbouring levels is a significant increase at {pct}."
+        )
+    elif exact:
+        c = steps[levels.index(first) - 1].contrast
+        why.append(
+            f"Significance: from {before} to {first} the mean rises by {show(c.estimate, delta=True)} "
+            f"in every repetition: {identical}, but an increase seen identically in every repetition "
+            "is exact, not noise, and counts as a degradation."
+        )
     else:
         c = steps[levels.index(first) - 1].contrast
         why.append(
@@ -120,7 +138,7 @@ def recommend_capacity(
             f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {show(c.sd)})."
         )
     for i, s in enumerate(steps):
-        pooled = s.contrast.ci_low > 0
+        pooled = s.contrast.rise
         if s.welch_significant is not None and s.welch_significant != pooled and i <= levels.index(before):
             lo, hi = s.welch_ci or (np.nan, np.nan)
             why.append(
@@ -138,7 +156,8 @@ def recommend_capacity(
         threshold=threshold,
         confidence=confidence,
         max_level_under_threshold=under,
-        first_significant_increase=first,
+        first_significant_increase=None if exact else first,
+        first_exact_increase=first if exact else None,
         last_level_before_increase=before if first is not None else None,
         recommended=recommended,
         steps=steps,

@@ -87,6 +87,19 @@ class ContrastCI:
         """The interval excludes zero; None when it has no width (zero error variance: t is undefined)."""
         return excludes_zero(self.ci_low, self.ci_high, self.sd)
 
+    @property
+    def exact(self) -> bool:
+        """No error variance (s_e = 0: every repetition gave its level's mean exactly), so the
+        estimate has no random error. Its test is undefined (`significant` is None), but a nonzero
+        exact estimate is a real difference, seen identically in every repetition."""
+        return self.sd == 0
+
+    @property
+    def rise(self) -> bool:
+        """The contrast is shown to be above 0: significant with its interval above 0, or exact and
+        positive (identical in every repetition). Capacity's rule for a degradation."""
+        return self.estimate > 0 if self.exact else bool(self.significant) and self.ci_low > 0
+
     def to_dict(self) -> dict[str, Any]:
         return jsonable(
             {
@@ -100,6 +113,7 @@ class ContrastCI:
                 "ci": [self.ci_low, self.ci_high],
                 "half_width": self.half_width,
                 "significant": self.significant,
+                "exact": self.exact,
             }
         )
 

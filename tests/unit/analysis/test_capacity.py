@@ -62,3 +62,38 @@ def test_dip_back_under_is_not_counted() -> None:
     rec = recommend_capacity(model({1: [0.0, 0.002], 2: [0.03, 0.05], 3: [0.004, 0.006]}))
     assert rec.max_level_under_threshold == 1
     assert "dip back under" in rec.text
+
+
+def test_an_increase_identical_in_every_repetition_is_exact_not_significant() -> None:
+    """Every repetition identical: means 0.001, 0.001, 0.004, 0.02 (by hand), SSE = 0, s_e = 0. The
+    steps' test is undefined (significant None, as every zero-variance contrast), but the differences
+    are exact: 2 → 3 rises by 0.003 in every repetition, the first exact increase, so 2 is the last
+    level before it. The threshold 1 % keeps levels 1–3 (0.004 ≤ 0.01 < 0.02): recommended 2."""
+    rec = recommend_capacity(model({1: [0.001] * 3, 2: [0.001] * 3, 3: [0.004] * 3, 4: [0.02] * 3}))
+    assert [s.contrast.sd for s in rec.steps] == [0, 0, 0]
+    assert [s.contrast.significant for s in rec.steps] == [None, None, None]
+    assert [s.contrast.exact for s in rec.steps] == [True, True, True]
+    assert [s.contrast.rise for s in rec.steps] == [False, True, True]
+    assert rec.first_significant_increase is None and rec.first_exact_increase == 3
+    assert rec.last_level_before_increase == 2 and rec.max_level_under_threshold == 3
+    assert rec.recommended == 2
+    assert "from 2 to 3 the mean rises by +0.300 pp in every repetition" in rec.text
+    assert "excludes 0" not in rec.text  # a zero-width interval is not a test
+    d = rec.to_dict()
+    assert d["first_exact_increase"] == 3 and d["first_significant_increase"] is None
+    assert [s["significant"] for s in d["steps"]] == [None, None, None]
+    assert [s["exact"] for s in d["steps"]] == [True, True, True]
+
+
+def test_identical_repetitions_without_an_increase() -> None:
+    rec = recommend_capacity(model({1: [0.002] * 2, 2: [0.002] * 2, 3: [0.001] * 2}))
+    assert rec.first_exact_increase is None and rec.first_significant_increase is None
+    assert rec.recommended == 3
+    assert "no test applies, and no level's mean is above the previous one's" in rec.text
+
+
+def test_a_significant_step_is_not_exact() -> None:
+    rec = recommend_capacity(model(CELLS))
+    assert [s.contrast.exact for s in rec.steps] == [False, False, False]
+    assert [s.contrast.rise for s in rec.steps] == [False, False, True]
+    assert rec.first_exact_increase is None
