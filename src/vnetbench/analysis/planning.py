@@ -3,7 +3,10 @@
 For an interval x̄ ∓ z·s/√n to be within ±r % of x̄: n = (100·z·s / (r·x̄))² (Jain eq. 13.9, with z
 from the normal distribution). With few repetitions t[n − 1] is larger than z, so the smallest n with
 t[(1+c)/2; n−1]·s/√n ≤ r·x̄/100 is also given; it is the one to plan with. Per group (level or
-cell), since each treatment's mean needs its own precision.
+cell), since each treatment's mean needs its own precision. A treatment whose mean is 0 but whose
+values vary (a response that can be negative) has no relative precision: ±r % of 0 is an interval
+of no width, which no n reaches; its row says so (`note`, no n) and gives the pilot's absolute
+half-width instead, and the other treatments are planned as usual.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
+from vnetbench.analysis.stable import round_off_only
 
 MAX_REPETITIONS = 10**9
 
@@ -63,9 +67,15 @@ class PlanRow:
     n: int
     mean: float
     sd: float
-    half_width_ratio: float  # t·s/√n / |mean| of the pilot
-    needed_jain: int
-    needed: int
+    half_width_ratio: float  # t·s/√n / |mean| of the pilot (∞ for a mean of 0)
+    needed_jain: int | None  # None: no n reaches the precision (mean 0, see note)
+    needed: int | None
+    note: str | None = None  # why there is no n
+
+    @property
+    def treatment(self) -> str:
+        """'receivers=5, cc=reno', or 'all' without factors."""
+        return ", ".join(f"{k}={v}" for k, v in self.group.items()) or "all"
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(
@@ -77,6 +87,7 @@ class PlanRow:
                 "half_width_ratio": self.half_width_ratio,
                 "repetitions_needed_z": self.needed_jain,
                 "repetitions_needed": self.needed,
+                "note": self.note,
             }
         )
 
@@ -102,9 +113,23 @@ def plan_repetitions(
                 "a pilot needs at least 2 repetitions of every treatment",
             )
         t = float(stats.t.ppf((1 + confidence) / 2, y.size - 1))
+        group = dict(zip(factors, keys, strict=True))
+        half = t * sd / math.sqrt(y.size)
+        if sd > 0 and (mean == 0 or round_off_only(np.array([mean]), y)):  # 0 but for rounding
+            rows.append(
+                PlanRow(group, int(y.size), 0.0, sd, math.inf, None, None, _zero_mean_note(half, precision))
+            )
+            continue
         jain, needed = repetitions_needed(mean, sd, precision, confidence)
         rows.append(
-            PlanRow(dict(zip(factors, keys, strict=True)), int(y.size), mean, sd,
-                    t * sd / math.sqrt(y.size) / abs(mean) if mean else math.inf, jain, needed)
-        )  # fmt: skip
+            PlanRow(group, int(y.size), mean, sd, half / abs(mean) if mean else math.inf, jain, needed)
+        )
     return rows
+
+
+def _zero_mean_note(half: float, precision: float) -> str:
+    return (
+        f"the mean is 0, so ±{100 * precision:g} % of it is an interval of no width, which no number of "
+        f"repetitions reaches; judge this treatment by the absolute half-width t·s/√n instead "
+        f"(±{half:.4g} from this pilot, shrinking as 1/√n)"
+    )

@@ -608,14 +608,15 @@ def _plan(p: RepetitionPlan) -> Section:
         items=list(p.notes),
     )
     for s in p.series:
+        part.items += [f"{s.series} · {r.treatment}: {r.note}" for r in s.rows if r.note]
         scale, unit = unit_of(s.response)
         part.tables.append(
             TableView(
                 f"{s.series} · {fmt.metric_label(s.response)}",
                 ["treatment", "n", f"mean ({unit})" if unit else "mean", "SD", "needed (z)", "needed (t)"],
                 [
-                    [", ".join(f"{k}={v}" for k, v in r.group.items()) or "all", str(r.n),
-                     scaled(r.mean, scale), scaled(r.sd, scale), str(r.needed_jain), str(r.needed)]
+                    [r.treatment, str(r.n), scaled(r.mean, scale), scaled(r.sd, scale),
+                     fmt.whole(r.needed_jain), fmt.whole(r.needed)]
                     for r in s.rows
                 ],
             )

@@ -238,6 +238,11 @@ def counted(v: float, noun: str) -> str:
     return f"{count(v)} {noun}" + ("" if count(v) == "1" else "s")
 
 
+def whole(n: int | None) -> str:
+    """A whole number as it is ('—' when there is none): 137, not 137.0 nor 137 with separators."""
+    return "—" if n is None else str(n)
+
+
 def one_decimal(v: float | None) -> str:
     """One decimal ('-' when missing)."""
     return "-" if v is None else f"{v:.1f}"

@@ -17,7 +17,7 @@ from vnetbench.analysis.multiple import AdjustedContrast, PairDifference
 from vnetbench.analysis.planning import PlanRow
 from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_factor import TwoFactorResult
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, yes
+from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, whole, yes
 from vnetbench.report.terminal import (
     anova_columns,
     factorial_tables,
@@ -193,15 +193,16 @@ def plan_table(rows: Sequence[PlanRow], precision: float, conf: str) -> Table:
         ["treatment", "n (pilot)", "mean", "SD", "pilot ± %", "needed (z)", "needed (t)"],
         [
             [
-                ", ".join(f"{k}={v}" for k, v in r.group.items()) or "all",
+                r.treatment,
                 str(r.n),
                 num(r.mean),
                 num(r.sd, 4),
                 f"{100 * r.half_width_ratio:.3g} %" if math.isfinite(r.half_width_ratio) else "—",
-                str(r.needed_jain),
-                str(r.needed),
+                whole(r.needed_jain),
+                whole(r.needed),
             ]
             for r in rows
         ],
-        "needed (z): Jain's n = (100·z·s/(r·x̄))²; needed (t): the smallest n whose t interval is that narrow",
+        "needed (z): Jain's n = (100·z·s/(r·x̄))²; needed (t): the smallest n whose t interval is that narrow"
+        + "".join(f"\n{r.treatment}: {r.note}" for r in rows if r.note),
     )

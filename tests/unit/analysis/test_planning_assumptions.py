@@ -38,6 +38,24 @@ def test_plan_per_treatment_at_any_offset() -> None:
     assert rows["b"].needed == 2  # kbit/s spread at 9.4 Gbit/s is far inside ±0.01 %
 
 
+def test_a_treatment_with_mean_zero_has_no_relative_precision_and_the_others_are_planned() -> None:
+    """a: −1, 1, −2, 2 → mean 0, s = √(10/3) = 1.8257; ±10 % of 0 is no interval, so no n; the
+    pilot's half-width is t[0.975; 3]·s/√4 = 3.1824 × 1.8257/2 = 2.905. c: 0.1, 0.2, −0.3 → mean 0
+    (floats give −1.4e-17, rounding: n ≈ 1e34 once crashed scipy's t quantile). b: 9, 11 → mean 10, s = √2,
+    target ±1: Jain's n = ⌈(1.96·√2)²⌉ = ⌈7.68⌉ = 8; with t, n = 10 gives t[0.975; 9]·√2/√10 = 1.012
+    > 1 and n = 11 gives t[0.975; 10]·√2/√11 = 0.950: 11."""
+    frame = pd.DataFrame({"f": ["a"] * 4 + ["b"] * 2 + ["c"] * 3, "y": [-1, 1, -2, 2, 9, 11, 0.1, 0.2, -0.3]})
+    rows = {r.group["f"]: r for r in plan_repetitions(frame, "y", ["f"], 0.1)}
+    a = rows["a"]
+    assert (a.mean, a.needed_jain, a.needed, a.half_width_ratio) == (0, None, None, math.inf)
+    assert a.sd == pytest.approx(math.sqrt(10 / 3))
+    assert a.note is not None and "the mean is 0, so ±10 % of it is an interval of no width" in a.note
+    assert "±2.905 from this pilot" in a.note
+    assert a.to_dict()["repetitions_needed"] is None and a.to_dict()["note"] == a.note
+    assert (rows["c"].mean, rows["c"].needed, rows["c"].note is not None) == (0, None, True)
+    assert (rows["b"].needed_jain, rows["b"].needed, rows["b"].note) == (8, 11, None)
+
+
 @pytest.mark.parametrize("text", ["0", "150%", "x", "1"])
 def test_bad_precision(text: str) -> None:
     with pytest.raises(DataError, match="target-precision"):
