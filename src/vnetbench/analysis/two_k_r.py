@@ -217,7 +217,10 @@ def _effects(
 
     def make(letters: str, name: str, q: float, ss: float | None) -> FactorialEffect:
         pct = 100 * ss / sst if ss is not None and sst > 0 else None
-        return FactorialEffect(letters, name, q, s_q, q - t * s_q, q + t * s_q, ss, pct)
+        low, high = q - t * s_q, q + t * s_q
+        if letters == "I":  # q0 is the grand mean: cut at 0 where the response cannot be negative
+            low, high = cut_at_zero(low, high, cannot_be_negative(response))
+        return FactorialEffect(letters, name, q, s_q, low, high, ss, pct)
 
     effects = [make("I", "mean", anchor + float(means.mean()), None)]
     for cols in columns(k):

@@ -159,3 +159,23 @@ def test_the_grand_mean_of_a_loss_is_cut() -> None:
     frame = pd.DataFrame({"level": ["A", "A", "B", "B"], "loss_ratio": [0.0, 0.2, 0.0, 0.2]})
     a = one_factor_anova(frame, "loss_ratio", "level")
     assert a.grand_mean_ci == pytest.approx((0.0, 0.40424), abs=1e-5)
+
+
+def test_q0_of_a_2k_design_of_a_loss_is_cut_but_not_of_a_response_that_can_be_negative() -> None:
+    """2^2·2: cell (a1, b1) holds 0, 0.2, the other three 0, 0. By hand: cell means 0.1, 0, 0, 0, so
+    q0 = 0.1/4 = 0.025; SSE = 2 × 0.1² = 0.02 on 2²(2 − 1) = 4 DF, s_e = √0.005, s_q = s_e/√8 = 0.025,
+    t[0.975; 4] = 2.7764 (t table): 0.025 ∓ 0.069411 = (−0.044411, 0.094411), cut to (0, 0.094411) for
+    a loss; qA = (−0.1 + 0)/4 = −0.025 is an effect and keeps its whole interval."""
+    from vnetbench.analysis.two_k_r import two_k_r
+
+    rows = [("a1", "b1", 0.0), ("a1", "b1", 0.2)] + [
+        (a, b, 0.0) for a, b in (("a2", "b1"), ("a1", "b2"), ("a2", "b2")) for _ in range(2)
+    ]
+    loss = two_k_r(pd.DataFrame(rows, columns=["A", "B", "loss_ratio"]), "loss_ratio", ["A", "B"])
+    q0 = loss.effect("I")
+    assert q0.q == pytest.approx(0.025) and q0.sd == pytest.approx(0.025)
+    assert (q0.ci_low, q0.ci_high) == pytest.approx((0.0, 0.094411), abs=1e-6)
+    qa = loss.effect("A")
+    assert (qa.ci_low, qa.ci_high) == pytest.approx((-0.025 - 0.069411, -0.025 + 0.069411), abs=1e-6)
+    y = two_k_r(pd.DataFrame(rows, columns=["A", "B", "y"]), "y", ["A", "B"]).effect("I")
+    assert (y.ci_low, y.ci_high) == pytest.approx((-0.044411, 0.094411), abs=1e-6)
