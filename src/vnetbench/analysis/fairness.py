@@ -100,27 +100,43 @@ def fairness_spread(
 ) -> pd.DataFrame:
     """Per configuration: the index of each replication's flows, then its mean, SD, min, max and an
     interval of the expected index (`mean_index_interval`) over replications (ONL Table 2's
-    "fairness" and "SD of fairness"); the interval stays in [1/n, 1] where a t interval would not."""
+    "fairness" and "SD of fairness"); the interval stays in [1/n, 1] where a t interval would not.
+
+    A replication in which every flow got 0 has no index (0/0: undefined, not fair nor unfair). It is
+    left out of the mean, SD, min, max and interval, counted in `undefined`, and `note` says so; with
+    no replication left they are NaN. (It used to make the mean NaN.)"""
     check_confidence(confidence)
     per_rep = fairness_by_group(frame, value, [*config, replication])
     rows = []
     for keys, g in per_rep.groupby(list(config), sort=True, observed=True):
-        j = g["jain_index"].to_numpy(dtype=float)
-        n = j.size
-        mean = float(j.mean())
-        sd = float(j.std(ddof=1)) if n > 1 else float("nan")
-        low, high = mean_index_interval(j, float(g["n_flows"].mean()), confidence)
+        defined = g[g["jain_index"].notna()]
+        j = defined["jain_index"].to_numpy(dtype=float)
+        n, undefined = j.size, len(g) - j.size
+        nan = float("nan")
+        low, high = mean_index_interval(j, float(defined["n_flows"].mean()), confidence) if n else (nan, nan)
         keys = keys if isinstance(keys, tuple) else (keys,)
         rows.append(
             dict(zip(config, keys, strict=True))
             | {
-                "replications": n,
-                "mean": mean,
-                "sd": sd,
-                "min": float(j.min()),
-                "max": float(j.max()),
+                "replications": len(g),
+                "undefined": undefined,
+                "mean": float(j.mean()) if n else nan,
+                "sd": float(j.std(ddof=1)) if n > 1 else nan,
+                "min": float(j.min()) if n else nan,
+                "max": float(j.max()) if n else nan,
                 "ci_low": low,
                 "ci_high": high,
+                "note": _undefined_note(undefined, len(g)),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _undefined_note(undefined: int, replications: int) -> str | None:
+    if not undefined:
+        return None
+    which = (
+        "every replication" if undefined == replications else f"{undefined} of {replications} replications"
+    )
+    left = "" if undefined == replications else "; the mean, SD and interval are over the others"
+    return f"{which}: every flow got 0, so Jain's index is undefined (0/0) there and left out{left}"

@@ -396,6 +396,7 @@ def _fairness(f: cp.Fairness) -> Section:
         "1 is a fair share, 1/n one flow taking everything. Its spread over replications per treatment."
         + (TCP_SETTLING if f.tcp else ""),
     )
+    rows = sorted(f.spread.to_dict("records"), key=lambda r: _series_key(r, f.config))
     part.tables.append(
         TableView(
             f"Jain's fairness index over replications ({conf} interval of the expected index)",
@@ -407,14 +408,20 @@ def _fairness(f: cp.Fairness) -> Section:
                     # four digits with their zeros, as the interval beside them (0.9940, not 0.994
                     # beside (0.9886, 0.9963)); the SD without exponent, below the index's four
                     # decimals '< 0.0001' (not 4.84e-07 nor 0.0000000000641)
-                    fmt.zeros_kept(r["mean"]),
+                    fmt.zeros_kept(r["mean"]) if pd.notna(r["mean"]) else "undefined",
                     _index_sd(r["sd"]),
                     fmt.zeros_kept(r["min"]),
                     fmt.zeros_kept(r["max"]),
                     ci(r["ci_low"], r["ci_high"]),
                 ]
-                for r in sorted(f.spread.to_dict("records"), key=lambda r: _series_key(r, f.config))
+                for r in rows
             ],
+            # replications where every flow got 0 have no index (fairness.fairness_spread's note)
+            "\n".join(
+                f"{', '.join(str(r[c]) for c in f.config)}: {r['note']}"
+                for r in rows
+                if isinstance(r.get("note"), str)
+            ),
         )
     )
     return part

@@ -113,6 +113,34 @@ def test_index_interval_with_many_replications_of_unequal_shares_is_the_log_t_in
     assert mean_index_interval([1.0, 1.0, 1.0], 3) == (1.0, 1.0)
 
 
+def test_a_replication_where_every_flow_got_zero_is_left_out_with_a_note() -> None:
+    """reno: rep 1 [1, 1] → 1, rep 2 [0, 0] → 0/0, undefined, rep 3 [1, 3] → 16/20 = 0.8. Over the two
+    defined: mean 0.9, SD √((0.1² + 0.1²)/1) = 0.14142, min 0.8, max 1 (the mean was NaN). Interval by
+    hand: U = {0, 0.2}, Ū = 0.1, s_U = 0.14142; the χ² model's variance 2Ū²/(f − 1) = 0.02 gives
+    (n − 1)s²/σ² = 1, P(χ²₁ ≤ 1) = 0.68: the hull. log-t: Ū·exp(∓t[0.975; 1]·s_U/(√2·Ū)) =
+    0.1·exp(∓12.706); χ² (2 DF): 0.2/7.3778 and 0.2/0.050636. Low end 1 − 0.1·e^12.706, clipped to
+    1/f = 0.5; high end 1 − min(0.1·e^−12.706, 0.027108) = 1 − 3.04e-7.
+    cubic: both replications all 0: nothing to average."""
+    rows = [("reno", 1, 1), ("reno", 1, 1), ("reno", 2, 0), ("reno", 2, 0), ("reno", 3, 1), ("reno", 3, 3),
+            ("cubic", 1, 0), ("cubic", 1, 0), ("cubic", 2, 0), ("cubic", 2, 0)]  # fmt: skip
+    frame = pd.DataFrame(rows, columns=["cc", "replication", "throughput_bps"])
+    s = fairness_spread(frame, "throughput_bps", ["cc"], "replication").set_index("cc")
+    reno = s.loc["reno"]
+    assert (reno["replications"], reno["undefined"]) == (3, 1)
+    assert reno["mean"] == pytest.approx(0.9) and reno["sd"] == pytest.approx(np.sqrt(0.02))
+    assert (reno["min"], reno["max"]) == (0.8, 1.0)
+    t1 = 12.706204736174698  # t[0.975; 1]
+    assert (reno["ci_low"], reno["ci_high"]) == pytest.approx((0.5, 1 - 0.1 * np.exp(-t1)), abs=1e-12)
+    assert reno["note"] == (
+        "1 of 3 replications: every flow got 0, so Jain's index is undefined (0/0) there and left out; "
+        "the mean, SD and interval are over the others"
+    )
+    cubic = s.loc["cubic"]
+    assert (cubic["replications"], cubic["undefined"]) == (2, 2)
+    assert all(np.isnan(cubic[c]) for c in ("mean", "sd", "min", "max", "ci_low", "ci_high"))
+    assert cubic["note"].startswith("every replication: every flow got 0")
+
+
 def test_fairness_refuses_negative_allocations() -> None:
     with pytest.raises(DataError, match="negative"):
         fairness_by_group(pd.DataFrame({"g": [1, 1], "v": [1, -1]}), "v", ["g"])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.analysis.campaign_parts import Fairness, UdpEffective, fairness
+from vnetbench.analysis.fairness import fairness_spread
 from vnetbench.report import format as fmt
 from vnetbench.report.analysis_tables import TCP_SETTLING, _fairness, _udp
 from vnetbench.report.sections.probe import _cpushare_section
@@ -103,6 +104,19 @@ def test_the_fairness_table_gives_means_four_digits_like_their_interval_and_no_e
     assert table.rows[0][2:6] == ["0.9940", "0.00239", "0.9912", "0.9965"]
     assert table.rows[1][2:6] == ["1.000", "< 0.0001", "1.000", "1.000"]  # 0.99999978 is 1.000
     assert table.rows[2][2:7] == ["0.9000", "", "0.9000", "0.9000", "–"]
+
+
+def test_the_fairness_table_says_where_every_flow_got_zero() -> None:
+    frame = pd.DataFrame(
+        {"series": "s", "replication": [1, 1, 2, 2], "throughput_bps": [0.0, 0.0, 0.0, 0.0], "cc": "x"}
+    )
+    spread = fairness_spread(frame, "throughput_bps", ["series"], "replication")
+    (table,) = _fairness(Fairness(["series"], 0.95, pd.DataFrame(), spread)).tables
+    assert table.rows[0][1:7] == ["2", "undefined", "", "", "", "–"]
+    assert (
+        table.note
+        == "s: every replication: every flow got 0, so Jain's index is undefined (0/0) there and left out"
+    )
 
 
 def test_a_value_that_rounds_up_to_a_power_of_ten_keeps_its_number_of_digits() -> None:
