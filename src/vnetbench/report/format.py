@@ -35,14 +35,15 @@ __all__ = ["display_unit", "metric_name"]  # the unit table, for figures' axes
 
 def num(x: float | None, digits: int = 6) -> str:
     """`digits` significant digits; '' when missing, ∞ when infinite. Exponent form only for tiny
-    values (a p of 3.2e-09), never for large ones (95670100, not 9.56701e+07)."""
+    values (a p of 3.2e-09), never for large ones (95670100, not 9.56701e+07): their digits beyond
+    `digits` are zeros (`significant_figures`)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
     if isinstance(x, float) and math.isinf(x):
         return "∞"
     if x != 0 and abs(x) < 1e-4:
         return f"{x:.{digits}g}"
-    return _as_g(plain_number(float(x), digits))
+    return _as_g(significant_figures(float(x), digits))
 
 
 def plain(x: float | None, digits: int = 6) -> str:
@@ -50,7 +51,23 @@ def plain(x: float | None, digits: int = 6) -> str:
     not p values (an SS of 0.0000269478, not 2.69478e-05)."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return num(x, digits) if isinstance(x, float) and math.isinf(x) else _as_g(plain_number(float(x), digits))
+    return (
+        num(x, digits)
+        if isinstance(x, float) and math.isinf(x)
+        else _as_g(significant_figures(float(x), digits))
+    )
+
+
+def significant_figures(x: float, digits: int) -> str:
+    """`plain_number` with a large number's digits past the first `digits` written as zeros, so a
+    table shows only significant digits: the SSY of 9.4 Gbit/s throughputs, 7.95240018800016e20,
+    is 795240020000000000000 to 8 digits, not 795240018800015966208 (every digit of the float's
+    binary value, more than a float holds). Below 10^digits, as plain_number."""
+    if not math.isfinite(x) or abs(x) < 10**digits:
+        return plain_number(x, digits)
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    figures = mantissa.replace("-", "").replace(".", "")
+    return ("-" if x < 0 else "") + figures + "0" * (int(exponent) - digits + 1)
 
 
 def zeros_kept(x: float | None, digits: int = 4) -> str:

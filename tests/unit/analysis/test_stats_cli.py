@@ -8,6 +8,8 @@ import pytest
 
 from tests.helpers.stats_app import ONL, run, run_json
 
+EXAMPLES = Path(__file__).resolve().parents[3] / "docs" / "examples"
+
 
 def write(tmp_path: Path, text: str, name: str = "t.csv") -> Path:
     path = tmp_path / name
@@ -21,6 +23,20 @@ def test_tables_on_a_terminal() -> None:
     for title in ("ANOVA: loss by receivers", "Effects α_j", "Contrasts with 95 % intervals", "α(6) − α(5)"):
         assert title in result.stdout
     assert "39981.726" in result.stdout and "99.68 %" in result.stdout
+
+
+def test_sums_of_squares_print_their_significant_digits_only() -> None:
+    """docs/examples/gigabit_one_factor.csv: y = 9.4e9 + v, offsets v summing to 1000 with Σv² = 16e6.
+    By hand, in integers: SSY = Σy² = 9·(9.4e9)² + 2·9.4e9·1000 + 16e6 = 795 240 018 800 016 000 000,
+    SS0 = N·ȳ² = 795 240 018 800 000 111 111.1 and SST = 16e6 − 111 111.1 = 15 888 888.9. To the
+    table's 8 significant digits: 795240020000000000000 (both) and 15888889. The float SSY used to be
+    printed with every digit of its binary value, 795240018800015966208."""
+    rows = (EXAMPLES / "gigabit_one_factor.csv").read_text().split()[1:]
+    assert sum(int(r.split(",")[1]) ** 2 for r in rows) == 795_240_018_800_016_000_000  # exact, in integers
+    result = run(EXAMPLES / "gigabit_one_factor.csv", "--response", "throughput_bps", "--factor", "cfg")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.count("795240020000000000000") == 2 and "15888889" in result.stdout
+    assert "795240018800015966208" not in result.stdout and "7952400188" not in result.stdout
 
 
 def test_2kr_json(tmp_path: Path) -> None:

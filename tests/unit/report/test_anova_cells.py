@@ -47,3 +47,14 @@ def test_plain_keeps_num_digits_without_exponent() -> None:
     assert fmt.plain(6588.9576123, 8) == "6588.9576"  # as num: trailing digits to eight
     assert fmt.plain(0.0002) == "0.0002" and fmt.plain(None) == "" and fmt.plain(float("inf")) == "∞"
     assert fmt.num(1.9e-79, 2) == "1.9e-79"  # p values keep their exponent (docs/statistics.md)
+
+
+def test_large_sums_of_squares_keep_their_significant_digits_only() -> None:
+    # 795240018800015966208 is every digit of a float's binary value (it holds about 16); to 8
+    # significant digits, by hand: 7952400188… rounds to 79524002, then 13 zeros
+    assert fmt.plain(795240018800015966208.0, 8) == "795240020000000000000"
+    assert fmt.num(795240018800015966208.0, 8) == "795240020000000000000"
+    assert fmt.num(95670123.0) == "95670100"  # 6 digits, no exponent (not 9.56701e+07)
+    assert fmt.num(-123456789.0, 8) == "-123456790"
+    assert fmt.plain(99999999.6, 8) == "100000000"  # below 10⁸: plain_number, rounds up to 10⁸
+    assert fmt.plain(15888888.9, 8) == "15888889" and fmt.plain(6588.9576123, 8) == "6588.9576"
