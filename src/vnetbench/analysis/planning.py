@@ -23,6 +23,7 @@ from scipy import stats
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import round_off_only
+from vnetbench.spec.units import plain_number
 
 MAX_REPETITIONS = 10**9
 
@@ -115,7 +116,7 @@ def plan_repetitions(
         t = float(stats.t.ppf((1 + confidence) / 2, y.size - 1))
         group = dict(zip(factors, keys, strict=True))
         half = t * sd / math.sqrt(y.size)
-        if sd > 0 and (mean == 0 or round_off_only(np.array([mean]), y)):  # 0 but for rounding
+        if sd > 0 and round_off_only(np.array([mean]), y):  # 0, or 0 but for rounding
             rows.append(
                 PlanRow(group, int(y.size), 0.0, sd, math.inf, None, None, _zero_mean_note(half, precision))
             )
@@ -131,5 +132,5 @@ def _zero_mean_note(half: float, precision: float) -> str:
     return (
         f"the mean is 0, so ±{100 * precision:g} % of it is an interval of no width, which no number of "
         f"repetitions reaches; judge this treatment by the absolute half-width t·s/√n instead "
-        f"(±{half:.4g} from this pilot, shrinking as 1/√n)"
+        f"(±{plain_number(half, 4)} from this pilot, shrinking as 1/√n)"
     )
