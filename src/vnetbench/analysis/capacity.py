@@ -115,28 +115,7 @@ def recommend_capacity(
     first = next((levels[i + 1] for i, s in enumerate(steps) if s.contrast.rise), None)
     exact = bool(steps) and steps[0].contrast.exact  # s_e = 0: every contrast is exact
     before = levels[levels.index(first) - 1] if first is not None else levels[-1]
-    pct = f"{100 * confidence:g} %"
-    identical = "every repetition of every level gave the same value (s_e = 0), so no test applies"
-    if first is None:
-        why.append(
-            f"Significance: {identical}, and no level's mean is above the previous one's."
-            if exact
-            else f"Significance: no step between neighbouring levels is a significant increase at {pct}."
-        )
-    elif exact:
-        c = steps[levels.index(first) - 1].contrast
-        why.append(
-            f"Significance: from {before} to {first} the mean rises by {show(c.estimate, delta=True)} "
-            f"in every repetition: {identical}, but an increase seen identically in every repetition "
-            "is exact, not noise, and counts as a degradation."
-        )
-    else:
-        c = steps[levels.index(first) - 1].contrast
-        why.append(
-            f"Significance: from {before} to {first} the mean rises by {show(c.estimate, delta=True)}, "
-            f"{pct} interval ({show(c.ci_low, False)}, {show(c.ci_high)}) excludes 0 "
-            f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {show(c.sd)})."
-        )
+    why.append(_significance_reason(anova, steps, first, confidence))
     for i, s in enumerate(steps):
         pooled = s.contrast.rise
         if s.welch_significant is not None and s.welch_significant != pooled and i <= levels.index(before):
@@ -162,6 +141,33 @@ def recommend_capacity(
         recommended=recommended,
         steps=steps,
         reasoning=tuple(why),
+    )
+
+
+def _significance_reason(
+    anova: OneFactorAnova, steps: tuple[StepCheck, ...], first: Level | None, confidence: float
+) -> str:
+    """The sentence of the second criterion: the first step that rises (significant, or exact when
+    s_e = 0), with its numbers, or that none does."""
+    show = partial(format_metric, anova.response)
+    exact = bool(steps) and steps[0].contrast.exact
+    identical = "every repetition of every level gave the same value (s_e = 0), so no test applies"
+    if first is None:
+        if exact:
+            return f"Significance: {identical}, and no level's mean is above the previous one's."
+        pct = f"{100 * confidence:g} %"
+        return f"Significance: no step between neighbouring levels is a significant increase at {pct}."
+    before = anova.levels[anova.levels.index(first) - 1]
+    c = steps[anova.levels.index(first) - 1].contrast
+    rise = f"Significance: from {before} to {first} the mean rises by {show(c.estimate, delta=True)}"
+    if exact:
+        return (
+            f"{rise} in every repetition: {identical}, but an increase seen identically in every "
+            "repetition is exact, not noise, and counts as a degradation."
+        )
+    return (
+        f"{rise}, {100 * confidence:g} % interval ({show(c.ci_low, False)}, {show(c.ci_high)}) excludes 0 "
+        f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {show(c.sd)})."
     )
 
 
