@@ -178,11 +178,13 @@ class Dashboard:
             spec = self.spec(campaign_id)
             progress = live.campaign_progress(self.engine, [campaign_id]).get(campaign_id)
             cells = live.grid_cells(self.engine, campaign_id, spec.metrics, spec.background_patterns)
+            # a sweep's cell is its newest complete sweep's knee: its points, not only its newest row
+            sweeps = live.sweep_rows(self.engine, campaign_id, spec.sweeps, spec.background_patterns)
             stored = live.stored_metrics(self.engine, campaign_id)
             return _json(
                 {
                     "campaign": views.campaign_json(row, spec, progress, report_url, monitor_run),
-                    "grids": views.grid_json(cells, spec),
+                    "grids": views.grid_json(cells, spec, sweeps),
                     "spec_problem": spec.problem,
                     "threshold_problems": views.threshold_problems(spec, stored),
                     "without_grid": views.without_grid(spec, stored),
@@ -214,7 +216,11 @@ class Dashboard:
             th = spec.thresholds_of(measurement).get(metric)
             head = {"campaign_id": campaign_id, "measurement": measurement, "src": src, "dst": dst}
             return _json(
-                {**head, "contended": contended, **views.series_json(points, th, metric, sample_metric)}
+                {
+                    **head,
+                    "contended": contended,
+                    **views.series_json(points, th, metric, sample_metric, spec.sweeps.get(measurement)),
+                }
             )
 
         key = ("series", campaign_id, measurement, src, dst, metric, contended)
@@ -348,7 +354,13 @@ def _add_pages(app: FastAPI, dash: Dashboard, report_dir: Path | None) -> None:
 
     @app.get("/campaigns/{campaign_id}/series", response_class=HTMLResponse)
     def series_page(
-        campaign_id: str, measurement: str, src: str, dst: str, metric: str, contended: bool = False
+        campaign_id: str,
+        measurement: str,
+        src: str,
+        dst: str,
+        metric: str,
+        contended: bool = False,
+        pattern: str = "",
     ) -> HTMLResponse:
         row = campaign_row_or_page(campaign_id)
         if isinstance(row, HTMLResponse):
@@ -361,4 +373,5 @@ def _add_pages(app: FastAPI, dash: Dashboard, report_dir: Path | None) -> None:
             dst=dst,
             metric=metric,
             contended=contended,
+            pattern=pattern,  # the grid cell's pattern: its lines are shown first
         )

@@ -163,6 +163,9 @@ class GridCell:
     lowest: float | None  # over the campaign: the pair's baseline is one of these
     highest: float | None
     offered_bps: float | None = None  # the newest row's offered rate (a constant-rate flow), else None
+    # a contended cell is one pattern's flows (lb-2tenants beside lb-4tenants: two cells, never merged);
+    # None: an alone cell, whichever pattern measured the pair alone
+    pattern: str | None = None
 
 
 def _contended(background_patterns: Collection[str] = ()) -> Any:
@@ -192,17 +195,18 @@ def stored_metrics(engine: Engine, campaign_id: str) -> dict[str, set[str]]:
 def grid_cells(
     engine: Engine, campaign_id: str, metrics: Sequence[str], background_patterns: Collection[str] = ()
 ) -> list[GridCell]:
-    """Per (measurement, contended, src, dst, metric): the newest ok value and the campaign's range.
-    A flow of one of `background_patterns` (patterns whose steps run background traffic) is contended.
+    """Per (measurement, contended, src, dst, metric, and for contended flows their pattern): the newest
+    ok value and the range over the campaign. A flow of one of `background_patterns` (patterns whose
+    steps run background traffic) is contended. Flows measured alone are one cell whichever pattern
+    measured them; contended flows are one cell per pattern: 2 tenants and 4 tenants sharing a switch
+    answer different questions, and their values are never merged into one range or newest value.
 
     Two statements: one pass over the campaign's ok rows (covered by ix_measurements_grid) and their
     summaries (by primary key) for count, range and the newest row per cell; then the newest rows'
     values by primary key.
     """
     m, s = t.measurements, t.summaries
-    cell = (m.c.measurement, m.c.group_kind, m.c.src, m.c.dst)
-    if background_patterns:  # only then the pattern too (the index has no pattern column)
-        cell = (*cell, m.c.pattern)
+    cell = (m.c.measurement, m.c.group_kind, m.c.src, m.c.dst, m.c.pattern)
     ranges = (
         select(
             *cell,
@@ -217,15 +221,14 @@ def grid_cells(
         .group_by(*cell, s.c.metric)
     )
     # group kinds fold into alone / contended here, not in SQL: a CASE in GROUP BY defeats the index
-    groups: dict[tuple[str, bool, str, str, str], list[Any]] = {}
+    groups: dict[tuple[str, bool, str, str, str, str | None], list[Any]] = {}
     latest: dict[tuple[int, str], Any] = {}
     with engine.connect() as conn:
         for row in conn.execute(ranges):
-            measurement, group_kind, src, dst = row[:4]
+            measurement, group_kind, src, dst, pattern = row[:5]
             metric, newest, n, lowest, highest = row[-5:]
-            pattern = row[4] if background_patterns else None
             contended = group_kind in CONTENDED_GROUPS or pattern in background_patterns
-            key = (measurement, contended, src, dst, metric)
+            key = (measurement, contended, src, dst, metric, pattern if contended else None)
             seen = groups.get(key)
             if seen is None:
                 groups[key] = [int(newest), int(n), lowest, highest]
@@ -243,7 +246,7 @@ def grid_cells(
             )
             latest.update({(int(r.measurement_id), r.metric): r for r in conn.execute(query)})
     cells = []
-    for (measurement, contended, src, dst, metric), (newest, n, lowest, highest) in groups.items():
+    for (measurement, contended, src, dst, metric, pattern), (newest, n, lowest, highest) in groups.items():
         row = latest[(newest, metric)]
         cells.append(
             GridCell(
@@ -261,6 +264,7 @@ def grid_cells(
                 lowest=lowest,
                 highest=highest,
                 offered_bps=row.offered_bps,
+                pattern=pattern,
             )
         )
     return cells
@@ -292,6 +296,8 @@ class SeriesPoint:
     sample_max: float | None
     pattern: str = ""  # the spec's pattern that measured it (a pair may be measured by several)
     offered_bps: float | None = None  # a constant-rate flow's offered rate (a sweep's point), else None
+    key: str = ""  # the plan's key: a sweep point's key ends with its suffix (/s18/p1000)
+    group_kind: str = ""  # single | alone | together | parallel | background
 
 
 def pair_series(
@@ -320,6 +326,8 @@ def pair_series(
             m.c.factors,
             m.c.pattern,
             m.c.offered_bps,
+            m.c.key,
+            m.c.group_kind,
         )
         .where(
             m.c.campaign_id == campaign_id,
@@ -364,9 +372,97 @@ def pair_series(
                 sample_max=r.hi,
                 pattern=r.pattern,
                 offered_bps=r.offered_bps,
+                key=r.key,
+                group_kind=r.group_kind,
             )
             for r in conn.execute(query)
         ]
+
+
+# What a sweep's cell needs of each point: its loss, what the sender managed and the path's capacity.
+SWEEP_METRICS = ("loss_ratio", "achieved_pps", "received_pps", "path_pps_limit")
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One ok sweep point of a pair (a `pps` step): what its grid cell's knee is made of."""
+
+    measurement_id: int
+    key: str  # ends with the sweep point's suffix (/s18/p1000)
+    measurement: str
+    pattern: str
+    contended: bool
+    src: str
+    dst: str
+    repetition: int
+    factors: dict[str, Any]
+    started_utc_ns: int | None
+    offered_bps: float | None
+    expected_max_bps: float | None  # the overhead model's most goodput of the path (its shaped links)
+    values: dict[str, float | None]  # SWEEP_METRICS the point stored
+
+
+def sweep_rows(
+    engine: Engine,
+    campaign_id: str,
+    measurements: Collection[str],
+    background_patterns: Collection[str] = (),
+) -> list[SweepRow]:
+    """Every ok row of these (sweep) measurements with its SWEEP_METRICS, oldest first: one row per
+    point and repetition (openstack-bridges: 540), read by the pair index and the summaries' key."""
+    if not measurements:
+        return []
+    m, s = t.measurements, t.summaries
+    rows = (
+        select(
+            m.c.id,
+            m.c.key,
+            m.c.measurement,
+            m.c.pattern,
+            m.c.group_kind,
+            m.c.src,
+            m.c.dst,
+            m.c.repetition,
+            m.c.factors,
+            m.c.started_utc_ns,
+            m.c.offered_bps,
+            m.c.expected_max_bps,
+        )
+        .where(
+            m.c.campaign_id == campaign_id,
+            m.c.measurement.in_(list(measurements)),
+            m.c.status == "ok",
+        )
+        .order_by(m.c.started_utc_ns, m.c.id)
+    )
+    with engine.connect() as conn:
+        found = list(conn.execute(rows))
+        values: dict[int, dict[str, float | None]] = {}
+        ids = [int(r.id) for r in found]
+        for chunk in range(0, len(ids), 500):  # a bounded IN list
+            query = select(s.c.measurement_id, s.c.metric, s.c.value).where(
+                s.c.measurement_id.in_(ids[chunk : chunk + 500]), s.c.metric.in_(SWEEP_METRICS)
+            )
+            for mid, metric, value in conn.execute(query):
+                values.setdefault(int(mid), {})[metric] = value
+    return [
+        SweepRow(
+            measurement_id=int(r.id),
+            key=r.key,
+            measurement=r.measurement,
+            pattern=r.pattern,
+            contended=r.group_kind in CONTENDED_GROUPS or r.pattern in background_patterns,
+            src=r.src,
+            dst=r.dst,
+            repetition=int(r.repetition),
+            factors=r.factors or {},
+            started_utc_ns=r.started_utc_ns,
+            offered_bps=r.offered_bps,
+            expected_max_bps=r.expected_max_bps,
+            values=values.get(int(r.id), {}),
+        )
+        for r in found
+    ]
 
 
 # The campaigns table without its spec text (a long-running store holds many campaigns).

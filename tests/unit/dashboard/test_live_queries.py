@@ -151,14 +151,14 @@ def test_a_store_made_before_the_dashboard_gets_its_indexes_and_sample_stats(sto
     written = live.pair_series(store.engine, "d1", "tcp", "a", "c", "throughput_bps", "throughput_bps")
     with store.engine.begin() as conn:  # as a store written before the dashboard existed
         conn.exec_driver_sql("DROP INDEX ix_measurements_pair")
-        conn.exec_driver_sql("DROP INDEX ix_measurements_grid")
+        conn.exec_driver_sql("DROP INDEX ix_measurements_grid_pattern")
         conn.exec_driver_sql("DROP TABLE sample_stats")
     store.close()
     reopened = Store(path)
     names = {ix["name"] for ix in inspect(reopened.engine).get_indexes("measurements")}
     rebuilt = live.pair_series(reopened.engine, "d1", "tcp", "a", "c", "throughput_bps", "throughput_bps")
     reopened.close()
-    assert {"ix_measurements_pair", "ix_measurements_grid"} <= names
+    assert {"ix_measurements_pair", "ix_measurements_grid_pattern"} <= names
     # the backfilled aggregates (SQL over the samples) equal those written with the samples (Python)
     assert [(p.sample_count, p.sample_min, p.sample_max) for p in rebuilt] == [
         (p.sample_count, p.sample_min, p.sample_max) for p in written

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.analysis.cpu import with_host_busy
+from vnetbench.analysis.knee import KNEE_LOSS, KNEE_SENT  # the dashboard's sweep cells use the same
 from vnetbench.kinds.overhead import frame_bytes
 from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
@@ -34,8 +35,6 @@ from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 
 ORDER = 60
-KNEE_LOSS = 0.01  # a sweep point "passes" when it lost less than this
-KNEE_SENT = 0.95  # ... and the sender sent at least this share of the offered rate (stalls cost < 5 %)
 BURST_FACTOR = 1.5  # a trace bin above this × the offered rate is a burst
 MAX_TRACES = 4
 

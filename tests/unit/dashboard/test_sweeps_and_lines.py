@@ -1,0 +1,252 @@
+"""Sweeps, patterns and lines on the dashboard, asked through a real uvicorn server on 127.0.0.1 over a
+real SQLite store written with results shaped like openstack-bridges (a8dc3539): a packet-rate sweep of a
+Linux bridge whose fabric passes 60 K packets/s, measured alone, beside a background flow (lb-bg) and by
+two tenants at once (lb-2tenants). The expected knees, ratios and lines are worked out here from the
+values written, not taken from the dashboard's code."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.helpers.dashboard_server import serving
+from tests.helpers.dashboard_stores import SPEC as PAIRS_SPEC
+from tests.helpers.dashboard_stores import record
+from tests.helpers.stores import campaign_store
+from vnetbench.dashboard import create_app
+
+SPEC = """\
+name: bridges
+topology:
+  hosts: [{name: cn}]
+  nodes: [{name: lb-s1}, {name: lb-r1}, {name: lb-s2}, {name: lb-r2}, {name: veth-s}, {name: veth-r}]
+  switches: [{name: lb-in, kind: linux-bridge}, {name: lb-out, kind: linux-bridge}]
+  links:
+    - {name: lb-fabric, endpoints: [lb-in, lb-out], pps: 60000}
+    - {endpoints: [lb-s1, lb-in]}
+    - {endpoints: [lb-out, lb-r1], rate: 1gbit}
+    - {endpoints: [lb-s2, lb-in]}
+    - {endpoints: [lb-out, lb-r2], rate: 1gbit}
+    - {endpoints: [veth-s, veth-r], rate: 1gbit}
+measurements:
+  - {name: sweep, kind: pps, rates: [1000, 10000, 30000, 60000, 100000, 200000], sizes: [18, 1472], duration: 1s}
+  - {name: bg-lb, kind: background, pps: 20000, size: 1472, pairs: [[lb-s2, lb-r2]]}
+patterns:
+  - {name: alone, kind: pairs, pairs: [[lb-s1, lb-r1], [veth-s, veth-r]], measurements: [sweep]}
+  - {name: lb-bg, kind: pairs, pairs: [[lb-s1, lb-r1]], measurements: [sweep], background: [bg-lb]}
+  - name: lb-2tenants
+    kind: parallel
+    pairs: [[lb-s1, lb-r1], [lb-s2, lb-r2]]
+    alone: false
+    measurements: [sweep]
+schedule:
+  repetitions: 3
+"""
+RATES = [1000, 10000, 30000, 60000, 100000, 200000]
+SIZES = [18, 1472]
+FABRIC_PPS = 60000
+
+
+def _loss(knee: int, pps: int) -> float:
+    """Nothing lost up to the knee; beyond it, what the offered rate exceeds the knee by."""
+    return 0.0 if pps <= knee else 1 - knee / pps
+
+
+class _Writer:
+    def __init__(self, store) -> None:
+        self.store, self.seq = store, 0
+
+    def sweep(self, rep: int, pattern: str, src: str, dst: str, knees: dict[int, int], **kw) -> None:
+        """One repetition's sweep of a pair, sizes outer and rates ascending as the plan orders them;
+        `knees`: the highest rate each size passes. `points` limits it to the first n points."""
+        group_kind = kw.get("group_kind", "single")
+        fabric = kw.get("fabric", FABRIC_PPS)
+        points = [(size, pps) for size in SIZES for pps in RATES][: kw.get("points")]
+        for size, pps in points:
+            loss = _loss(knees[size], pps)
+            summary = {
+                "loss_ratio": loss,
+                "achieved_pps": float(pps),
+                "received_pps": pps * (1 - loss),
+                "throughput_bps": pps * (1 - loss) * size * 8,
+            }
+            if fabric:
+                summary["path_pps_limit"] = float(fabric)
+            base = record("o1", self.seq, rep, "sweep", src, dst, summary, group_kind=group_kind)
+            self.store.save_measurements(
+                [
+                    replace(
+                        base,
+                        key=f"r{rep:03d}/{pattern}/sweep/{src}>{dst}/s{size}/p{pps}",
+                        kind="pps",
+                        pattern=pattern,
+                        offered_bps=float(pps * size * 8),
+                        expected_max_bps=1e9 * size / (size + 42),  # a 1 gbit link counting L2 frames
+                    )
+                ]
+            )
+            self.seq += 1
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sweeps") / "o.db"
+    store = campaign_store(path, "o1", "running", spec_text=SPEC)
+    w = _Writer(store)
+    for rep in (1, 2, 3):
+        w.sweep(rep, "alone", "lb-s1", "lb-r1", {18: 60000, 1472: 60000})
+        # beside the background flow: 30 K pps; in repetition 3 the 1472-byte sweep passes only 10 K
+        w.sweep(rep, "lb-bg", "lb-s1", "lb-r1", {18: 30000, 1472: 10000 if rep == 3 else 30000})
+        for tenant in ("1", "2"):
+            knees = {18: 30000, 1472: 30000}
+            w.sweep(rep, "lb-2tenants", f"lb-s{tenant}", f"lb-r{tenant}", knees, group_kind="parallel")
+    # repetition 4 has begun: two points of the alone sweep, the first of them lossy
+    w.sweep(4, "alone", "lb-s1", "lb-r1", {18: 0, 1472: 0}, points=2)
+    # a plain veth swept once (one complete sweep, nothing earlier): no switch, a 1 gbit link
+    w.sweep(1, "alone", "veth-s", "veth-r", {18: 200000, 1472: 60000}, fabric=None)
+    store.close()
+    with serving(create_app(str(path))) as base:
+        yield base
+
+
+def _grids(url: str) -> dict[tuple, dict]:
+    grids = httpx.get(f"{url}/api/campaigns/o1").json()["grids"]
+    return {(g["measurement"], g["contended"], g["pattern"], g["metric"]): g for g in grids}
+
+
+def _cell(grid: dict, src: str, dst: str) -> dict:
+    (cell,) = [c for c in grid["cells"] if (c["src"], c["dst"]) == (src, dst)]
+    return cell
+
+
+def test_a_sweep_cell_shows_the_knee_of_its_newest_complete_sweep(url: str) -> None:
+    # before: the cell was the newest row, repetition 4's 18-byte 10 K pps point (all lost), or in a
+    # finished campaign the 1472-byte 200 K pps point, past the fabric's 60 K by design
+    grids = _grids(url)
+    tput = _cell(grids[("sweep", False, None, "throughput_bps")], "lb-s1", "lb-r1")
+    assert tput["text"] == ["18 B: knee 60 K pps", "1472 B: knee 60 K pps"]
+    assert tput["repetition"] == 3  # repetition 4 is not complete
+    assert tput["sweep"]["in_progress"] == {"repetition": 4, "points": 2}
+    assert tput["sweep"]["knees_pps"] == {"18": 60000.0, "1472": 60000.0}
+    assert tput["sweep"]["ceilings_pps"] == pytest.approx({"18": 60000.0, "1472": 60000.0})
+    # against the best knee of repetitions 1 and 2 (60 K each): 60 K / 60 K
+    assert tput["sweep"]["earlier_sweeps"] == 2
+    assert (tput["compared"], tput["level"]) == (1.0, "ok")
+    loss = _cell(grids[("sweep", False, None, "loss_ratio")], "lb-s1", "lb-r1")
+    assert loss["text"] == tput["text"]
+    # within the fabric's 60 K pps: 1, 10, 30 and 60 K pps of both sizes, none lost; 100 K and 200 K
+    # (70 % lost) are beyond it and do not colour the cell
+    assert loss["sweep"]["points_within_capacity"] == 8
+    assert (loss["compared"], loss["level"]) == (0.0, "ok")
+
+
+def test_a_knee_that_fell_against_the_earlier_sweeps_colours_the_cell(url: str) -> None:
+    grids = _grids(url)
+    cell = _cell(grids[("sweep", True, "lb-bg", "throughput_bps")], "lb-s1", "lb-r1")
+    assert cell["text"] == ["18 B: knee 30 K pps", "1472 B: knee 10 K pps"]
+    # 1472 B: 10 K against the earlier best 30 K = 0.33 (critical: <= 0.5); 18 B: 30 K / 30 K
+    assert cell["compared"] == pytest.approx(10000 / 30000)
+    assert cell["level"] == "critical" and cell["levels"]["critical"] == 0.5
+    assert cell["compared_as"] == "the knee against the best knee of the 2 earlier complete sweeps"
+    loss = _cell(grids[("sweep", True, "lb-bg", "loss_ratio")], "lb-s1", "lb-r1")
+    # within capacity, 1472 B lost 1 - 10/30 at 30 K and 1 - 10/60 at 60 K pps: the worst, 5/6
+    assert loss["compared"] == pytest.approx(1 - 10000 / 60000) and loss["level"] == "critical"
+
+
+def test_the_first_sweep_is_coloured_by_its_loss_within_the_paths_capacity(url: str) -> None:
+    grids = _grids(url)
+    cell = _cell(grids[("sweep", False, None, "throughput_bps")], "veth-s", "veth-r")
+    assert cell["text"] == ["18 B: knee 200 K pps", "1472 B: knee 60 K pps"]
+    assert cell["sweep"]["earlier_sweeps"] == 0
+    # a 1 gbit link counting 1514-byte frames passes 82.6 K pps of 1472 bytes: 100 K and 200 K are
+    # beyond it; every 18-byte rate is within (200 K pps of 18 bytes: 28.8 of the model's 300 Mbit/s)
+    assert cell["sweep"]["points_within_capacity"] == 10
+    assert cell["compared"] == 0.0 and cell["level"] == "ok"
+    assert cell["compared_as"].startswith("first complete sweep: the worst loss at the 10 of 12")
+
+
+def test_contended_cells_are_one_per_pattern(url: str) -> None:
+    # before: one '(with others)' cell for lb-s1→lb-r1 merging lb-bg and lb-2tenants
+    grids = _grids(url)
+    contended = {(k[2], k[3]) for k in grids if k[0] == "sweep" and k[1]}
+    assert contended == {
+        ("lb-bg", "throughput_bps"),
+        ("lb-bg", "loss_ratio"),
+        ("lb-2tenants", "throughput_bps"),
+        ("lb-2tenants", "loss_ratio"),
+    }
+    tenants = grids[("sweep", True, "lb-2tenants", "throughput_bps")]
+    assert {(c["src"], c["dst"], c["pattern"]) for c in tenants["cells"]} == {
+        ("lb-s1", "lb-r1", "lb-2tenants"),
+        ("lb-s2", "lb-r2", "lb-2tenants"),
+    }
+    assert {c["sweep"]["knees_pps"]["1472"] for c in tenants["cells"]} == {30000.0}
+    # each pattern's own count: 3 repetitions x 12 points
+    assert _cell(grids[("sweep", True, "lb-bg", "loss_ratio")], "lb-s1", "lb-r1")["count"] == 36
+
+
+def _series(url: str, **params) -> dict:
+    query = {"measurement": "sweep", "metric": "throughput_bps", **params}
+    return httpx.get(f"{url}/api/campaigns/o1/series", params=query).json()
+
+
+def test_a_sweeps_series_is_one_line_per_sweep_point(url: str) -> None:
+    series = _series(url, src="lb-s1", dst="lb-r1")
+    lines = series["lines"]
+    assert [line["label"] for line in lines] == [f"{s} B at {r // 1000} K pps" for s in SIZES for r in RATES]
+    assert [line["points"] for line in lines] == [4, 4] + [3] * 10  # repetition 4's two points
+    for n, line in enumerate(lines):
+        mine = [p for p in series["points"] if p["line"] == n]
+        size, pps = line["sweep_point"]["size"], line["sweep_point"]["pps"]
+        assert {p["offered_bps"] for p in mine} == {float(size * pps * 8)}
+        assert {p["pattern"] for p in mine} == {"alone"}
+    assert all(line["change_points"] is None for line in lines)  # 3 or 4 runs: too few to search
+    assert series["change_points"] is None
+
+
+def test_a_contended_series_never_joins_two_patterns(url: str) -> None:
+    series = _series(url, src="lb-s1", dst="lb-r1", contended="true")
+    labels = [line["label"] for line in series["lines"]]
+    assert len(labels) == 24
+    assert labels[0] == "lb-bg · 18 B at 1 K pps" and labels[12] == "lb-2tenants · 18 B at 1 K pps"
+    for n, line in enumerate(series["lines"]):
+        assert {p["pattern"] for p in series["points"] if p["line"] == n} == {line["pattern"]}
+
+
+def test_change_points_are_searched_within_one_line(tmp_path: Path) -> None:
+    # a→b measured by two patterns in turn: 'pairs' at 100 Mbit/s (80 from its 11th run on) and 'slow'
+    # at 50 Mbit/s, and by 'rare' four times. Over the mixed series every switch between the patterns
+    # looked like a change; within each line only the real step is one.
+    rng = np.random.default_rng(5)
+    store = campaign_store(tmp_path / "c.db", "c1", "finished", spec_text=PAIRS_SPEC)
+    rows, seq = [], 0
+    for run in range(20):
+        for pattern, level in (("pairs", 100e6 if run < 10 else 80e6), ("slow", 50e6)):
+            value = level * (1 + 0.005 * rng.standard_normal())
+            rows.append((seq, run + 1, pattern, value))
+            seq += 1
+        if run % 5 == 0:
+            rows.append((seq, run + 1, "rare", 70e6))
+            seq += 1
+    store.save_measurements(
+        [
+            replace(record("c1", s, rep, "tcp", "a", "b", {"throughput_bps": v}), key=f"k{s}", pattern=p)
+            for s, rep, p, v in rows
+        ]
+    )
+    store.close()
+    params = {"measurement": "tcp", "src": "a", "dst": "b", "metric": "throughput_bps"}
+    with serving(create_app(str(tmp_path / "c.db"))) as base:
+        series = httpx.get(f"{base}/api/campaigns/c1/series", params=params).json()
+    lines = {line["label"]: line for line in series["lines"]}
+    assert list(lines) == ["pairs", "slow", "rare"]
+    (step,) = lines["pairs"]["change_points"]
+    assert series["points"][step]["pattern"] == "pairs" and series["points"][step]["repetition"] == 11
+    assert lines["slow"]["change_points"] == []
+    assert lines["rare"]["change_points"] is None and lines["rare"]["ok_points"] == 4
+    assert series["change_points"] == [step]
+    assert series["min_points_for_change"] == 10
