@@ -180,11 +180,13 @@ class Dashboard:
             cells = live.grid_cells(self.engine, campaign_id, spec.metrics, spec.background_patterns)
             # a sweep's cell is its newest complete sweep's knee: its points, not only its newest row
             sweeps = live.sweep_rows(self.engine, campaign_id, spec.sweeps, spec.background_patterns)
+            # what a contended point's step offered with its other flows: their capacity is shared
+            loads = live.step_loads(self.engine, campaign_id, {r.step_key for r in sweeps if r.contended})
             stored = live.stored_metrics(self.engine, campaign_id)
             return _json(
                 {
                     "campaign": views.campaign_json(row, spec, progress, report_url, monitor_run),
-                    "grids": views.grid_json(cells, spec, sweeps),
+                    "grids": views.grid_json(cells, spec, sweeps, loads),
                     "spec_problem": spec.problem,
                     "threshold_problems": views.threshold_problems(spec, stored),
                     "without_grid": views.without_grid(spec, stored),

@@ -389,6 +389,7 @@ class SweepRow:
 
     measurement_id: int
     key: str  # ends with the sweep point's suffix (/s18/p1000)
+    step_key: str  # flows started together (tenants, a background flow) share it
     measurement: str
     pattern: str
     contended: bool
@@ -417,6 +418,7 @@ def sweep_rows(
         select(
             m.c.id,
             m.c.key,
+            m.c.step_key,
             m.c.measurement,
             m.c.pattern,
             m.c.group_kind,
@@ -449,6 +451,7 @@ def sweep_rows(
         SweepRow(
             measurement_id=int(r.id),
             key=r.key,
+            step_key=r.step_key,
             measurement=r.measurement,
             pattern=r.pattern,
             contended=r.group_kind in CONTENDED_GROUPS or r.pattern in background_patterns,
@@ -463,6 +466,40 @@ def sweep_rows(
         )
         for r in found
     ]
+
+
+@dataclass(frozen=True)
+class StepLoad:
+    """What the flows of one step offered together: where they share a link, its capacity is theirs."""
+
+    flows: int
+    offered_bps: float | None  # None: a flow without an offered rate (a TCP flow)
+    offered_pps: float | None  # None: a flow without a packet rate (target_pps) stored
+
+
+def step_loads(engine: Engine, campaign_id: str, step_keys: Collection[str]) -> dict[str, StepLoad]:
+    """Per step: its ok flows (a parallel pattern's tenants, a background flow beside a sweep point) and
+    their offered rates summed, in bit/s and in packets/s (each flow's target_pps)."""
+    m, s = t.measurements, t.summaries
+    keys = sorted(step_keys)
+    sums: dict[str, list[Any]] = {}
+    with engine.connect() as conn:
+        for chunk in range(0, len(keys), 500):  # a bounded IN list
+            query = (
+                select(m.c.step_key, m.c.offered_bps, s.c.value)
+                .select_from(m.outerjoin(s, and_(s.c.measurement_id == m.c.id, s.c.metric == "target_pps")))
+                .where(
+                    m.c.campaign_id == campaign_id,
+                    m.c.status == "ok",
+                    m.c.step_key.in_(keys[chunk : chunk + 500]),
+                )
+            )
+            for step_key, bps, pps in conn.execute(query):
+                seen = sums.setdefault(step_key, [0, 0.0, 0.0])
+                seen[0] += 1
+                seen[1] = None if bps is None or seen[1] is None else seen[1] + bps
+                seen[2] = None if pps is None or seen[2] is None else seen[2] + pps
+    return {k: StepLoad(int(n), bps, pps) for k, (n, bps, pps) in sums.items()}
 
 
 # The campaigns table without its spec text (a long-running store holds many campaigns).

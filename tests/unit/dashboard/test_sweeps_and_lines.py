@@ -1,8 +1,8 @@
 """Sweeps, patterns and lines on the dashboard, asked through a real uvicorn server on 127.0.0.1 over a
-real SQLite store written with results shaped like openstack-bridges (a8dc3539): a packet-rate sweep of a
-Linux bridge whose fabric passes 60 K packets/s, measured alone, beside a background flow (lb-bg) and by
-two tenants at once (lb-2tenants). The expected knees, ratios and lines are worked out here from the
-values written, not taken from the dashboard's code."""
+real SQLite store written with results shaped like openstack-bridges (tests/helpers/dashboard_sweeps.py:
+a Linux bridge's fabric passes 60 K packets/s; the pair is swept alone, beside a background flow (lb-bg)
+and by two tenants at once (lb-2tenants)). The expected knees, ratios and lines are worked out here
+from the values written, not taken from the dashboard's code."""
 
 from __future__ import annotations
 
@@ -16,99 +16,15 @@ import pytest
 from tests.helpers.dashboard_server import serving
 from tests.helpers.dashboard_stores import SPEC as PAIRS_SPEC
 from tests.helpers.dashboard_stores import record
+from tests.helpers.dashboard_sweeps import RATES, SIZES, sweep_store
 from tests.helpers.stores import campaign_store
 from vnetbench.dashboard import create_app
-
-SPEC = """\
-name: bridges
-topology:
-  hosts: [{name: cn}]
-  nodes: [{name: lb-s1}, {name: lb-r1}, {name: lb-s2}, {name: lb-r2}, {name: veth-s}, {name: veth-r}]
-  switches: [{name: lb-in, kind: linux-bridge}, {name: lb-out, kind: linux-bridge}]
-  links:
-    - {name: lb-fabric, endpoints: [lb-in, lb-out], pps: 60000}
-    - {endpoints: [lb-s1, lb-in]}
-    - {endpoints: [lb-out, lb-r1], rate: 1gbit}
-    - {endpoints: [lb-s2, lb-in]}
-    - {endpoints: [lb-out, lb-r2], rate: 1gbit}
-    - {endpoints: [veth-s, veth-r], rate: 1gbit}
-measurements:
-  - {name: sweep, kind: pps, rates: [1000, 10000, 30000, 60000, 100000, 200000], sizes: [18, 1472], duration: 1s}
-  - {name: bg-lb, kind: background, pps: 20000, size: 1472, pairs: [[lb-s2, lb-r2]]}
-patterns:
-  - {name: alone, kind: pairs, pairs: [[lb-s1, lb-r1], [veth-s, veth-r]], measurements: [sweep]}
-  - {name: lb-bg, kind: pairs, pairs: [[lb-s1, lb-r1]], measurements: [sweep], background: [bg-lb]}
-  - name: lb-2tenants
-    kind: parallel
-    pairs: [[lb-s1, lb-r1], [lb-s2, lb-r2]]
-    alone: false
-    measurements: [sweep]
-schedule:
-  repetitions: 3
-"""
-RATES = [1000, 10000, 30000, 60000, 100000, 200000]
-SIZES = [18, 1472]
-FABRIC_PPS = 60000
-
-
-def _loss(knee: int, pps: int) -> float:
-    """Nothing lost up to the knee; beyond it, what the offered rate exceeds the knee by."""
-    return 0.0 if pps <= knee else 1 - knee / pps
-
-
-class _Writer:
-    def __init__(self, store) -> None:
-        self.store, self.seq = store, 0
-
-    def sweep(self, rep: int, pattern: str, src: str, dst: str, knees: dict[int, int], **kw) -> None:
-        """One repetition's sweep of a pair, sizes outer and rates ascending as the plan orders them;
-        `knees`: the highest rate each size passes. `points` limits it to the first n points."""
-        group_kind = kw.get("group_kind", "single")
-        fabric = kw.get("fabric", FABRIC_PPS)
-        points = [(size, pps) for size in SIZES for pps in RATES][: kw.get("points")]
-        for size, pps in points:
-            loss = _loss(knees[size], pps)
-            summary = {
-                "loss_ratio": loss,
-                "achieved_pps": float(pps),
-                "received_pps": pps * (1 - loss),
-                "throughput_bps": pps * (1 - loss) * size * 8,
-            }
-            if fabric:
-                summary["path_pps_limit"] = float(fabric)
-            base = record("o1", self.seq, rep, "sweep", src, dst, summary, group_kind=group_kind)
-            self.store.save_measurements(
-                [
-                    replace(
-                        base,
-                        key=f"r{rep:03d}/{pattern}/sweep/{src}>{dst}/s{size}/p{pps}",
-                        kind="pps",
-                        pattern=pattern,
-                        offered_bps=float(pps * size * 8),
-                        expected_max_bps=1e9 * size / (size + 42),  # a 1 gbit link counting L2 frames
-                    )
-                ]
-            )
-            self.seq += 1
 
 
 @pytest.fixture(scope="module")
 def url(tmp_path_factory):
     path = tmp_path_factory.mktemp("sweeps") / "o.db"
-    store = campaign_store(path, "o1", "running", spec_text=SPEC)
-    w = _Writer(store)
-    for rep in (1, 2, 3):
-        w.sweep(rep, "alone", "lb-s1", "lb-r1", {18: 60000, 1472: 60000})
-        # beside the background flow: 30 K pps; in repetition 3 the 1472-byte sweep passes only 10 K
-        w.sweep(rep, "lb-bg", "lb-s1", "lb-r1", {18: 30000, 1472: 10000 if rep == 3 else 30000})
-        for tenant in ("1", "2"):
-            knees = {18: 30000, 1472: 30000}
-            w.sweep(rep, "lb-2tenants", f"lb-s{tenant}", f"lb-r{tenant}", knees, group_kind="parallel")
-    # repetition 4 has begun: two points of the alone sweep, the first of them lossy
-    w.sweep(4, "alone", "lb-s1", "lb-r1", {18: 0, 1472: 0}, points=2)
-    # a plain veth swept once (one complete sweep, nothing earlier): no switch, a 1 gbit link
-    w.sweep(1, "alone", "veth-s", "veth-r", {18: 200000, 1472: 60000}, fabric=None)
-    store.close()
+    sweep_store(path)
     with serving(create_app(str(path))) as base:
         yield base
 
@@ -153,8 +69,19 @@ def test_a_knee_that_fell_against_the_earlier_sweeps_colours_the_cell(url: str) 
     assert cell["level"] == "critical" and cell["levels"]["critical"] == 0.5
     assert cell["compared_as"] == "the knee against the best knee of the 2 earlier complete sweeps"
     loss = _cell(grids[("sweep", True, "lb-bg", "loss_ratio")], "lb-s1", "lb-r1")
-    # within capacity, 1472 B lost 1 - 10/30 at 30 K and 1 - 10/60 at 60 K pps: the worst, 5/6
-    assert loss["compared"] == pytest.approx(1 - 10000 / 60000) and loss["level"] == "critical"
+    # the step's flows together within the fabric's 60 K pps: 1, 10 and 30 K beside the background's
+    # 20 K (60 K + 20 K is beyond), of both sizes; the worst, 1472 B at 30 K pps: 1 - 10/30 lost
+    assert loss["sweep"]["points_within_capacity"] == 6
+    assert loss["compared"] == pytest.approx(1 - 10000 / 30000) and loss["level"] == "critical"
+
+
+def test_tenants_share_the_capacity_their_loss_is_judged_against(url: str) -> None:
+    # 2 tenants at 30 K pps each fill the 60 K fabric; at 60 K each (120 K together) they lose half,
+    # by design: that point is beyond the capacity and does not colour the cell
+    grids = _grids(url)
+    loss = _cell(grids[("sweep", True, "lb-2tenants", "loss_ratio")], "lb-s1", "lb-r1")
+    assert loss["sweep"]["points_within_capacity"] == 6  # 1, 10 and 30 K pps of both sizes
+    assert (loss["compared"], loss["level"]) == (0.0, "ok")
 
 
 def test_the_first_sweep_is_coloured_by_its_loss_within_the_paths_capacity(url: str) -> None:

@@ -149,12 +149,48 @@ function seriesUrl(campaign, grid, cell) {
     measurement: grid.measurement, src: cell.src, dst: cell.dst, metric: grid.metric,
     contended: grid.contended ? "true" : "false",
   });
+  if (cell.pattern) q.set("pattern", cell.pattern);  // the series page shows this pattern's lines first
   return `/campaigns/${campaign}/series?${q}`;
+}
+
+// A sweep's cells show the knee of its newest complete sweep, not its newest point (past capacity by design).
+function sweepRule(grid) {
+  const what = "a sweep's cell: the knee of its newest complete sweep (the highest offered rate received " +
+    "with < 1 % loss)";
+  const loss = "its worst loss at the offered rates within the path's capacity";
+  if (grid.metric === "loss_ratio") return `${what}, coloured by ${loss}: ${fmtLevels(grid.threshold, grid.unit)}`;
+  return `${what}, coloured by the knee against the best knee of the earlier complete sweeps: warning ≤ × 0.9, ` +
+    `critical ≤ × 0.5 (the first sweep: by ${loss})`;
+}
+
+function gridName(grid) {
+  const others = grid.pattern ? ` (with others: ${grid.pattern})` : " (with others)";
+  return `${grid.measurement}${grid.contended ? others : ""} · ${grid.metric}`;
+}
+
+function gridKey(grid) {
+  const group = grid.contended ? `contended${grid.pattern ? `:${grid.pattern}` : ""}` : "alone";
+  return `${grid.measurement}/${group}/${grid.metric}`;
+}
+
+function cellContent(cell, grid) {
+  if (cell.text) {  // a sweep: its knee per packet size, and what its colour compares
+    const levels = cell.levels.of === "value" ? fmtLevels(cell.levels, "ratio")
+      : `warning ≤ × ${cell.levels.warning}, critical ≤ × ${cell.levels.critical} of the earlier best knee`;
+    const title = `${cell.src} → ${cell.dst} ${cell.pattern}: ${cell.text.join(", ")} (repetition ` +
+      `${cell.repetition ?? "–"}, ${cell.count} points stored) — ${cell.compared_as}; ${levels}`;
+    return [title, cell.text.map((t) => el("span", { class: "value", text: t })),
+      el("span", { class: "compared", text: cell.note || "" })];
+  }
+  const title = `${cell.src} → ${cell.dst}: ${fmt(cell.value, grid.unit)} (repetition ${cell.repetition}, ` +
+    `${cell.count} stored) — ${cell.compared_as}; ${fmtLevels(grid.threshold, grid.unit)}`;
+  return [title, [el("span", { class: "value", text: fmt(cell.value, grid.unit) })],
+    el("span", { class: "compared", text: fmtCompared(cell, grid.threshold) })];
 }
 
 function renderGrid(campaign, grid) {
   const byPair = new Map(grid.cells.map((c) => [`${c.src}\u0000${c.dst}`, c]));
-  const name = `${grid.measurement}${grid.contended ? " (with others)" : ""} · ${grid.metric}`;
+  const name = gridName(grid);
   const table = el("table", { class: "grid" });
   const head = el("tr", {}, el("th", { class: "corner", text: "source ↓ / destination →" }));
   for (const dst of grid.destinations) head.append(el("th", { text: dst }));
@@ -168,11 +204,8 @@ function renderGrid(campaign, grid) {
         row.append(el("td", { class: "cell empty" }));
         continue;
       }
-      const title = `${src} → ${dst}: ${fmt(cell.value, grid.unit)} (repetition ${cell.repetition}, ` +
-        `${cell.count} stored) — ${cell.compared_as}; ${fmtLevels(grid.threshold, grid.unit)}`;
-      const link = el("a", { href: seriesUrl(campaign, grid, cell), title },
-        el("span", { class: "value", text: fmt(cell.value, grid.unit) }),
-        el("span", { class: "compared", text: fmtCompared(cell, grid.threshold) }));
+      const [title, values, compared] = cellContent(cell, grid);
+      const link = el("a", { href: seriesUrl(campaign, grid, cell), title }, ...values, compared);
       const alerting = firing.has(`${grid.measurement}\u0000${src}\u0000${dst}`) ? " alerting" : "";
       row.append(el("td", {
         class: `cell level-${cell.level}${alerting}`, "data-src": src, "data-dst": dst, "data-level": cell.level,
@@ -181,10 +214,10 @@ function renderGrid(campaign, grid) {
     tbody.append(row);
   }
   table.append(tbody);
-  const key = `${grid.measurement}/${grid.contended ? "contended" : "alone"}/${grid.metric}`;
-  return el("section", { class: "grid-box", "data-grid": key },
+  const levels = grid.sweep ? sweepRule(grid) : fmtLevels(grid.threshold, grid.unit);
+  return el("section", { class: "grid-box", "data-grid": gridKey(grid) },
     el("h2", { text: name }),
-    el("p", { class: "muted levels", text: fmtLevels(grid.threshold, grid.unit) }),
+    el("p", { class: "muted levels", text: levels }),
     table);
 }
 
@@ -249,19 +282,78 @@ function renderCampaign(data) {
 
 // ---------------------------------------------------------------- a pair's series (uPlot)
 
+// A line is one pattern, sweep point or offered rate, and treatment (the server's `lines`): points of
+// different lines are never joined, and change points are searched within each line. Past MAX_LINES the
+// chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
+const MAX_LINES = 8;
+const PALETTE = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
 let chart = null;
+let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
+let lineChoice = null;  // "" (the first lines), "pattern:NAME" or "line:N"; null until the first answer
 
-function seriesData(data, factor) {
+function lineName(data, line) {
+  return line.label || `${data.metric}`;
+}
+
+function chooseLines(data) {
+  const all = data.lines.map((line, index) => ({ ...line, index }));
+  if (lineChoice === null) {  // from the grid's cell: its pattern's lines first
+    const wanted = body.dataset.pattern;
+    const patterns = new Set(all.map((l) => l.pattern));
+    lineChoice = wanted && patterns.size > 1 && patterns.has(wanted) ? `pattern:${wanted}` : "";
+  }
+  let pool = all;
+  if (lineChoice.startsWith("pattern:")) pool = all.filter((l) => l.pattern === lineChoice.slice(8));
+  else if (lineChoice.startsWith("line:")) pool = all.filter((l) => String(l.index) === lineChoice.slice(5));
+  if (!pool.length) { lineChoice = ""; pool = all; }
+  return { shown: pool.slice(0, MAX_LINES), total: all.length, pool: pool.length };
+}
+
+function renderLineChoice(data, shown, total) {
+  const select = document.getElementById("line-select");
+  const note = document.getElementById("lines-note");
+  select.hidden = data.lines.length < 2;
+  const patterns = [...new Set(data.lines.map((l) => l.pattern))];
+  const options = [["", data.lines.length > MAX_LINES ? `the first ${MAX_LINES} lines` : "every line"]];
+  if (patterns.length > 1) {
+    for (const p of patterns) {
+      const n = data.lines.filter((l) => l.pattern === p).length;
+      options.push([`pattern:${p}`, `pattern ${p} (${n} line${n > 1 ? "s" : ""})`]);
+    }
+  }
+  data.lines.forEach((line, i) => options.push([`line:${i}`, lineName(data, line)]));
+  const signature = options.map((o) => o.join("=")).join("\n");
+  if (select.dataset.signature !== signature) {  // rebuilt only when the lines change: keeps the choice
+    select.replaceChildren(...options.map(([value, text]) => el("option", { value, text })));
+    select.dataset.signature = signature;
+    select.onchange = () => { lineChoice = select.value; renderSeries(chart ? chart.vnbData : data); };
+  }
+  select.value = lineChoice;
+  const left = total - shown.length;
+  note.dataset.shown = String(shown.length);
+  note.dataset.left = String(left);
+  note.textContent = total < 2 ? "" :
+    `${total} lines: one per pattern, sweep point or offered rate and treatment, never joined` +
+    (left ? `; showing ${shown.length}, ${left} left out — choose a line or pattern above` : "");
+}
+
+function seriesData(data, factor, shown) {
   const ok = data.points.filter((p) => p.started_utc_ns !== null);
   const x = ok.map((p) => p.started_utc_ns / 1e9);
   const scale = (v) => (v === null || v === undefined ? null : v / factor);
-  const value = ok.map((p) => (p.status === "ok" ? scale(p.value) : null));
-  const hi = ok.map((p) => scale(p.sample_max));
-  const lo = ok.map((p) => scale(p.sample_min));
-  return { x, rows: [x, value, hi, lo], points: ok };
+  const rows = [x];
+  for (const line of shown) {
+    rows.push(ok.map((p) => (p.line === line.index && p.status === "ok" ? scale(p.value) : null)));
+  }
+  if (shown.length === 1) {  // one line: the band of its per-interval samples
+    const mine = (p) => p.line === shown[0].index;
+    rows.push(ok.map((p) => (mine(p) ? scale(p.sample_max) : null)));
+    rows.push(ok.map((p) => (mine(p) ? scale(p.sample_min) : null)));
+  }
+  return { x, rows, points: ok };
 }
 
-function drawMarks(u, data, factor) {
+function drawMarks(u, data, factor, shown) {
   const ctx = u.ctx;
   ctx.save();
   ctx.lineWidth = 1;
@@ -277,17 +369,19 @@ function drawMarks(u, data, factor) {
       ctx.stroke();
     }
   }
-  for (const index of data.change_points || []) {
-    const p = data.points[index];
-    if (!p || !p.started_utc_ns) continue;
-    const x = u.valToPos(p.started_utc_ns / 1e9, "x", true);
-    ctx.strokeStyle = "#6a1b9a";
-    ctx.setLineDash([2, 3]);
-    ctx.beginPath();
-    ctx.moveTo(x, u.bbox.top);
-    ctx.lineTo(x, u.bbox.top + u.bbox.height);
-    ctx.stroke();
-  }
+  shown.forEach((line, n) => {
+    for (const index of line.change_points || []) {
+      const p = data.points[index];
+      if (!p || !p.started_utc_ns) continue;
+      const x = u.valToPos(p.started_utc_ns / 1e9, "x", true);
+      ctx.strokeStyle = shown.length === 1 ? "#6a1b9a" : PALETTE[n % PALETTE.length];
+      ctx.setLineDash([2, 3]);
+      ctx.beginPath();
+      ctx.moveTo(x, u.bbox.top);
+      ctx.lineTo(x, u.bbox.top + u.bbox.height);
+      ctx.stroke();
+    }
+  });
   ctx.restore();
 }
 
@@ -302,38 +396,59 @@ function timeLabels(u, splits) {
   });
 }
 
+function changePointText(data, shown) {
+  const needed = data.min_points_for_change || 10;
+  const one = (line) => line.change_points === null ? `too few runs to look for any (${needed} needed)`
+    : line.change_points.length
+      ? line.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none";
+  if (data.lines.length === 1) return `change points: ${one(data.lines[0])}`;
+  const parts = shown.map((line) => `${lineName(data, line)}: ${one(line)}`);
+  return `change points, searched within each line: ${parts.join("; ")}`;
+}
+
 function renderSeries(data) {
   const magnitude = Math.max(0, ...data.points.map((p) => Math.abs(p.value || 0)));
   const [factor, label] = scaleFor(data.unit, magnitude);
-  const { rows, points } = seriesData(data, factor);
+  const { shown, total } = chooseLines(data);
+  renderLineChoice(data, shown, total);
+  const { rows, points } = seriesData(data, factor, shown);
   const box = document.getElementById("chart");
   box.dataset.points = String(points.length);
-  if (!chart) {
+  box.dataset.lines = String(shown.length);
+  const signature = shown.map((l) => `${l.index}:${l.label}`).join("\n") + `|${label}`;
+  if (!chart || chartLines !== signature) {
+    if (chart) chart.destroy();
+    const series = [{}];
+    shown.forEach((line, n) => series.push({
+      label: shown.length === 1 && data.lines.length === 1 ? `${data.metric} (${label})` : lineName(data, line),
+      stroke: PALETTE[n % PALETTE.length], width: 2, points: { show: true, size: 7 },
+      spanGaps: true,  // a line's own points joined across the other lines' times
+    }));
+    const bands = [];
+    if (shown.length === 1) {
+      series.push({ label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: true });
+      series.push({ label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: true });
+      bands.push({ series: [2, 3], fill: "rgba(21,101,192,0.10)" });
+    }
     chart = new uPlot({
       width: Math.max(480, box.clientWidth || 900),
       height: 360,
       scales: { x: { time: true } },
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), "Etc/UTC"),  // the legend's time, too
-      series: [
-        {},
-        { label: `${data.metric} (${label})`, stroke: "#1565c0", width: 2, points: { show: true, size: 7 } },
-        { label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4] },
-        { label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4] },
-      ],
-      bands: [{ series: [2, 3], fill: "rgba(21,101,192,0.10)" }],
+      series,
+      bands,
       axes: [{ label: "started (UTC)", values: timeLabels, space: 90 }, { label, size: 70 }],
-      hooks: { draw: [(u) => drawMarks(u, chart.vnbData, chart.vnbFactor)] },
+      hooks: { draw: [(u) => u.vnbData && drawMarks(u, u.vnbData, u.vnbFactor, u.vnbShown)] },
     }, rows, box);
+    chartLines = signature;
   } else {
     chart.setData(rows);
   }
   chart.vnbData = data;
   chart.vnbFactor = factor;
+  chart.vnbShown = shown;
   chart.redraw(false, false);
-  const cp = document.getElementById("changepoints");
-  cp.textContent = data.change_points === null
-    ? "change points: too few runs to look for any (10 needed)"
-    : `change points: ${data.change_points.length ? data.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none"}`;
+  document.getElementById("changepoints").textContent = changePointText(data, shown);
   renderRepetitions(data);
 }
 
@@ -353,7 +468,7 @@ function renderRepetitions(data) {
   head.replaceChildren(...["repetition", "attempt", ...columns.map(([, title]) => title), "started (UTC)",
     "status", "value", "samples", "sample min", "sample mean", "sample max"].map((t) => el("th", { text: t })));
   const tbody = document.querySelector("#repetitions tbody");
-  tbody.replaceChildren(...data.points.map((p) => el("tr", { "data-status": p.status },
+  tbody.replaceChildren(...data.points.map((p) => el("tr", { "data-status": p.status, "data-line": p.line },
     el("td", { text: String(p.repetition) }),
     el("td", { text: String(p.attempt) }),
     ...columns.map(([key, , show]) => el("td", { text: show(p), "data-column": key })),

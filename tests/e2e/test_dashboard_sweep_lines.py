@@ -1,0 +1,76 @@
+"""A sweep's cells and a pair's lines in a real browser (Playwright driving Debian's chromium) over a real
+SQLite store shaped like openstack-bridges (tests/helpers/dashboard_sweeps.py): the grid's sweep cells say
+'knee 60 K pps', contended flows have a grid per pattern, and the series page draws one line per pattern
+and sweep point, the first 8 of them or the one chosen, saying how many it left out. No campaign runs and
+no root is needed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.browser import chromium_page, missing_browser
+from tests.helpers.dashboard_server import serving
+from tests.helpers.dashboard_sweeps import sweep_store
+from vnetbench.dashboard import create_app
+
+SKIP = missing_browser()
+
+
+@pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) -> None:
+    sweep_store(tmp_path / "o.db")
+    errors: list[str] = []
+    with serving(create_app(str(tmp_path / "o.db"))) as url, chromium_page(tmp_path / "chromium") as page:
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}/campaigns/o1")
+        alone = page.locator("section[data-grid='sweep/alone/throughput_bps']")
+        cell = alone.locator("td.cell[data-src='lb-s1'][data-dst='lb-r1']")
+        cell.wait_for(timeout=30_000)
+        assert cell.locator(".value").all_inner_texts() == ["18 B: knee 60 K pps", "1472 B: knee 60 K pps"]
+        assert cell.get_attribute("data-level") == "ok"
+        assert "knee of its newest complete sweep" in alone.locator(".levels").inner_text()
+        # one grid per pattern for the flows measured with others; lb-bg's 1472-byte knee fell to 10 K
+        background = page.locator("section[data-grid='sweep/contended:lb-bg/throughput_bps']")
+        assert background.locator("h2").inner_text() == "sweep (with others: lb-bg) · throughput_bps"
+        bg_cell = background.locator("td.cell[data-src='lb-s1'][data-dst='lb-r1']")
+        assert bg_cell.get_attribute("data-level") == "critical"
+        assert bg_cell.locator(".compared").inner_text() == "× 0.33 of the earlier best knee"
+        tenants = page.locator(
+            "section[data-grid='sweep/contended:lb-2tenants/throughput_bps'] td.cell[data-level]"
+        )
+        assert tenants.count() == 2
+        page.screenshot(path=str(tmp_path / "sweep-grid.png"), full_page=True)
+
+        # the lb-bg cell opens the pair's contended series with lb-bg's lines chosen
+        bg_cell.locator("a").click()
+        page.wait_for_url(f"{url}/campaigns/o1/series?*pattern=lb-bg*")
+        page.locator("#repetitions tbody tr").first.wait_for(timeout=30_000)
+        chart = page.locator("#chart")
+        assert page.locator("#line-select").input_value() == "pattern:lb-bg"
+        assert chart.get_attribute("data-lines") == "8"  # 12 lines of lb-bg: the first 8
+        note = page.locator("#lines-note")
+        assert note.inner_text() == (
+            "24 lines: one per pattern, sweep point or offered rate and treatment, never joined; "
+            "showing 8, 16 left out — choose a line or pattern above"
+        )
+        labels = page.evaluate("chart.series.slice(1).map((s) => s.label)")
+        assert labels[:2] == ["lb-bg · 18 B at 1 K pps", "lb-bg · 18 B at 10 K pps"]
+
+        # one line chosen: its three repetitions only, with its band
+        page.locator("#line-select").select_option(label="lb-bg · 1472 B at 30 K pps")
+        page.wait_for_function("document.getElementById('chart').dataset.lines === '1'", timeout=30_000)
+        assert page.evaluate("chart.series[1].label") == "lb-bg · 1472 B at 30 K pps"
+        drawn = page.evaluate("chart.data[1].filter((v) => v !== null)")
+        # 30 K pps of 1472 bytes received whole in repetitions 1 and 2 (353 Mbit/s), a third of it in 3
+        assert drawn == pytest.approx([353.28, 353.28, 353.28 / 3], rel=1e-3)
+        assert page.evaluate("chart.series.slice(2).map((s) => s.label)") == ["sample max", "sample min"]
+        assert "showing 1, 23 left out" in note.inner_text()
+        assert page.locator("#changepoints").inner_text() == (
+            "change points, searched within each line: lb-bg · 1472 B at 30 K pps: too few runs to look for "
+            "any (10 needed)"
+        )
+        page.screenshot(path=str(tmp_path / "sweep-lines.png"), full_page=True)
+    assert errors == []
