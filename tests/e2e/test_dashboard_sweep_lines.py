@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers.browser import chromium_page, missing_browser
 from tests.helpers.dashboard_server import serving
-from tests.helpers.dashboard_sweeps import sweep_store
+from tests.helpers.dashboard_sweeps import mixed_patterns_store, sweep_store
 from vnetbench.dashboard import create_app
 
 SKIP = missing_browser()
@@ -58,6 +58,10 @@ def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) ->
         )
         labels = page.evaluate("chart.series.slice(1).map((s) => s.label)")
         assert labels[:2] == ["lb-bg · 18 B at 1 K pps", "lb-bg · 18 B at 10 K pps"]
+        assert page.locator("#changepoints").inner_text() == (
+            "change points, searched within each line: 8 lines with too few runs to look (10 needed)"
+        )
+        page.screenshot(path=str(tmp_path / "sweep-8-lines.png"), full_page=True)
 
         # one line chosen: its three repetitions only, with its band
         page.locator("#line-select").select_option(label="lb-bg · 1472 B at 30 K pps")
@@ -73,4 +77,29 @@ def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) ->
             "any (10 needed)"
         )
         page.screenshot(path=str(tmp_path / "sweep-lines.png"), full_page=True)
+    assert errors == []
+
+
+@pytest.mark.skipif(SKIP is not None, reason=SKIP or "")
+def test_change_points_are_drawn_and_named_per_line(tmp_path: Path) -> None:
+    # 'pairs' steps from 100 to 80 Mbit/s at its run 11; 'slow' (50 Mbit/s) is flat; 'rare' has 4 runs
+    mixed_patterns_store(tmp_path / "c.db")
+    errors: list[str] = []
+    with serving(create_app(str(tmp_path / "c.db"))) as url, chromium_page(tmp_path / "chromium") as page:
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"{url}/campaigns/c1/series?measurement=tcp&src=a&dst=b&metric=throughput_bps")
+        page.locator("#repetitions tbody tr").first.wait_for(timeout=30_000)
+        assert page.locator("#chart").get_attribute("data-lines") == "3"
+        assert page.evaluate("chart.series.slice(1).map((s) => s.label)") == ["pairs", "slow", "rare"]
+        # each line's own points only: 20, 20 and 4
+        counts = page.evaluate("chart.data.slice(1).map((d) => d.filter((v) => v !== null).length)")
+        assert counts == [20, 20, 4]
+        assert page.locator("#changepoints").inner_text() == (
+            "change points, searched within each line: pairs: repetition 11; none in 1 line; "
+            "1 line with too few runs to look (10 needed)"
+        )
+        assert page.locator("#lines-note").inner_text() == (
+            "3 lines: one per pattern, sweep point or offered rate and treatment, never joined"
+        )
+        page.screenshot(path=str(tmp_path / "change-points.png"), full_page=True)
     assert errors == []

@@ -8,6 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
+from tests.helpers.dashboard_stores import SPEC as PAIRS_SPEC
 from tests.helpers.dashboard_stores import record
 from tests.helpers.stores import campaign_store
 
@@ -116,4 +119,26 @@ def sweep_store(path: Path) -> None:
     w.sweep(4, "alone", "lb-s1", "lb-r1", {18: 0, 1472: 0}, points=2)
     # a plain veth swept once (one complete sweep, nothing earlier): no switch, a 1 gbit link
     w.sweep(1, "alone", "veth-s", "veth-r", {18: 200000, 1472: 60000}, fabric=None)
+    store.close()
+
+
+def mixed_patterns_store(path: Path) -> None:
+    """The campaign 'c1': a→b tcp measured by two patterns in turn, 20 runs each ('pairs' at 100 Mbit/s,
+    80 from its 11th run on; 'slow' at 50 Mbit/s; 0.5 % noise), and by 'rare' in runs 1, 6, 11, 16."""
+    rng = np.random.default_rng(5)
+    store = campaign_store(path, "c1", "finished", spec_text=PAIRS_SPEC)
+    rows, seq = [], 0
+    for run in range(20):
+        for pattern, level in (("pairs", 100e6 if run < 10 else 80e6), ("slow", 50e6)):
+            rows.append((seq, run + 1, pattern, level * (1 + 0.005 * rng.standard_normal())))
+            seq += 1
+        if run % 5 == 0:
+            rows.append((seq, run + 1, "rare", 70e6))
+            seq += 1
+    store.save_measurements(
+        [
+            replace(record("c1", s, rep, "tcp", "a", "b", {"throughput_bps": v}), key=f"k{s}", pattern=p)
+            for s, rep, p, v in rows
+        ]
+    )
     store.close()

@@ -578,6 +578,8 @@ def series_lines(
             parts[3] = "no offered rate"
         lines.append(
             {
+                # stable while lines are added (a running campaign): what the page remembers a choice by
+                "key": json.dumps([pattern, group_kind, suffix, offered, treatment]),
                 "label": " · ".join(x for x in parts if x),
                 "pattern": pattern,
                 "group_kind": group_kind,

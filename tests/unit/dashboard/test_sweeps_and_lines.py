@@ -6,18 +6,13 @@ from the values written, not taken from the dashboard's code."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import httpx
-import numpy as np
 import pytest
 
 from tests.helpers.dashboard_server import serving
-from tests.helpers.dashboard_stores import SPEC as PAIRS_SPEC
-from tests.helpers.dashboard_stores import record
-from tests.helpers.dashboard_sweeps import RATES, SIZES, sweep_store
-from tests.helpers.stores import campaign_store
+from tests.helpers.dashboard_sweeps import RATES, SIZES, mixed_patterns_store, sweep_store
 from vnetbench.dashboard import create_app
 
 
@@ -126,6 +121,7 @@ def test_a_sweeps_series_is_one_line_per_sweep_point(url: str) -> None:
     lines = series["lines"]
     assert [line["label"] for line in lines] == [f"{s} B at {r // 1000} K pps" for s in SIZES for r in RATES]
     assert [line["points"] for line in lines] == [4, 4] + [3] * 10  # repetition 4's two points
+    assert len({line["key"] for line in lines}) == 12
     for n, line in enumerate(lines):
         mine = [p for p in series["points"] if p["line"] == n]
         size, pps = line["sweep_point"]["size"], line["sweep_point"]["pps"]
@@ -148,24 +144,7 @@ def test_change_points_are_searched_within_one_line(tmp_path: Path) -> None:
     # a→b measured by two patterns in turn: 'pairs' at 100 Mbit/s (80 from its 11th run on) and 'slow'
     # at 50 Mbit/s, and by 'rare' four times. Over the mixed series every switch between the patterns
     # looked like a change; within each line only the real step is one.
-    rng = np.random.default_rng(5)
-    store = campaign_store(tmp_path / "c.db", "c1", "finished", spec_text=PAIRS_SPEC)
-    rows, seq = [], 0
-    for run in range(20):
-        for pattern, level in (("pairs", 100e6 if run < 10 else 80e6), ("slow", 50e6)):
-            value = level * (1 + 0.005 * rng.standard_normal())
-            rows.append((seq, run + 1, pattern, value))
-            seq += 1
-        if run % 5 == 0:
-            rows.append((seq, run + 1, "rare", 70e6))
-            seq += 1
-    store.save_measurements(
-        [
-            replace(record("c1", s, rep, "tcp", "a", "b", {"throughput_bps": v}), key=f"k{s}", pattern=p)
-            for s, rep, p, v in rows
-        ]
-    )
-    store.close()
+    mixed_patterns_store(tmp_path / "c.db")
     params = {"measurement": "tcp", "src": "a", "dst": "b", "metric": "throughput_bps"}
     with serving(create_app(str(tmp_path / "c.db"))) as base:
         series = httpx.get(f"{base}/api/campaigns/c1/series", params=params).json()

@@ -289,7 +289,7 @@ const MAX_LINES = 8;
 const PALETTE = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
 let chart = null;
 let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
-let lineChoice = null;  // "" (the first lines), "pattern:NAME" or "line:N"; null until the first answer
+let lineChoice = null;  // "" (the first lines), "pattern:NAME" or "line:KEY"; null until the first answer
 
 function lineName(data, line) {
   return line.label || `${data.metric}`;
@@ -304,7 +304,7 @@ function chooseLines(data) {
   }
   let pool = all;
   if (lineChoice.startsWith("pattern:")) pool = all.filter((l) => l.pattern === lineChoice.slice(8));
-  else if (lineChoice.startsWith("line:")) pool = all.filter((l) => String(l.index) === lineChoice.slice(5));
+  else if (lineChoice.startsWith("line:")) pool = all.filter((l) => l.key === lineChoice.slice(5));
   if (!pool.length) { lineChoice = ""; pool = all; }
   return { shown: pool.slice(0, MAX_LINES), total: all.length, pool: pool.length };
 }
@@ -321,7 +321,7 @@ function renderLineChoice(data, shown, total) {
       options.push([`pattern:${p}`, `pattern ${p} (${n} line${n > 1 ? "s" : ""})`]);
     }
   }
-  data.lines.forEach((line, i) => options.push([`line:${i}`, lineName(data, line)]));
+  data.lines.forEach((line) => options.push([`line:${line.key}`, lineName(data, line)]));
   const signature = options.map((o) => o.join("=")).join("\n");
   if (select.dataset.signature !== signature) {  // rebuilt only when the lines change: keeps the choice
     select.replaceChildren(...options.map(([value, text]) => el("option", { value, text })));
@@ -402,8 +402,16 @@ function changePointText(data, shown) {
     : line.change_points.length
       ? line.change_points.map((i) => `repetition ${data.points[i].repetition}`).join(", ") : "none";
   if (data.lines.length === 1) return `change points: ${one(data.lines[0])}`;
-  const parts = shown.map((line) => `${lineName(data, line)}: ${one(line)}`);
-  return `change points, searched within each line: ${parts.join("; ")}`;
+  const head = "change points, searched within each line";
+  if (shown.length === 1) return `${head}: ${lineName(data, shown[0])}: ${one(shown[0])}`;
+  // the lines shown with a change by name; those without one, or too short to search, counted
+  const found = shown.filter((l) => l.change_points && l.change_points.length);
+  const none = shown.filter((l) => l.change_points && !l.change_points.length).length;
+  const short = shown.filter((l) => l.change_points === null).length;
+  const parts = found.map((line) => `${lineName(data, line)}: ${one(line)}`);
+  if (none) parts.push(`none in ${none} line${none > 1 ? "s" : ""}`);
+  if (short) parts.push(`${short} line${short > 1 ? "s" : ""} with too few runs to look (${needed} needed)`);
+  return `${head}: ${parts.join("; ")}`;
 }
 
 function renderSeries(data) {
