@@ -601,15 +601,18 @@ def series_json(
     """A pair's points, the lines they form (series_lines) and each line's change points, searched
     within that line only: points of another pattern, offered rate or treatment are not a change."""
     line_of, lines = series_lines(points, sweep)
+    members: list[list[int]] = [[] for _ in lines]
+    for i, n in enumerate(line_of):
+        members[n].append(i)
     every: list[int] = []
     searched = False
-    for n, line in enumerate(lines):
-        ok = [i for i, p in enumerate(points) if line_of[i] == n and p.status == "ok" and p.value is not None]
-        breaks = change_points([points[i].value for i in ok])  # type: ignore[misc]
-        line["points"] = sum(1 for i in line_of if i == n)
+    for line, mine in zip(lines, members, strict=True):
+        ok = [(i, v) for i in mine if points[i].status == "ok" and (v := points[i].value) is not None]
+        breaks = change_points([v for _, v in ok])
+        line["points"] = len(mine)
         line["ok_points"] = len(ok)
         # indices into points where the line's level changes; None: too few ok points to look for any
-        line["change_points"] = None if breaks is None else [ok[b] for b in breaks]
+        line["change_points"] = None if breaks is None else [ok[b][0] for b in breaks]
         if breaks is not None:
             searched = True
             every += line["change_points"]
