@@ -5,7 +5,8 @@ ms, *_pps in K pps, *_ratio in %; the table of units is `spec.units.display_unit
 sentences use too); no number is written in exponent form. `--json` keeps the stored SI base units.
 
 Missing values: the statistics tables (`num`, `pct`) leave the cell empty; the report's measurement
-tables show "–"; an interval with a missing end is "–", never "(, )".
+tables, `vnetbench loss` and `analyze` show `MISSING` ("–", an en dash); an interval with a missing end
+is "–", never "(, )".
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from vnetbench.spec.units import (
 from vnetbench.spec.units import format_metric as _format_metric
 
 __all__ = ["display_unit", "metric_name"]  # the unit table, for figures' axes
+
+MISSING = "–"  # a value that is missing or does not apply, in every table (an en dash, not '-')
 
 # ---------------------------------------------------------------- statistics tables (Jain's layout)
 
@@ -104,7 +107,7 @@ def pct(x: float | None) -> str:
 def ci(lo: float | None, hi: float | None) -> str:
     """A confidence interval: (lo, hi) with four significant digits; '–' when an end is missing."""
     if _missing(lo) or _missing(hi):
-        return "–"
+        return MISSING
     return f"({zeros_kept(lo)}, {zeros_kept(hi)})"
 
 
@@ -119,7 +122,7 @@ def metric(name: str, value: float | None, unit: bool = False, delta: bool = Fal
     """A stored value shown in its metric's unit: metric('throughput_bps', 9.5e7) -> '95.00';
     with `unit`, '95.00 Mbit/s'; `delta` for a signed difference. '–' when missing."""
     if _missing(value):
-        return "–"
+        return MISSING
     return _format_metric(name, float(value), unit, delta)  # type: ignore[arg-type]
 
 
@@ -127,7 +130,7 @@ def metric_sd(name: str, sd: float | None) -> str:
     """A standard deviation in the metric's unit with two significant digits, as one writes a spread
     beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits)."""
     if _missing(sd):
-        return "–"
+        return MISSING
     u = display_unit(name)
     return f"{sig(u.of(float(sd)), 2)}{' ' + u.label if u.label else ''}"
 
@@ -135,7 +138,7 @@ def metric_sd(name: str, sd: float | None) -> str:
 def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False) -> str:
     """An interval in the metric's unit: '(95.10, 95.42)'; '–' when an end is missing."""
     if _missing(lo) or _missing(hi):
-        return "–"
+        return MISSING
     label = f" {display_unit(name).label}" if unit and display_unit(name).label else ""
     return f"({metric(name, lo)}, {metric(name, hi)}){label}"
 
@@ -208,7 +211,7 @@ def unit_suffix(unit: str) -> str:
 def value(v: Any, digits: int = 3) -> str:
     """A table cell: floats with `digits` significant digits (4 from a million on), others as they are."""
     if v is None or (isinstance(v, float) and pd.isna(v)):
-        return "–"
+        return MISSING
     if isinstance(v, float):
         return sig(v, digits if abs(v) < 1e6 else 4)  # 9.50 beside 9.67, 0.0000598 not 5.98e-05
     return str(v)
@@ -219,26 +222,26 @@ def sig(v: Any, digits: int = 3) -> str:
     A measured value keeps its trailing zeros (9.50 for 9.496, not 9.5 beside 9.67); a whole number
     (a count, a median of counts) is written as one: 13, not 13.0."""
     if v is None or (isinstance(v, float) and not np.isfinite(v)):
-        return "–"
+        return MISSING
     text = plain_number(float(v), digits)
     return _as_g(text) if float(v).is_integer() else text
 
 
 def ratio_pct(v: Any) -> str:
     """A ratio as a percentage with one decimal: 0.956 -> '95.6 %'."""
-    return "–" if v is None or pd.isna(v) else f"{100 * v:.1f} %"
+    return MISSING if v is None or pd.isna(v) else f"{100 * v:.1f} %"
 
 
 def loss_pct(v: Any) -> str:
     """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
-    return "–" if v is None or pd.isna(v) else f"{100 * v:.2f} %"
+    return MISSING if v is None or pd.isna(v) else f"{100 * v:.2f} %"
 
 
 def share(n: float, d: float) -> str:
     """n of d as a percentage with two decimals, or two significant digits below 0.01 % (1 of 60,000
-    is '0.0017 %', not '0.00 %'); '-' when d is 0."""
+    is '0.0017 %', not '0.00 %'); '–' when d is 0."""
     if not d:
-        return "-"
+        return MISSING
     ratio = n / d
     return f"{100 * ratio:.2g} %" if 0 < abs(ratio) < 1e-4 else f"{100 * ratio:.2f} %"
 
@@ -246,7 +249,7 @@ def share(n: float, d: float) -> str:
 def count(v: float | None) -> str:
     """A packet count with thousands separators (frames ÷ fragments leave fractions: no '-0')."""
     if v is None:
-        return "-"
+        return MISSING
     return "0" if abs(v) < 0.5 else f"{v:,.0f}"
 
 
@@ -261,18 +264,18 @@ def whole(n: int | None) -> str:
 
 
 def one_decimal(v: float | None) -> str:
-    """One decimal ('-' when missing)."""
-    return "-" if v is None else f"{v:.1f}"
+    """One decimal ('–' when missing)."""
+    return MISSING if v is None else f"{v:.1f}"
 
 
 def mbit(v: Any) -> str:
     """bit/s in Mbit/s, four significant digits."""
-    return "–" if v is None or pd.isna(v) else f"{v / 1e6:.4g}"
+    return MISSING if v is None or pd.isna(v) else f"{v / 1e6:.4g}"
 
 
 def mbit2(bps: float | None) -> str:
     """bit/s in Mbit/s with two decimals."""
-    return "–" if bps is None else f"{bps / 1e6:.2f}"
+    return MISSING if bps is None else f"{bps / 1e6:.2f}"
 
 
 def rate(bps: float | None) -> str:
@@ -284,7 +287,7 @@ def rate(bps: float | None) -> str:
 
 def ms(ns: Any) -> str:
     """Nanoseconds in milliseconds with three decimals."""
-    return "–" if ns is None else f"{ns / 1e6:.3f}"
+    return MISSING if ns is None else f"{ns / 1e6:.3f}"
 
 
 def kb_or_auto(n: float | None) -> str:

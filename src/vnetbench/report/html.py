@@ -209,7 +209,7 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
         intro=" ".join(filter(None, [intro, prep.intro(kind), _only_together(prep, kind, table)])),
     )
     extra = [
-        ("link", "link_rate", lambda v: "–" if v is None or pd.isna(v) else format_rate(v)),
+        ("link", "link_rate", lambda v: fmt.MISSING if v is None or pd.isna(v) else format_rate(v)),
         ("model max (Mbit/s)", "model_max", fmt.value),
         ("of model max", "of_model_max", fmt.ratio_pct),
     ]

@@ -370,7 +370,7 @@ def _point_rows(
 def _summary_row(group: str, n: int, size: int, agg: pd.DataFrame, ref: pd.DataFrame) -> list[str]:
     """A group at one size: its maxima against the flow alone, and whether the flow alone saturated."""
     alone_max = float(ref["received_pps"].max()) if not ref.empty else np.nan
-    saturated = "–"
+    saturated = fmt.MISSING
     if not ref.empty:
         top = ref.loc[ref["target_pps"].idxmax()]
         saturated = "yes" if top["received_pps"] < SATURATED * top["target_pps"] else "no"
@@ -384,5 +384,7 @@ def _summary_row(group: str, n: int, size: int, agg: pd.DataFrame, ref: pd.DataF
         fmt.sig(alone_max),
         saturated,
         fmt.sig(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
-        f"{int(agg['saturated_steps'].sum())} of {int(agg['steps'].sum())}" if agg["steps"].sum() else "–",
+        f"{int(agg['saturated_steps'].sum())} of {int(agg['steps'].sum())}"
+        if agg["steps"].sum()
+        else fmt.MISSING,
     ]

@@ -8,7 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from vnetbench.report.sections.loss import summary_table
+from vnetbench.report.format import count, one_decimal, share
+from vnetbench.report.sections.loss import not_accounted_table, summary_table
 
 
 def _explainer(counter: str, packets: float, cause: str) -> dict[str, Any]:
@@ -102,3 +103,19 @@ def test_a_flow_lost_at_a_shared_queue_is_explained_up_to_its_drops_and_exactly_
     # a counter of the flow's own: the share alone, as before
     loc |= {"counter_shared": False, "shared_explained_packets": 0.0}
     assert summary_table([loc], FRAME).rows[0][7] == "5.22 %"
+
+
+EN_DASH = "\u2013"  # what the other tables show for a missing value ('–', not the hyphen '-')
+
+
+def test_a_flow_without_loss_and_a_flow_without_a_count_show_the_en_dash() -> None:
+    # `vnetbench loss` on onl-loss-hunt (0db5e574): 'explained  -' for the trace flows that lost
+    # nothing, while every other table marks a missing value '–'
+    stages = [{"explainers": [_explainer(UNREAD, 0, "unread")]}]
+    loc = _loc(stages, None, 0, 0) | {"app_lost": 0.0, "received": 41230.0}
+    (row,) = summary_table([loc], FRAME).rows
+    assert row[7] == EN_DASH
+    skipped = [{"kind": "probe-rtt", "reason": "no counters", "lost": None, "measurement_id": 9}]
+    (row,) = not_accounted_table(skipped).rows
+    assert row[2] == EN_DASH
+    assert share(1, 0) == EN_DASH and count(None) == EN_DASH and one_decimal(None) == EN_DASH

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vnetbench.report.format import MISSING
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Section, TableView
 
@@ -20,7 +21,7 @@ def build(ctx: ReportContext) -> list[Section]:
             str(names.get(c["measurement_id"], "")),
             f"{c['node']}:{c['interface']}",
             str(c["file"]),
-            "-" if c["size_bytes"] is None else f"{int(c['size_bytes']):,}",
+            MISSING if c["size_bytes"] is None else f"{int(c['size_bytes']):,}",
             f"{int(c['snaplen_bytes'])} B, ≤ {int(c['packet_cap']):,} packets",
         ]
         for c in caps.head(MAX_ROWS).to_dict("records")

@@ -128,7 +128,7 @@ def build(ctx: ReportContext) -> list[Section]:
                     f"{int(d.get('lost_frames') or 0):,}",
                     ", ".join(f"{n:,} {what}" for what, n in drops.items()) or "none",
                     " / ".join(fmt.ms(err.get(k)) for k in ("p50_ns", "p99_ns", "max_ns")),
-                    "–" if cpu is None else f"{cpu / 1e3:.2f}",
+                    fmt.MISSING if cpu is None else f"{cpu / 1e3:.2f}",
                 ]
             )
             where = f"link {item.get('link')} ({_direction(d, sides)}, build {item.get('build_id')})"

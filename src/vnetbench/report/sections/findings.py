@@ -84,7 +84,7 @@ def _connection_line(r: dict[str, Any], metric: str) -> str:
 def _ci(metric: str, lo: float, hi: float) -> str:
     """'(94.97 to 95.26)' in the metric's unit; '' without an interval (a single value)."""
     low, high = fmt.metric(metric, lo), fmt.metric(metric, hi)
-    return "" if "–" in (low, high) else f"({low} to {high})"
+    return "" if fmt.MISSING in (low, high) else f"({low} to {high})"
 
 
 def design_findings(
@@ -171,7 +171,7 @@ def _effect(r: Any, e: Any) -> str:
     """'q = -1.586 Mbit/s, interval -1.601 to -1.571: flows 2 → 3 changes the mean by -3.172 Mbit/s'."""
     text = f"q = {fmt.metric(r.response, e.q, True, delta=True)}"
     low, high = fmt.metric(r.response, e.ci_low), fmt.metric(r.response, e.ci_high)
-    if "–" not in (low, high):
+    if fmt.MISSING not in (low, high):
         text += f", interval {low} to {high}"
     if e.name in r.coding:
         lo, hi = r.coding[e.name]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from vnetbench.report.figures import plt, save
+from vnetbench.report.format import MISSING
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 
@@ -153,7 +154,7 @@ def _repetition_grid(frame: pd.DataFrame, lines: dict[str, HostTimeline]) -> Tab
         .groupby("rep")
         .agg(a=("a", "min"), b=("b", "max"))
     )
-    mark = {"up": "✓ up", "down": "✗ down", "partly": "◐ partly", "": "–"}
+    mark = {"up": "✓ up", "down": "✗ down", "partly": "◐ partly", "": MISSING}
     rows = [
         [name, *(mark[lines[name].state_between(int(s.a), int(s.b))] for s in spans.itertuples())]
         for name in sorted(lines)

@@ -169,7 +169,7 @@ def _explained(loc: dict[str, Any], lost: float) -> str:
     """The 'explained' cell: the share the flow's own counters account for; with a shared queue's
     counter as the verdict's, the most it can add for this flow and what it explains for the step."""
     if lost <= 0:
-        return "-"
+        return fmt.MISSING
     own = fmt.share(loc["explained_packets"], lost)
     shared = loc.get("shared_explained_packets") or 0.0
     if not loc.get("counter_shared") or shared <= 0:
@@ -221,7 +221,7 @@ def not_accounted_table(skipped: list[dict[str, Any]]) -> TableView:
             [
                 kind,
                 str(len(items)),
-                fmt.count(sum(max(0.0, v) for v in lost)) if lost else "-",
+                fmt.count(sum(max(0.0, v) for v in lost)) if lost else fmt.MISSING,
                 ", ".join(str(n["measurement_id"]) for n in items[:12]) + (" …" if len(items) > 12 else ""),
                 reason,
             ]

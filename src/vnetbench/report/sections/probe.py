@@ -417,7 +417,7 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
                 fmt.sig(bin_s * 1e3),
                 fmt.sig(np.median(v) / 1e6),
                 fmt.sig(v.max() / 1e6),
-                fmt.sig(offered / 1e6) if offered else "–",
+                fmt.sig(offered / 1e6) if offered else fmt.MISSING,
                 str(int(quiet.sum())),
                 fmt.sig(max((n for _, n in quiet_runs), default=0) * bin_s * 1e3),
                 str(int(burst.sum())),
