@@ -13,9 +13,9 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
 from rich.text import Text
 
+from vnetbench.report.rich_view import TerminalConsole
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.store.db import Store
 
@@ -23,9 +23,10 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
-# emoji off: a path or id such as 'a.db:abc:' must not print as 'a.db🔤'
-out = Console(emoji=False)
-err = Console(stderr=True, emoji=False)
+# emoji off: a path or id such as 'a.db:abc:' must not print as 'a.db🔤'; a line never ends between a
+# number and its unit (TerminalConsole)
+out = TerminalConsole(emoji=False)
+err = TerminalConsole(stderr=True, emoji=False)
 
 DbOption = Annotated[
     str,

@@ -19,7 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from vnetbench.report.rich_view import rich_table
+from vnetbench.report.rich_view import NBSP, join_units, rich_table
 from vnetbench.report.view import TableView
 
 UNBOUNDED = 10_000  # columns: wider than any table
@@ -80,8 +80,10 @@ def vertical(table: Table, width: int) -> list[Text]:
 
 def _wrap(text: str, width: int) -> list[str]:
     """Lines of at most `width` broken at spaces only: never inside a word, a hyphenated one included
-    (the loss note printed "vnb-" at a line's end and "probe's" on the next)."""
-    return textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+    (the loss note printed "vnb-" at a line's end and "probe's" on the next), nor between a number and
+    its unit (textwrap breaks at ASCII whitespace only, so the non-breaking space holds)."""
+    lines = textwrap.wrap(join_units(text), width, break_on_hyphens=False, break_long_words=False)
+    return [line.replace(NBSP, " ") for line in lines]
 
 
 def _wrapped(table: Table) -> Table:
