@@ -241,8 +241,9 @@ def placement_findings(analysis: Any) -> list[str]:
 
 def competition_findings(results: list[tuple[str | None, d.Competition]]) -> list[str]:
     """Each group of simultaneous flows' verdict (section 'Simultaneous flows'); with many groups,
-    how many competed."""
-    if not results:
+    how many competed. Nothing when no flow was measured alone: such a campaign (onl-udp-receivers,
+    onl-tcp-factorial) does not ask whether its flows compete, and the section says why it cannot."""
+    if all(comp.verdict == d.NOT_COMPARED for _, comp in results):
         return []
     lines = [
         f"{comp.pattern} · {comp.measurement}"
@@ -261,21 +262,30 @@ def competition_findings(results: list[tuple[str | None, d.Competition]]) -> lis
 
 
 def _competition_count(results: list[tuple[str | None, d.Competition]]) -> str:
-    """How many groups competed, out of those that had a baseline: a group none of whose flows was
-    measured alone cannot be counted as competing or not."""
+    """How many of the compared sets of flows competed: a set is one pattern · measurement under one
+    treatment, over its repetitions (not `analyze`'s groups of simultaneous flows, one per
+    repetition); a set none of whose flows was measured alone cannot be counted as competing or not."""
     compared = [comp for _, comp in results if comp.verdict != d.NOT_COMPARED]
     missing = len(results) - len(compared)
-    if not compared:
-        groups = f"the {len(results)} groups"
-        return f"no flow of {groups} was measured alone, so whether they compete cannot be told"
+    one, many = _set_noun(results)
     compete = sum("the flows compete" in comp.verdict for comp in compared)
-    line = (
-        f"in {compete} of {fmt.counted(len(compared), 'group')} the flows compete (each gets less than alone)"
-    )
+    line = f"in {compete} of {len(compared)} {one if len(compared) == 1 else many} the flows compete"
+    line += " (each gets less than alone)"
     if missing:
-        have = "group has" if missing == 1 else "groups have"
+        have = f"{one} has" if missing == 1 else f"{many} have"
         line += f"; {missing} {have} no flow measured alone (not compared)"
     return line
+
+
+def _set_noun(results: list[tuple[str | None, d.Competition]]) -> tuple[str, str]:
+    """What one competition verdict is about, singular and plural: a treatment when the sets are one
+    pattern · measurement's treatments, as the section 'Simultaneous flows' names them."""
+    series = {(comp.pattern, comp.measurement) for _, comp in results}
+    treated = all(t for t, _ in results)
+    if treated and len(series) == 1:
+        return "treatment", "treatments"
+    what = "pattern · measurement · treatment" if treated else "pattern · measurement"
+    return f"combination of {what}", f"combinations of {what}"
 
 
 def _unsettled(comp: d.Competition) -> bool:
