@@ -18,6 +18,7 @@ from scipy import stats
 
 from vnetbench.analysis.campaign_analysis import FittedModel
 from vnetbench.analysis.diagnostics import diagnostics
+from vnetbench.analysis.one_factor import one_factor_anova
 from vnetbench.analysis.two_k_r import two_k_r
 from vnetbench.report.sections.findings import design_findings
 
@@ -87,3 +88,23 @@ def test_errors_as_large_as_the_effects_put_a_caution_in_the_finding() -> None:
     )
     (quiet,) = design_findings(SimpleNamespace(models=[_fitted(MEANS, 0.1)]))
     assert "Caution" not in quiet
+
+
+def test_a_level_whose_every_repetition_is_zero_says_its_interval_is_the_pooled_one() -> None:
+    """onl-udp-receivers (b0bfad94) read '1: 0 % (0 to 0.0315), 2: 0 % (0 to 0.0315), …': levels that
+    lost nothing in any repetition, with an interval that is the pooled s_e's, not their own spread.
+    By hand: loss at receivers 1 and 2 is 0 in all three repetitions, at 3 it is 10, 12, 14 %.
+    SSE = 0.02² + 0.02² = 0.0008 on 9 − 3 = 6 DF, s_e = √(0.0008/6); each level's half-width is
+    t[0.975; 6]·s_e/√3 = 1.631 points: 1 and 2 give (0 to 1.63) after the cut at 0, 3 gives
+    12.0 ∓ 1.631 = (10.4 to 13.6)."""
+    frame = pd.DataFrame(
+        {"receivers": [1] * 3 + [2] * 3 + [3] * 3, "loss_ratio": [0.0] * 6 + [0.10, 0.12, 0.14]}
+    )
+    half = stats.t.ppf(0.975, 6) * (0.0008 / 6) ** 0.5 / 3**0.5
+    assert round(100 * half, 3) == 1.631
+    result = one_factor_anova(frame, "loss_ratio", "receivers")
+    model = FittedModel("receivers · udp · loss_ratio", "one-factor", result)
+    (line,) = design_findings(SimpleNamespace(models=[model]))
+    assert line.split("Mean per level (95 % interval): ")[1] == (
+        "1 and 2: 0 % (every repetition 0; pooled interval 0 to 1.63), 3: 12.0 % (10.4 to 13.6)."
+    )

@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from vnetbench.analysis import descriptive as d
@@ -181,16 +182,36 @@ def _effect(r: Any, e: Any) -> str:
 
 
 def _level_means(m: Any, response: str) -> str:
+    """Each level's mean and interval. A level whose every repetition is exactly 0 says so beside its
+    interval, which is the pooled one (s_e of all levels): '0 % (0 to 0.0315)' read as if the level
+    itself had varied (onl-udp-receivers b0bfad94, levels 1-5); such neighbours share one entry."""
     if m.kind != "one-factor":
         return ""
     # the levels' means and intervals as the analysis gives them (ȳ.j ± t·s_e/√r_j, cut at 0 for a
     # metric that cannot be negative); JSON's None back to NaN for the formatter
     levels = zip(m.result.effects, level_mean_intervals(m.result), strict=True)
-    out = []
+    entries: list[tuple[list[str], str, str]] = []  # (levels, mean, interval), zero runs merged
     for e, row in sorted(levels, key=lambda pair: fmt.sort_key(pair[0].level)):
         low, high = (math.nan if v is None else v for v in row["ci"])
-        out.append(f"{e.level}: {fmt.metric(response, e.mean, True)} {_ci(response, low, high)}")
-    return ", ".join(out)
+        mean, interval = fmt.metric(response, e.mean, True), _ci(response, low, high)
+        if interval and _all_zero(m.result, e.level):
+            interval = f"(every repetition 0; pooled interval {interval[1:-1]})"
+            if entries and entries[-1][1:] == (mean, interval):
+                entries[-1][0].append(str(e.level))
+                continue
+        entries.append(([str(e.level)], mean, interval))
+    return ", ".join(f"{_and(names)}: {mean} {interval}".rstrip() for names, mean, interval in entries)
+
+
+def _all_zero(anova: Any, level: Any) -> bool:
+    """Whether every observation of the level is exactly 0."""
+    observed = np.asarray(anova.observed)[np.asarray(anova.level_of) == level]
+    return bool(observed.size) and not np.any(observed)
+
+
+def _and(names: list[str]) -> str:
+    """'5', '4 and 5', '1, 2, 3, 4 and 5'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 def rebuild_findings(analysis: Any) -> list[str]:
