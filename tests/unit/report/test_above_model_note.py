@@ -4,6 +4,7 @@ it (exogeni-exp5, campaign ca60f214: 95.92 Mbit/s over 2 s on a 100 mbit link, 1
 from __future__ import annotations
 
 import pandas as pd
+from scipy import stats
 
 from vnetbench.report.prepared import TREATMENT, _above_model_note
 
@@ -26,7 +27,7 @@ def _builds(shaping: str) -> pd.DataFrame:
 
 def test_a_short_run_above_the_model_is_within_the_buckets_burst() -> None:
     # 8 ms of burst over a 2 s window: up to 1 + 0.008 / 2 = 100.4 % of the model
-    (note,) = _above_model_note(_frame([95.92e6, 95.91e6]), "tcp", _builds("network"), 0)
+    note, _interval = _above_model_note(_frame([95.92e6, 95.91e6]), "tcp", _builds("network"), 0)
     assert "1 connection, at most 100.3 %" in note and "8 ms at the link's rate with network shaping" in note
     assert note.endswith("can carry up to 100.4 % of the model.")
 
@@ -42,5 +43,28 @@ def test_more_than_the_bucket_allows_is_said_to_be() -> None:
 
 
 def test_nothing_is_said_within_the_model() -> None:
-    assert _above_model_note(_frame([95.6e6, 95.5e6]), "tcp", _builds("network"), 0) == []
+    # 95.5, 95.5, 95.51: mean 95.503, SD 0.005774, interval up to 95.503 + 4.303 · 0.005774 / √3 = 95.52
+    assert _above_model_note(_frame([95.5e6, 95.5e6, 95.51e6]), "tcp", _builds("network"), 0) == []
     assert _above_model_note(_frame([95.92e6]), "udp", _builds("network"), 0) == []  # another kind
+
+
+def test_an_interval_that_reaches_above_the_model_is_explained_too() -> None:
+    """quickstart (efd6a61d): vm1→vm4 9.560 Mbit/s (9.485 to 9.634), 100.0 % of the model maximum,
+    and nothing said of the interval's upper end, 100.7 % of the model. Here 95.60 and 95.64 Mbit/s:
+    mean 95.62 (99.98 % of 95.641), SD 0.02828, upper end 95.62 + t[0.975; 1] · 0.02828 / √2."""
+    high = 95.62e6 + stats.t.ppf(0.975, 1) * 0.028284271e6 / 2**0.5
+    assert f"{100 * high / MODEL:.1f}" == "100.2"
+    (note,) = _above_model_note(_frame([95.60e6, 95.64e6]), "tcp", _builds("network"), 0)
+    assert note == (
+        "The 95 % interval of a mean reaches above the model for 1 connection (up to 100.2 %): it is the "
+        "mean's uncertainty from its repetitions' spread (few make it wide), not a measured rate, and is "
+        "not cut at the model, which, unlike 0, is no hard bound."
+    )
+    # a designed campaign shows no connection's interval (nor the Findings' headline): nothing to explain
+    assert _above_model_note(_frame([95.60e6, 95.64e6]), "tcp", _builds("network"), 0, intervals=False) == []
+    # an upper end shown as 100.0 % needs no word: 95.630 and 95.632 Mbit/s, mean 95.631, SD 0.001414,
+    # upper end 95.631 + 12.71 · 0.001414 / √2 = 95.644, 100.003 % of the model
+    assert _above_model_note(_frame([95.630e6, 95.632e6]), "tcp", _builds("network"), 0) == []
+    # a mean above the model as well: both notes, the bucket's first
+    first, second = _above_model_note(_frame([95.92e6, 95.91e6]), "tcp", _builds("network"), 0)
+    assert first.startswith("'of model max' above 100 %") and second.startswith("The 95 % interval")
