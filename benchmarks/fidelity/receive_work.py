@@ -20,7 +20,8 @@ fabric's tbf, the port's receive, r's socket, or unexplained), s's system CPU pe
 After each arm's rates: 200 pings s -> r at 5 ms (median and p99 RTT), the price of each arm.
 
 Usage (root):  .venv/bin/python benchmarks/fidelity/receive_work.py [--reps 5]   # ~5 min
-Writes receive_work.json (runs and medians) and receive_work.png next to this file.
+Writes receive_work.json (the medians and one compact row per run) and receive_work.png next to
+this file; every ping's RTT, for the figure, to raw/receive_work_runs.json (not in git).
 """
 
 from __future__ import annotations
@@ -204,6 +205,9 @@ def main() -> None:
         "summary": summary,
         "runs": runs,
     }
+    (HERE / "raw").mkdir(exist_ok=True)
+    (HERE / "raw" / "receive_work_runs.json").write_text(json.dumps(runs))
+    result["runs"] = [compact(r) for r in runs]
     (HERE / "receive_work.json").write_text(json.dumps(result, indent=1))
     figure(runs, HERE / "receive_work.png")
     print(json.dumps(summary, indent=1))
@@ -269,9 +273,18 @@ def figure(runs: list[dict[str, object]], path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def compact(run: dict[str, object]) -> dict[str, object]:
+    """A run as kept in git: a ping round's RTTs as their median and p99."""
+    if "rtt_ms" not in run:
+        return run
+    rtts: list[float] = run["rtt_ms"]  # type: ignore[assignment]
+    return {"arm": run["arm"], "rep": run["rep"], "rtt_ms_median": statistics.median(rtts),
+            "rtt_ms_p99": statistics.quantiles(rtts, n=100)[98]}  # fmt: skip
+
+
 def redraw() -> None:
-    """Redraw the figure from receive_work.json (no measuring)."""
-    figure(json.loads((HERE / "receive_work.json").read_text())["runs"], HERE / "receive_work.png")
+    """Redraw the figure from the last run's raw/receive_work_runs.json (no measuring)."""
+    figure(json.loads((HERE / "raw" / "receive_work_runs.json").read_text()), HERE / "receive_work.png")
 
 
 if __name__ == "__main__":
