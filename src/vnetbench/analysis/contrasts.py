@@ -34,7 +34,13 @@ def welch(b: np.ndarray, a: np.ndarray) -> Any:
     """Welch's t test of mean(b) − mean(a): scipy's result (statistic, df, pvalue,
     confidence_interval). Nearly identical values (a group without spread, e.g. equal throughputs
     at a shaper's rate) are fine for Welch's t, whose variance term is then ~0, but scipy warns of
-    "precision loss" on them, which would only alarm the user in the middle of the output."""
+    "precision loss" on them, which would only alarm the user in the middle of the output.
+
+    With one group without spread the test is still defined: it is then the one-sample t test of the
+    other group against that group's value (DF n − 1 of the other group). With neither group having
+    any spread it is not (t = d/0): the difference is exact, the same in every repetition, and no
+    test applies, as for a contrast without error variance (`ContrastCI.exact`); callers treat that
+    case before calling (placement, reproducibility, compare)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Precision loss occurred", category=RuntimeWarning)
         return stats.ttest_ind(b, a, equal_var=False)
@@ -57,13 +63,6 @@ def mann_whitney(b: np.ndarray, a: np.ndarray) -> Any:
     else:
         method = "auto"  # exact without ties while one side has ≤ 8 values, else normal with tie correction
     return stats.mannwhitneyu(b, a, alternative="two-sided", method=method)
-
-
-def exact_p_value(difference: float) -> float:
-    """p of a difference between two groups without any spread, where Welch's t is undefined: the
-    limit of the test as both variances go to 0 — 0 when the groups differ (t → ∞), 1 when they
-    are equal (no evidence of a difference)."""
-    return 0.0 if difference != 0 else 1.0
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Per category the mean, SD, n and a t interval of the mean; per pair of categories the difference
 of means with Welch's interval (unequal variances and sizes are the rule here: a cross-site link
-varies far more than a same-host one).
+varies far more than a same-host one). Two categories without any spread (every value of each the
+same, e.g. 0 % loss in every repetition) have an exact difference: no test applies (p and
+`significant` undefined, `exact` true), as for a contrast without error variance; a nonzero one is
+a real difference, seen in every repetition, and a zero one says the categories gave the same value.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vnetbench.analysis.contrasts import exact_p_value, welch
+from vnetbench.analysis.contrasts import welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
@@ -42,13 +45,15 @@ class PairDifference:
     difference: float  # mean(second) − mean(first)
     ci_low: float
     ci_high: float
-    dof: float  # Welch–Satterthwaite
-    t: float
-    p_value: float
+    dof: float  # Welch–Satterthwaite; NaN when exact
+    t: float  # NaN when exact
+    p_value: float  # NaN when exact: no test applies
+    exact: bool = False  # neither category has any spread: the difference has no random error
 
     @property
-    def significant(self) -> bool:
-        return self.ci_low > 0 or self.ci_high < 0
+    def significant(self) -> bool | None:
+        """Welch's interval excludes 0; None when the difference is exact (no test applies)."""
+        return None if self.exact else self.ci_low > 0 or self.ci_high < 0
 
 
 @dataclass(frozen=True)
@@ -111,9 +116,10 @@ def compare_placements(
         if xa.size < 2 or xb.size < 2:
             notes.append(f"{a} vs {b}: needs ≥ 2 values in each, not compared")
             continue
-        if np.ptp(xa) == 0 and np.ptp(xb) == 0:
-            d = float(xb.mean() - xa.mean())  # no variance at all: the difference is exact
-            pairs.append(PairDifference(a, b, d, d, d, float("nan"), float("nan"), exact_p_value(d)))
+        if np.ptp(xa) == 0 and np.ptp(xb) == 0:  # no variance at all: t = d/0, the difference is exact
+            d = float(xb[0] - xa[0])
+            nan = float("nan")
+            pairs.append(PairDifference(a, b, d, d, d, nan, nan, nan, exact=True))
             continue
         w = welch(xb, xa)  # one group without spread (e.g. two equal RTTs) is fine for it
         ci = w.confidence_interval(confidence)

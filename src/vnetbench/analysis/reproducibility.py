@@ -23,6 +23,10 @@ metric's own unit, widens the band to at least ±tolerance_abs, and a CV above c
 count when the SD of the rebuild means is itself within tolerance_abs.
 Mann-Whitney does not change the verdict; when it disagrees with Welch the reasoning says so (the
 distributions may differ in shape while the means agree).
+When every first-build value is the same and so is every rebuild's mean (0 % loss throughout),
+Welch's t is undefined (t = d/0) and no test applies: the difference is exact (`exact`, Welch's p
+and t NaN, its "interval" the point (d, d)), and the verdict weighs that exact difference against
+the band like any interval.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vnetbench.analysis.contrasts import exact_p_value, mann_whitney, welch
+from vnetbench.analysis.contrasts import mann_whitney, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
@@ -78,16 +82,17 @@ class MetricReproducibility:
     cv_rebuilds_ratio: float
     difference: float  # mean_rebuilds − mean_first
     difference_ratio: float  # difference / |mean_first|
-    welch_ci: tuple[float, float]
-    welch_t: float
-    welch_df: float
-    welch_p: float
+    welch_ci: tuple[float, float]  # (difference, difference) when exact
+    welch_t: float  # NaN when exact
+    welch_df: float  # NaN when exact
+    welch_p: float  # NaN when exact: no test applies
     mannwhitney_u: float
     mannwhitney_p: float
     verdict: Verdict
     reasoning: tuple[str, ...]
     thresholds: ReproducibilityThresholds
     per_build: pd.DataFrame = field(repr=False)  # build, n, mean, sd, is_first
+    exact: bool = False  # no spread in the first build nor among the rebuild means: the difference is exact
 
     @property
     def text(self) -> str:
@@ -114,6 +119,7 @@ class MetricReproducibility:
                     "welch_t",
                     "welch_df",
                     "welch_p",
+                    "exact",
                     "mannwhitney_u",
                     "mannwhitney_p",
                     "verdict",
@@ -148,17 +154,17 @@ def _one(
     name: str, g: pd.DataFrame, value: str, build: str, first: Any, th: ReproducibilityThresholds
 ) -> MetricReproducibility:
     ref = g.loc[g[build] == first, value].to_numpy(dtype=float)
-    per_build = g.groupby(build, sort=True)[value].agg(n="count", mean="mean", sd="std").reset_index()
+    per_build = g.groupby(build, sort=True)[value].agg(n="count", mean=anchored_mean, sd="std").reset_index()
     per_build["is_first"] = per_build[build] == first
     rebuilds = per_build.loc[~per_build["is_first"], "mean"].to_numpy(dtype=float)
 
-    m1 = float(ref.mean())
+    m1 = anchored_mean(ref)
     # equal values have SD 0, not numpy's rounding residue; one value has none
     sd1 = (float(ref.std(ddof=1)) if np.ptp(ref) > 0 else 0.0) if ref.size > 1 else float("nan")
     t1 = float(stats.t.ppf((1 + th.confidence) / 2, ref.size - 1)) if ref.size > 1 else float("nan")
     half1 = t1 * sd1 / np.sqrt(ref.size)
     first_ci = cut_at_zero(m1 - half1, m1 + half1, cannot_be_negative(name))  # a mean: cut like describe()
-    mr = float(rebuilds.mean()) if rebuilds.size else float("nan")
+    mr = anchored_mean(rebuilds) if rebuilds.size else float("nan")
     sdr = float(rebuilds.std(ddof=1)) if rebuilds.size > 1 else float("nan")
     cv = sdr / abs(mr) if rebuilds.size > 1 and mr != 0 else float("nan")
     diff = mr - m1
@@ -171,8 +177,9 @@ def _one(
         f"{shown_name(name)}: first build {first!r} mean {show(m1)} (n = {ref.size}); "
         f"{rebuilds.size} rebuilds, mean of their means {show(mr)}, CV across rebuilds {percent(cv)}."
     ]
+    exact = bool(enough and np.ptp(ref) == 0 and np.ptp(rebuilds) == 0)
     welch_ci, wt, wdf, wp, mu, mp = _tests(ref, rebuilds, th, diff, enough)
-    spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp)
+    spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp, exact)
     verdict = _verdict(th, enough, spread, why, show)
     return MetricReproducibility(
         metric=name,
@@ -197,6 +204,7 @@ def _one(
         reasoning=tuple(why),
         thresholds=th,
         per_build=per_build.rename(columns={build: "build"}),
+        exact=exact,
     )
 
 
@@ -217,8 +225,8 @@ def _tests(
             float(w.df),
             float(w.pvalue),
         )
-    else:  # every value identical within each group: Welch's t is undefined, the difference exact
-        welch_ci, wp = (diff, diff), exact_p_value(diff)
+    else:  # every value identical within each group: t = d/0, no test applies; the difference is exact
+        welch_ci = (diff, diff)
     u = mann_whitney(rebuilds, ref)  # ranks: defined either way; exact for few rebuilds
     mu, mp = float(u.statistic), float(u.pvalue)
     return welch_ci, wt, wdf, wp, mu, mp
@@ -236,6 +244,7 @@ class _Spread:
     welch_ci: tuple[float, float]
     wp: float
     mp: float
+    exact: bool  # no spread on either side: welch_ci is the point (diff, diff), wp NaN
 
 
 def _verdict(
@@ -247,8 +256,8 @@ def _verdict(
 ) -> Verdict:
     """Reproducible, not, or inconclusive; the reasons are appended to `why`, with values shown by
     `show(value, unit, delta)` in the metric's display unit."""
-    cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp = (
-        sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp
+    cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp, exact = (
+        sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp, sp.exact
     )  # fmt: skip
     alpha = 1 - th.confidence
     pct = f"{100 * th.confidence:g} %"
@@ -273,7 +282,13 @@ def _verdict(
         lo, hi = welch_ci
         interval = f"({show(lo, False, True)}, {show(hi, True, True)})"
         tolerance = show(band, True, True).lstrip("+")  # a difference: of a ratio, in percentage points
-        where = f"the {pct} Welch interval of the difference {interval} " + (
+        tested = (
+            "the exact difference (every first-build value and every rebuild's mean the same: no spread, "
+            "so no test applies) "
+            if exact
+            else f"the {pct} Welch interval of the difference {interval} "
+        )
+        where = tested + (
             f"against the tolerance ±{percent(th.tolerance_ratio)} of the first build's mean (±{tolerance})"
             if band > th.tolerance_abs
             else f"against the absolute tolerance ±{tolerance}"
@@ -285,7 +300,12 @@ def _verdict(
                 "matter: "
                 f"{where} lies inside."
             )
-            if lo > 0 or hi < 0:
+            if exact and diff != 0:
+                why.append(
+                    "The difference is real, the same in every repetition, but smaller than the tolerance: "
+                    "real is not the same as important."
+                )
+            elif lo > 0 or hi < 0:
                 why.append(
                     f"The difference is detectable (Welch p = {wp:.3g}) but smaller than the tolerance: "
                     "significant is not the same as important."
@@ -301,13 +321,20 @@ def _verdict(
             why.append(
                 f"Cannot tell: {where} straddles the band's edge; more rebuilds or replications would decide."
             )
-        welch_ran = lo < hi  # not the exact case (no spread), where ranks cannot match a p of 0
-        if welch_ran and np.isfinite(wp) and np.isfinite(mp) and (wp < alpha) != (mp < alpha):
+        if np.isfinite(wp) and np.isfinite(mp) and (wp < alpha) != (mp < alpha):
             why.append(
                 f"Welch p = {wp:.3g} and Mann-Whitney p = {mp:.3g} disagree at α = {alpha:g}: "
                 "the distributions may differ in shape even where the means agree."
             )
     return verdict
+
+
+def anchored_mean(values: Any) -> float:
+    """The mean taken around the first value: identical values have that value as their mean exactly
+    (numpy's mean of three 0.1 is 0.10000000000000002, of two 0.1 is 0.1, a difference of 1.4e-17
+    between two builds that measured the same)."""
+    x = np.asarray(values, dtype=float)
+    return float(x[0] + (x - x[0]).mean())
 
 
 def percent(ratio: float, signed: bool = False) -> str:

@@ -487,7 +487,7 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
             percent(m.cv_rebuilds_ratio) if math.isfinite(m.cv_rebuilds_ratio) else "",
             fmt.metric(m.metric, m.difference, delta=True)
             + (f" ({percent(m.difference_ratio, True)})" if math.isfinite(m.difference_ratio) else ""),
-            fmt.metric_ci(m.metric, *m.welch_ci),
+            "exact: no spread" if m.exact else fmt.metric_ci(m.metric, *m.welch_ci),
             num(m.mannwhitney_p, 3),
             m.verdict,
         ]
@@ -496,6 +496,11 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
     part.tables.append(TableView("Rebuilds against the first build", columns, rows))
     part.items += [m.text for m in r.results]
     return part
+
+
+def _exact_cell(difference: float) -> str:
+    """The 'significant' cell of a difference without any spread: no test, so not ✓ nor blank."""
+    return "exact: differs" if difference != 0 else "exact: same"
 
 
 def _placement(p: cp.Placements) -> Section:
@@ -540,11 +545,18 @@ def _placement(p: cp.Placements) -> Section:
                             scaled(d.difference, scale),
                             ci(d.ci_low / scale, d.ci_high / scale),
                             num(d.p_value, 3),
-                            yes(d.significant),
+                            _exact_cell(d.difference) if d.exact else yes(d.significant),
                         ]
                         for d in c.pairs
                     ],
                 )
+            )
+        exact = [f"{d.second} vs {d.first}" for d in c.pairs if d.exact]
+        if exact:
+            part.items.append(
+                f"{entry.measurement}: {shown}: {', '.join(exact)}: every value of both categories is the "
+                "same (no spread), so no test applies and there is no p; the difference is exact, the same "
+                "in every repetition."
             )
         part.items += list(c.notes)
     return part

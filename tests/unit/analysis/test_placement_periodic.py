@@ -111,11 +111,13 @@ def test_hour_of_day_and_weekday() -> None:
     assert local["hour"].tolist() == [7, 18, 19]
 
 
-def test_groups_without_any_spread_get_the_exact_p() -> None:
+def test_groups_without_any_spread_have_an_exact_difference_and_no_test() -> None:
     """UDP loss 0 % in every repetition at two placements and 1 % at the third (the quickstart's
-    report printed p = 0 for two groups of zeros). Welch's t is undefined without spread; its limit
-    as both variances go to 0 is p = 1 for equal groups (no evidence of a difference) and p = 0 for
-    different ones (t → ∞)."""
+    report printed p = 0 for two groups of zeros). Without spread in either group Welch's t is d/0:
+    no test applies, as for a contrast without error variance (ContrastCI.exact). p, t, DF and
+    `significant` are undefined; the difference is exact: 0 − 0 = 0 (the same in every repetition)
+    and 0.01 − 0 = 0.01 (a real difference, seen in every repetition). It used to be p = 1 and
+    p = 0 'significant', the limit of Welch's test as both variances go to 0."""
     frame = pd.DataFrame(
         {
             "placement": ["same-host"] * 2 + ["same-site"] * 2 + ["cross-site"] * 2,
@@ -124,8 +126,38 @@ def test_groups_without_any_spread_get_the_exact_p() -> None:
     )
     c = compare_placements(frame, "loss_ratio")
     equal = c.pair("same-host", "same-site")
-    assert (equal.difference, equal.ci_low, equal.ci_high, equal.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert not equal.significant
+    assert (equal.difference, equal.ci_low, equal.ci_high) == (0, 0, 0)
+    assert (equal.exact, equal.significant) == (True, None)
+    assert np.isnan([equal.p_value, equal.t, equal.dof]).all()
     apart = c.pair("same-host", "cross-site")
-    assert (apart.difference, apart.p_value) == (pytest.approx(0.01), 0.0)
-    assert apart.significant
+    assert (apart.difference, apart.ci_low, apart.ci_high) == (0.01, 0.01, 0.01)
+    assert (apart.exact, apart.significant) == (True, None) and np.isnan(apart.p_value)
+    pair = c.to_dict()["pairs"][1]
+    assert (pair["exact"], pair["significant"], pair["p_value"], pair["t"]) == (True, None, None, None)
+    json.dumps(c.to_dict(), allow_nan=False)
+
+
+def test_identical_values_are_the_same_whatever_their_number() -> None:
+    """Two RTTs of 0.1 ms at one placement, three at the other: the same value, difference exactly 0.
+    numpy's mean of two 0.1 is 0.1 and of three 0.10000000000000002: the means' difference,
+    1.4e-17, was taken as a real difference (p = 0, 'significant')."""
+    frame = pd.DataFrame({"placement": ["same-host"] * 2 + ["same-site"] * 3, "rtt_ms": [0.1] * 5})
+    p = compare_placements(frame, "rtt_ms").pair("same-host", "same-site")
+    assert (p.difference, p.exact, p.significant) == (0.0, True, None)
+
+
+def test_one_group_without_spread_is_a_one_sample_t_test() -> None:
+    """b = 1, 2, 3, 4 against a = 5, 5, 5: with var(a) = 0 Welch's t is the one-sample t of b
+    against 5. Mean(b) − 5 = −2.5, s_b² = 5/3, se = √(5/12) = 0.645497, t = −2.5/0.645497 =
+    −3.872983, DF = (s_b²/4)² / ((s_b²/4)²/3) = 3; t[0.975; 3] = 3.182446 (t table), so the
+    interval is −2.5 ∓ 3.182446·0.645497 = (−4.554260, −0.445740); p = 2·P(T₃ > 3.872983) = 0.030466
+    (T₃'s survival function)."""
+    frame = pd.DataFrame({"placement": ["same-host"] * 3 + ["same-site"] * 4, "v": [5, 5, 5, 1, 2, 3, 4]})
+    p = compare_placements(frame, "v").pair("same-host", "same-site")
+    se = np.sqrt(5 / 12)
+    assert p.exact is False
+    assert (p.difference, p.t, p.dof) == pytest.approx((-2.5, -2.5 / se, 3))
+    assert (p.ci_low, p.ci_high) == pytest.approx((-2.5 - 3.182446 * se, -2.5 + 3.182446 * se), abs=1e-6)
+    assert p.p_value == pytest.approx(2 * stats.t.sf(2.5 / se, 3))
+    assert p.p_value == pytest.approx(0.030466, abs=1e-6)
+    assert p.significant is True

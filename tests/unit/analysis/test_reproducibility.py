@@ -133,31 +133,65 @@ def test_an_absolute_tolerance_judges_metrics_near_zero() -> None:
         ReproducibilityThresholds(tolerance_abs=-1)
 
 
-def test_identical_values_in_every_build_get_the_exact_p() -> None:
-    """Every build measured exactly the same value (a shaper's rate): Welch's t is undefined, the
-    difference exact. Equal builds: p = 1 and reproducible; a rebuild 1 % higher in every value:
-    p = 0 (t → ∞), reproducible (inside ±5 %) but detectable. Mann-Whitney, on ranks, stays
-    defined: equal groups are all ties (p = 1); three rebuilds above five first-build values, with
-    ties: U = 15, and of the C(8, 3) = 56 equally likely ways to pick the rebuilds' three values from
-    the pooled eight only one puts all three on top, so the exact two-sided p is 2/56 = 0.0357. (The
-    normal approximation with tie correction, σ² = 1.25·(9 − 144/56), gave 0.0135: smaller than any
-    arrangement of 3 v 5 values can give.)"""
+def test_identical_values_in_every_build_have_an_exact_difference_and_no_test() -> None:
+    """Every build measured exactly the same value (a shaper's rate): Welch's t is d/0, so no test
+    applies (p, t, DF undefined, as for a contrast without error variance) and the difference is
+    exact. Equal builds: difference 0, reproducible. A rebuild 1 % higher in every value: the exact
+    difference +1 is inside ±5 % of 100, reproducible, and a real difference, the same in every
+    repetition, but not an important one. (It used to say p = 1 and 'detectable (Welch p = 0)'.)
+    Mann-Whitney, on ranks, stays defined: equal groups are all ties (p = 1); three rebuilds above five
+    first-build values, with ties: U = 15, and of the C(8, 3) = 56 equally likely ways to pick the
+    rebuilds' three values from the pooled eight only one puts all three on top, so the exact two-sided
+    p is 2/56 = 0.0357. (The normal approximation with tie correction, σ² = 1.25·(9 − 144/56), gave
+    0.0135: smaller than any arrangement of 3 v 5 values can give.)"""
     rows = [{"build": 0, "metric": "throughput_bps", "value": 100.0} for _ in range(5)]
     same = pd.DataFrame(rows + [{"build": b, "metric": "throughput_bps", "value": 100.0} for b in (1, 2, 3)])
     (r,) = reproducibility(same)
-    assert r.verdict == "reproducible"
-    assert (r.welch_ci, r.welch_p, r.mannwhitney_p) == ((0.0, 0.0), 1.0, 1.0)
-    assert "detectable" not in r.text
+    assert (r.verdict, r.exact, r.difference, r.welch_ci) == ("reproducible", True, 0, (0, 0))
+    assert r.mannwhitney_p == 1
+    assert np.isnan([r.welch_p, r.welch_t, r.welch_df]).all()
+    assert "the exact difference (every first-build value and every rebuild's mean the same" in r.text
+    assert "Welch" not in r.text and "real" not in r.text
     higher = pd.DataFrame(
         rows + [{"build": b, "metric": "throughput_bps", "value": 101.0} for b in (1, 2, 3)]
     )
     (r,) = reproducibility(higher)
-    assert r.verdict == "reproducible"
-    assert r.welch_ci == pytest.approx((1.0, 1.0))
-    assert r.welch_p == 0.0
-    assert "detectable (Welch p = 0)" in r.text
+    assert (r.verdict, r.exact, r.difference, r.welch_ci) == ("reproducible", True, 1, (1, 1))
+    assert np.isnan(r.welch_p)
+    assert "The difference is real, the same in every repetition, but smaller than the tolerance" in r.text
+    assert "detectable" not in r.text and "Welch p" not in r.text
     assert r.mannwhitney_u == 15 and r.mannwhitney_p == pytest.approx(2 / 56)
     assert "disagree" not in r.text
+    assert r.to_dict()["exact"] is True and r.to_dict()["welch_p"] is None
+
+
+def test_an_exact_difference_outside_the_band_is_not_reproducible() -> None:
+    """First build 100 in every value, rebuilds 110 in every value: the exact difference +10 lies
+    outside ±5 % of 100 = ±5: not reproducible, said of the exact difference, not of a Welch interval."""
+    rows = [{"build": 0, "metric": "throughput_bps", "value": 100.0} for _ in range(3)]
+    rows += [{"build": b, "metric": "throughput_bps", "value": 110.0} for b in (1, 2) for _ in range(2)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    assert (r.verdict, r.exact, r.difference) == ("not reproducible", True, 10)
+    assert "the exact difference (every first-build value" in r.text and "lies wholly outside" in r.text
+
+
+def test_identical_values_are_the_same_whatever_their_number() -> None:
+    """Three 0.1 in the first build, two in each rebuild: the same value. numpy's mean of three 0.1
+    is 0.10000000000000002 and of two 0.1 is 0.1, which made the difference −1.4e-17 and Welch's
+    limit p = 0 ('detectable'); the means taken around their first value are 0.1 exactly."""
+    rows = [{"build": 0, "metric": "rtt_mean_ns", "value": 0.1} for _ in range(3)]
+    rows += [{"build": b, "metric": "rtt_mean_ns", "value": 0.1} for b in (1, 2) for _ in range(2)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    assert (r.mean_first, r.mean_rebuilds, r.difference, r.exact) == (0.1, 0.1, 0.0, True)
+    assert r.per_build["mean"].tolist() == [0.1, 0.1, 0.1]
+
+
+def test_the_rebuilds_table_says_exact_instead_of_a_welch_interval() -> None:
+    rows = [{"build": 0, "metric": "throughput_bps", "value": 100.0} for _ in range(3)]
+    rows += [{"build": b, "metric": "throughput_bps", "value": 101.0} for b in (1, 2)]
+    (r,) = reproducibility(pd.DataFrame(rows))
+    table = _rebuilds(SimpleNamespace(builds=3, thresholds=r.thresholds, results=[r])).tables[0]
+    assert table.rows[0][table.columns.index("Welch interval")] == "exact: no spread"
 
 
 def test_the_first_builds_interval_of_a_loss_is_cut_at_zero() -> None:

@@ -245,19 +245,27 @@ def placement_findings(analysis: Any) -> list[str]:
             f"{x.category} {fmt.metric(metric, x.mean, True)} {_ci(metric, x.ci_low, x.ci_high)}"
             for x in c.categories
         )
-        sig = [
-            f"{p.second} − {p.first} {fmt.metric(metric, p.difference, True, delta=True)}"
-            for p in c.pairs
-            if p.significant
-        ]
-        nsig = [f"{p.second} vs {p.first}" for p in c.pairs if not p.significant]
+        sig = [_placement_difference(metric, p) for p in c.pairs if p.significant]
+        nsig = [f"{p.second} vs {p.first}" for p in c.pairs if p.significant is False]
+        # no spread in either category: no test, an exact difference (ContrastCI.exact's rule)
+        differ = [_placement_difference(metric, p) for p in c.pairs if p.exact and p.difference != 0]
+        same = [f"{p.second} vs {p.first}" for p in c.pairs if p.exact and p.difference == 0]
         line = f"<b>{entry.measurement}: {fmt.metric_name(metric)} by placement</b> (95 % interval): {means}"
-        if sig:
-            line += "; significant: " + ", ".join(sig)
-        if nsig:
-            line += "; not significant: " + ", ".join(nsig)
+        for label, items in (
+            ("significant", sig),
+            ("not significant", nsig),
+            ("different in every repetition (no spread, so no test applies)", differ),
+            ("the same in every repetition (no spread, so no test applies)", same),
+        ):
+            if items:
+                line += f"; {label}: " + ", ".join(items)
         out.append(line + ".")
     return out
+
+
+def _placement_difference(metric: str, p: Any) -> str:
+    """'cross-site − same-host +1.00 pp'."""
+    return f"{p.second} − {p.first} {fmt.metric(metric, p.difference, True, delta=True)}"
 
 
 def competition_findings(results: list[tuple[str | None, d.Competition]]) -> list[str]:
