@@ -42,24 +42,43 @@ def parse_precision(text: str | float) -> float:
     return value
 
 
-def repetitions_needed(mean: float, sd: float, precision: float, confidence: float = 0.95) -> tuple[int, int]:
-    """(Jain's z formula, the smallest n whose t interval meets the precision)."""
+def repetitions_needed(
+    mean: float, sd: float, precision: float, confidence: float = 0.95, treatment: str | None = None
+) -> tuple[int, int]:
+    """(Jain's z formula, the smallest n whose t interval meets the precision).
+
+    A mean of 0 with spread has no relative precision: a DataError naming `treatment` ('f=a', as
+    `PlanRow.treatment` writes it; the parameter `mean` without one) says why and what to judge it
+    by instead (`plan_repetitions` gives such a treatment a row with that note and no n). Beyond
+    MAX_REPETITIONS (a mean that is 0 but for rounding) both are Jain's n: t[n − 1] exceeds z by a
+    relative (1 + z²)/(4n) ≤ 1.3e-9 there, and scipy's t quantile cannot take such an n (1e34 raised a
+    TypeError)."""
     check_confidence(confidence)
     if sd == 0:
         return 1, 2
     if mean == 0:
         raise DataError(
-            "mean", "is 0, so a relative precision is undefined", "give an absolute target instead"
+            f"treatment {treatment}" if treatment else "mean",
+            _zero_mean_problem(precision),
+            "judge it by the absolute half-width t·s/√n of its mean instead (plan_repetitions gives "
+            "the pilot's in its note), or plan only the treatments whose mean is not 0",
         )
     z = float(stats.norm.ppf((1 + confidence) / 2))
     target = precision * abs(mean)
     jain = math.ceil((z * sd / target) ** 2)
+    if jain > MAX_REPETITIONS:
+        return jain, jain
     n = max(2, jain)
     while float(stats.t.ppf((1 + confidence) / 2, n - 1)) * sd / math.sqrt(n) > target:
         n += 1
         if n > MAX_REPETITIONS:
             break
     return jain, n
+
+
+def treatment_label(group: dict[str, Any]) -> str:
+    """'receivers=5, cc=reno', or 'all' without factors."""
+    return ", ".join(f"{k}={v}" for k, v in group.items()) or "all"
 
 
 @dataclass(frozen=True)
@@ -75,8 +94,7 @@ class PlanRow:
 
     @property
     def treatment(self) -> str:
-        """'receivers=5, cc=reno', or 'all' without factors."""
-        return ", ".join(f"{k}={v}" for k, v in self.group.items()) or "all"
+        return treatment_label(self.group)
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(
@@ -121,16 +139,22 @@ def plan_repetitions(
                 PlanRow(group, int(y.size), 0.0, sd, math.inf, None, None, _zero_mean_note(half, precision))
             )
             continue
-        jain, needed = repetitions_needed(mean, sd, precision, confidence)
+        jain, needed = repetitions_needed(mean, sd, precision, confidence, treatment_label(group))
         rows.append(
             PlanRow(group, int(y.size), mean, sd, half / abs(mean) if mean else math.inf, jain, needed)
         )
     return rows
 
 
-def _zero_mean_note(half: float, precision: float) -> str:
+def _zero_mean_problem(precision: float) -> str:
     return (
         f"the mean is 0, so ±{100 * precision:g} % of it is an interval of no width, which no number of "
-        f"repetitions reaches; judge this treatment by the absolute half-width t·s/√n instead "
+        "repetitions reaches"
+    )
+
+
+def _zero_mean_note(half: float, precision: float) -> str:
+    return (
+        f"{_zero_mean_problem(precision)}; judge this treatment by the absolute half-width t·s/√n instead "
         f"(±{plain_number(half, 4)} from this pilot, shrinking as 1/√n)"
     )

@@ -56,6 +56,32 @@ def test_a_treatment_with_mean_zero_has_no_relative_precision_and_the_others_are
     assert (rows["b"].needed_jain, rows["b"].needed, rows["b"].note) == (8, 11, None)
 
 
+def test_a_zero_mean_given_directly_names_the_treatment_and_what_to_do() -> None:
+    """repetitions_needed(mean=0, sd > 0) has no n, as plan_repetitions' row for such a treatment: the
+    error says why (±1 % of 0 has no width) with the row's words, and names the treatment when given
+    one, else the parameter; its fix is the absolute half-width. A constant 0 (sd = 0) needs no more
+    repetitions: (1, 2) as for any constant."""
+    with pytest.raises(DataError) as named:
+        repetitions_needed(0, 1.5, 0.01, treatment="receivers=5")
+    assert named.value.field == "treatment receivers=5"
+    assert named.value.problem == (
+        "the mean is 0, so ±1 % of it is an interval of no width, which no number of repetitions reaches"
+    )
+    assert "absolute half-width t·s/√n" in named.value.fix
+    with pytest.raises(DataError) as unnamed:
+        repetitions_needed(0, 1.5, 0.01)
+    assert unnamed.value.field == "mean" and unnamed.value.problem == named.value.problem
+    assert repetitions_needed(0, 0, 0.01) == (1, 2)
+
+
+def test_a_mean_that_is_0_but_for_rounding_gives_jains_n_instead_of_crashing() -> None:
+    """mean 1e-17, s = 1, ±10 %: Jain's n = (1.959964·1/(0.1·1e-17))² = 3.841459e36 (z² = 3.841459,
+    χ²₁'s 95 % point). scipy's t quantile raised TypeError at such an n; beyond 10⁹ repetitions the
+    t-based n is given as Jain's (t[n − 1]/z − 1 ≤ (1 + z²)/(4·10⁹) = 1.2e-9 there)."""
+    jain, needed = repetitions_needed(1e-17, 1.0, 0.1)
+    assert jain == needed == pytest.approx(3.841459e36, rel=1e-6)
+
+
 @pytest.mark.parametrize("text", ["0", "150%", "x", "1"])
 def test_bad_precision(text: str) -> None:
     with pytest.raises(DataError, match="target-precision"):
