@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import secrets
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,12 +26,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from hand_built import hand_built  # this folder's (the script's directory is on sys.path)
 
-from vnetbench.layout import Layout, build_layout
+from vnetbench.layout import Layout
 from vnetbench.layout.objects import Interface
-from vnetbench.providers.local import LocalProvider, netshaping
-from vnetbench.spec import parse_spec
-from vnetbench.store.db import Store
+from vnetbench.providers.local import netshaping
 
 HERE = Path(__file__).resolve().parent
 SECONDS = 8
@@ -82,47 +79,37 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
     args = ap.parse_args()
-    campaign_id = f"rq{secrets.token_hex(3)}"
-    store = Store(Path(tempfile.mkdtemp()) / "store.db")
-    layout = build_layout(parse_spec(SPEC).campaign, campaign_id)
-    store.create_campaign(
-        id=campaign_id, name="receive-queue-cpu", status="running", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source=__file__, seed=0, environment={}, tool_versions={},
-    )  # fmt: skip
-    provider = LocalProvider(campaign_id, store.location)
-    build_id = store.start_build(campaign_id, "rq", {})
-    provider.build(layout, build_id, lambda items: store.record_objects(campaign_id, build_id, items))
     runs: list[dict[str, object]] = []
-    server = None
-    try:
-        pairs = netshaping.own_receive_queue(layout)
-        src, dst = node_interface(layout, "a"), node_interface(layout, "b")
-        address = str(dst.address).split("/")[0]
-        server = provider.spawn("b", ["iperf3", "-s", "-B", address, "-p", str(PORT)])
-        if not provider.wait_listening(server, PORT, "tcp", 10.0):
-            raise SystemExit("iperf3's server did not listen within 10 s")
-        names = list(ARMS)
-        for rep in range(args.reps):
-            for arm in names if rep % 2 == 0 else names[::-1]:
-                set_arm(pairs, *ARMS[arm])
-                busy0, steal0 = busy_and_steal_s()
-                client = ["iperf3", "-c", address, "-p", str(PORT), "-t", str(SECONDS), "-J"]
-                out = subprocess.run(
-                    ["ip", "netns", "exec", src.ns, *client], capture_output=True, text=True, check=True
-                ).stdout
-                busy1, steal1 = busy_and_steal_s()
-                bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
-                ms_per_gbit = (busy1 - busy0) * 1000 / (bps * SECONDS / 1e9)
-                runs.append({"arm": arm, "rep": rep, "mbit_s": bps / 1e6, "busy_s": busy1 - busy0,
-                             "steal_s": steal1 - steal0, "cpu_ms_per_gbit": ms_per_gbit})  # fmt: skip
-                print(
-                    f"rep {rep} {arm:30s} {bps / 1e6:6.1f} Mbit/s  {ms_per_gbit:6.1f} ms CPU per Gbit",
-                    flush=True,
-                )
-    finally:
-        if server is not None:
-            server.kill()
-        provider.teardown()
+    with hand_built(SPEC, "receive-queue-cpu", "rq") as (layout, provider):
+        server = None
+        try:
+            pairs = netshaping.own_receive_queue(layout)
+            src, dst = node_interface(layout, "a"), node_interface(layout, "b")
+            address = str(dst.address).split("/")[0]
+            server = provider.spawn("b", ["iperf3", "-s", "-B", address, "-p", str(PORT)])
+            if not provider.wait_listening(server, PORT, "tcp", 10.0):
+                raise SystemExit("iperf3's server did not listen within 10 s")
+            names = list(ARMS)
+            for rep in range(args.reps):
+                for arm in names if rep % 2 == 0 else names[::-1]:
+                    set_arm(pairs, *ARMS[arm])
+                    busy0, steal0 = busy_and_steal_s()
+                    client = ["iperf3", "-c", address, "-p", str(PORT), "-t", str(SECONDS), "-J"]
+                    out = subprocess.run(
+                        ["ip", "netns", "exec", src.ns, *client], capture_output=True, text=True, check=True
+                    ).stdout
+                    busy1, steal1 = busy_and_steal_s()
+                    bps = json.loads(out)["end"]["sum_received"]["bits_per_second"]
+                    ms_per_gbit = (busy1 - busy0) * 1000 / (bps * SECONDS / 1e9)
+                    runs.append({"arm": arm, "rep": rep, "mbit_s": bps / 1e6, "busy_s": busy1 - busy0,
+                                 "steal_s": steal1 - steal0, "cpu_ms_per_gbit": ms_per_gbit})  # fmt: skip
+                    print(
+                        f"rep {rep} {arm:30s} {bps / 1e6:6.1f} Mbit/s  {ms_per_gbit:6.1f} ms CPU per Gbit",
+                        flush=True,
+                    )
+        finally:
+            if server is not None:
+                server.kill()
     summary = {}
     for arm in ARMS:
         cpu = [float(r["cpu_ms_per_gbit"]) for r in runs if r["arm"] == arm]  # type: ignore[arg-type]

@@ -30,10 +30,8 @@ import argparse
 import json
 import os
 import re
-import secrets
 import statistics
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,12 +39,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from hand_built import hand_built  # this folder's (the script's directory is on sys.path)
 
 from vnetbench.drivers.probe import probe_path
-from vnetbench.layout import Layout, build_layout
-from vnetbench.providers.local import LocalProvider
-from vnetbench.spec import parse_spec
-from vnetbench.store.db import Store
+from vnetbench.layout import Layout
 
 HERE = Path(__file__).resolve().parent
 SECONDS = 3
@@ -151,19 +147,9 @@ def main() -> None:
     if args.redraw:
         redraw()
         return
-    campaign_id = f"rw{secrets.token_hex(3)}"
-    store = Store(Path(tempfile.mkdtemp()) / "store.db")
-    layout = build_layout(parse_spec(SPEC).campaign, campaign_id)
-    store.create_campaign(
-        id=campaign_id, name="receive-work", status="running", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source=__file__, seed=0, environment={}, tool_versions={},
-    )  # fmt: skip
-    provider = LocalProvider(campaign_id, store.location)
-    build_id = store.start_build(campaign_id, "rw", {})
-    provider.build(layout, build_id, lambda items: store.record_objects(campaign_id, build_id, items))
     runs: list[dict[str, object]] = []
     started = time.time()
-    try:
+    with hand_built(SPEC, "receive-work", "rw") as (layout, _provider):
         s_ns, r_ns = layout.node_ns["s"], layout.node_ns["r"]
         port = next((p.a if p.b.ns == s_ns else p.b).name for p in layout.veths if s_ns in (p.a.ns, p.b.ns))
         address = next(
@@ -190,8 +176,6 @@ def main() -> None:
                 runs.append({"arm": arm, "rep": rep, "rtt_ms": rtts})
                 q = statistics.quantiles(rtts, n=100)
                 print(f"rep {rep} {arm:24s} RTT median {statistics.median(rtts):.3f} ms, p99 {q[98]:.3f} ms")
-    finally:
-        provider.teardown()
     summary = summarise(runs)
     load = os.getloadavg()
     result = {
