@@ -135,7 +135,7 @@ def accuracy(rep: int) -> dict[str, Any]:
             "ratio": r["totals"]["loss_ratio"],
             "receiver_kernel_drops": r["kernel_drops_packets"],
         }
-    reports = p.delay_reports
+    reports = reports_by_link(p)
     # the node's own draws (seed from its report): each probe's lateness and the draws' own KS p
     seed = reports["jit"]["seed"]
     fits = [
@@ -240,9 +240,15 @@ def p_to_q_paths(rep: int) -> list[tuple[str, str]]:
     return paths if rep % 2 == 0 else paths[::-1]
 
 
+def reports_by_link(pv: LocalProvider) -> dict[str, dict[str, Any]]:
+    """The delay nodes' reports by the link they serve (the provider keys them by namespace: a link
+    between hosts has a node at each end; every link here is on one host, so one node each)."""
+    return {rpt["link"]: rpt for rpt in pv.delay_reports.values()}
+
+
 def node_summary(pv: LocalProvider, link: str) -> dict[str, Any] | None:
     """The A->B side of a delay node's own report, as kept in results.json."""
-    rpt = pv.delay_reports.get(link)
+    rpt = reports_by_link(pv).get(link)
     if not rpt:
         return None
     d = rpt["directions"][0]
