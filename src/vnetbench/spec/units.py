@@ -54,6 +54,14 @@ def parse_rate(value: object) -> int:
             raise ValueError(f"must be positive; expected {RATE_HELP}")
         return int(value)
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z/]+)", str(value).strip())
+    byte_unit = match and re.fullmatch(r"(?P<prefix>[kKmMgGtT]?)B(?:ps|/s)", match["unit"])
+    if byte_unit:
+        # A capital B is bytes (MB/s, MBps); lower-cased it would silently be read as bits, 8x off.
+        bits = round(float(match["num"]) * 8 * _RATE_UNITS[byte_unit["prefix"].lower() + "bit"])
+        raise ValueError(
+            f"{value!r} is bytes per second (capital B); rates are written in bits: write "
+            f"{format_rate_spec(bits)} for the same rate; expected {RATE_HELP}"
+        )
     unit = match and match["unit"].lower().removesuffix("/s")
     if not match or unit not in _RATE_UNITS:
         raise ValueError(f"{value!r} is not a rate; expected {RATE_HELP}")

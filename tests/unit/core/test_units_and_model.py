@@ -32,6 +32,23 @@ def test_bad_rates_say_what_is_accepted(bad: object) -> None:
 
 
 @pytest.mark.parametrize(
+    ("bad", "same_rate"),
+    # 12.5 MB/s x 8 bits = 100 Mbit/s, computed by hand.
+    [
+        ("12.5MBps", "100mbit"),
+        ("12.5MB/s", "100mbit"),
+        ("1GB/s", "8gbit"),
+        ("125kBps", "1mbit"),
+        ("100Bps", "800bit"),
+    ],
+)
+def test_byte_rates_are_refused_with_the_rate_in_bits(bad: str, same_rate: str) -> None:
+    # Lower-cased, 'MBps' would be read as megabits: 8x too low, silently.
+    with pytest.raises(ValueError, match=f"bytes per second.*write {same_rate} for the same rate"):
+        parse_rate(bad)
+
+
+@pytest.mark.parametrize(
     ("text", "ns"),
     [
         ("10s", 10 * 10**9),
