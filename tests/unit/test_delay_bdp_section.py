@@ -40,8 +40,36 @@ def test_long_path_is_window_limited_short_is_not() -> None:
     assert short[1] == "50.0" and long_[1] == "240.0"  # RTT = 2 × configured one-way delay
     assert short[3] == "62.5" and long_[3] == "300.0"  # BDP, KB
     assert short[-1] == "link" and long_[-1] == "window"
-    assert long_[5] == "8.74" and long_[7] == "8.75"  # window / RTT; median goodput
-    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262 KB)")
+    assert long_[5] == "–"  # no advertised window stored: the bound uses the window asked
+    assert long_[6] == "8.74" and long_[8] == "8.75"  # window / RTT; median goodput
+    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262 KB asked)")
+
+
+def _with_advertised(row: dict, advertised: float) -> dict:
+    return {**row, "max_snd_wnd_bytes": advertised}
+
+
+def test_the_bound_uses_the_window_the_receiver_advertised() -> None:
+    # Measured on this machine (benchmarks/delay, 2026-11-29): iperf3 -w 256K over the 240 ms path,
+    # the sender saw max_snd_wnd 326 240 bytes and carried 9.35 Mbit/s. 326 240 B x 8 / 0.240 s =
+    # 10.87 Mbit/s (by hand) > the link: not window-limited although 262 KB < the 300 KB BDP.
+    rows = [
+        _with_advertised(_row("l1", "l2", 9.35e6), 326_240),
+        _with_advertised(_row("l1", "l2", 9.36e6), 326_240),
+    ]
+    (section,) = build(_ctx(rows))
+    (long_,) = section.tables[0].rows
+    assert long_[4] == "262.1" and long_[5] == "326.2"  # asked (256 KiB), advertised, KB
+    assert long_[6] == "10.87" and long_[-1] == "link"
+    (item,) = section.items
+    assert "the window asked (262 KB) is below" in item and "the receiver advertised 326 KB" in item
+    assert "not window-limited" in item
+
+    # 200 000 B advertised: 200 000 x 8 / 0.240 = 6.67 Mbit/s (by hand), below the link: window-limited.
+    (section,) = build(_ctx([_with_advertised(_row("l1", "l2", 6.5e6), 200_000)]))
+    (long_,) = section.tables[0].rows
+    assert long_[6] == "6.67" and long_[-1] == "window"
+    assert section.items[0].startswith("l1 → l2: the window (262 KB asked; the receiver advertised 200 KB)")
 
 
 def test_no_section_without_tcp_over_delay() -> None:

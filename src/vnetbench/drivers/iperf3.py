@@ -510,6 +510,10 @@ def _tcp(out: Parsed, cdoc: dict[str, Any] | None, sender: _Side | None, omit_s:
     s["min_rtt_ns"] = min(mins) if mins else None
     s["max_rtt_ns"] = max(maxs) if maxs else None
     s["max_cwnd_bytes"] = max(cwnds) if cwnds else None
+    # The receive window the receiver advertised, as the sender saw it: what `-w` became (Linux
+    # doubles the buffer asked for and advertises the share its skbs' overhead leaves).
+    wnds = [v for v in (_positive(st, "max_snd_wnd") for st in streams) if v is not None]
+    s["max_snd_wnd_bytes"] = max(wnds) if wnds else None
 
 
 @dataclass

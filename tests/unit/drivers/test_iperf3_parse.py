@@ -74,6 +74,7 @@ def test_tcp_single_summary_is_what_iperf3_measured() -> None:
     assert s["mean_rtt_ns"] == 3335 * 1000  # iperf3 gives microseconds
     assert s["min_rtt_ns"] == 3035 * 1000 and s["max_rtt_ns"] == 3500 * 1000
     assert s["max_cwnd_bytes"] == 52128
+    assert s["max_snd_wnd_bytes"] == 570368  # the captured JSON's end.streams[0].sender.max_snd_wnd
     # the client sends: host (client) is the sender, remote (server) the receiver
     assert s["sender_cpu_ratio"] == pytest.approx(end["cpu_utilization_percent"]["host_total"] / 100)
     assert s["receiver_cpu_ratio"] == pytest.approx(end["cpu_utilization_percent"]["remote_total"] / 100)
@@ -123,6 +124,7 @@ def test_tcp_three_streams_sum_to_the_total() -> None:
     server = iperf3_json("tcp_parallel3", "server")
     assert p.summary["throughput_bps"] == pytest.approx(receiver_window_bps(server, False))
     assert p.summary["max_cwnd_bytes"] == max(st["sender"]["max_snd_cwnd"] for st in streams) == 167968
+    assert p.summary["max_snd_wnd_bytes"] == max(st["sender"]["max_snd_wnd"] for st in streams) == 570368
     assert p.summary["mean_rtt_ns"] == pytest.approx(
         np.mean([st["sender"]["mean_rtt"] for st in streams]) * 1000
     )
