@@ -106,26 +106,35 @@ def main() -> None:
 
     a = ax[1][1]
     bdp = res.get("bdp", [])
-    for j, window in enumerate(("256K", "auto")):
+    windows = [w for w in ("160K", "256K", "auto") if any(r["window"] == w for r in bdp)]
+    for j, window in enumerate(windows):
         for k, link in enumerate(("short", "long")):
-            vals = [r["goodput_bps"] / 1e6 for r in bdp if r["window"] == window and r["link"] == link]
-            if vals:
-                a.bar(
-                    j * 3 + k,
-                    statistics.median(vals),
-                    color=["tab:blue", "tab:orange"][k],
-                    label=f"{link}: {'25' if link == 'short' else '120'} ms each way" if j == 0 else None,
-                )
-                a.plot([j * 3 + k] * len(vals), vals, "k.")
-    # window / RTT model for 256 KB
-    for k, rtt in enumerate((0.050, 0.240)):
-        a.hlines(min(9.57, 262144 * 8 / rtt / 1e6), k - 0.4, k + 0.4, colors="r", linestyles="dashed")
-    a.set_xticks([0.5, 3.5], ["iperf3 -w 256K", "autotuned window"])
+            rows = [r for r in bdp if r["window"] == window and r["link"] == link]
+            vals = [r["goodput_bps"] / 1e6 for r in rows]
+            if not vals:
+                continue
+            x = j * 3 + k
+            a.bar(
+                x,
+                statistics.median(vals),
+                color=["tab:blue", "tab:orange"][k],
+                label=f"{link}: {'25' if link == 'short' else '120'} ms each way" if j == 0 else None,
+            )
+            a.plot([x] * len(vals), vals, "k.")
+            # the model: min(link, the window the receiver advertised / RTT); autotuned: the link
+            adv = [r.get("max_snd_wnd_bytes") for r in rows if r.get("max_snd_wnd_bytes")]
+            rtt = 0.050 if link == "short" else 0.240
+            bound = 9.57 if window == "auto" or not adv else min(9.57, statistics.median(adv) * 8 / rtt / 1e6)
+            a.hlines(bound, x - 0.4, x + 0.4, colors="r", linestyles="dashed")
+    a.set_xticks(
+        [j * 3 + 0.5 for j in range(len(windows))],
+        [f"iperf3 -w {w}" if w != "auto" else "autotuned" for w in windows],
+    )
     a.set_ylabel("TCP goodput, Mbit/s (10 Mbit/s link)")
-    a.set_title("bandwidth-delay product (red: min(link, window / RTT))")
+    a.set_title("bandwidth-delay product (red: min(link, advertised window / RTT))")
     a.legend(fontsize=8)
 
-    fig.suptitle("vnb-probe delay nodes on a shared 2-vCPU machine (kernel without netem)")
+    fig.suptitle("vnb-probe delay nodes on a 2-vCPU machine (kernel without netem)")
     fig.tight_layout()
     fig.savefig(HERE / "delay.png", dpi=110)
 
