@@ -30,8 +30,11 @@ def shaping_items(layout: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def method_items(spec: dict[str, Any]) -> list[str]:
-    """How samples were taken: priming, and what a TCP throughput is."""
+def method_items(
+    spec: dict[str, Any], environment: Mapping[str, Any] | None = None, provider: str = ""
+) -> list[str]:
+    """How samples were taken: priming, what a TCP throughput is, and which congestion control TCP
+    used where the spec left it to the system."""
     schedule = spec.get("schedule") or {}
     kinds = {m.get("kind") for m in spec.get("measurements") or [] if isinstance(m, dict)}
     items = []
@@ -48,7 +51,39 @@ def method_items(spec: dict[str, Any]) -> list[str]:
             "without the queue's drain at the end and, after a warm-up omit, without the first interval); "
             "iperf3's own figure is kept as iperf3_throughput_bps."
         )
+    unset = _tcp_without_congestion(spec)
+    if unset:
+        default = (environment or {}).get("tcp_congestion_control") if provider == "local" else None
+        which = (
+            f"this machine's default, {default} (net.ipv4.tcp_congestion_control when the campaign started)"
+            if default
+            else "the hosts' default (not recorded)"
+        )
+        items.append(
+            f"TCP congestion control: {', '.join(unset)} set none, so TCP used {which}; "
+            "results with another algorithm (e.g. cubic, Linux's usual default) can differ, "
+            "in how flows share a link most: set `congestion:` to choose."
+        )
     return items
+
+
+def _tcp_without_congestion(spec: dict[str, Any]) -> list[str]:
+    """The TCP measurements whose congestion control neither the measurement nor a factor sets."""
+    by_factor = {
+        str(f.get("path", "")).split(".")[1]
+        for f in spec.get("factors") or []
+        if isinstance(f, dict)
+        and str(f.get("path", "")).startswith("measurements.")
+        and str(f.get("path", "")).endswith(".congestion")
+    }
+    return [
+        str(m.get("name"))
+        for m in spec.get("measurements") or []
+        if isinstance(m, dict)
+        and m.get("kind") == "tcp"
+        and not m.get("congestion")
+        and m.get("name") not in by_factor
+    ]
 
 
 # Causes of loss that are this machine's, not the emulated network's: a receiving tool that did not

@@ -142,7 +142,9 @@ def _overview(context: ReportContext) -> Section:
                 f"median, teardown {format_duration(builds['teardown_ns'].dropna().median())} median."
             )
     with contextlib.suppress(yaml.YAMLError):
-        section.items += fidelity.method_items(yaml.safe_load(row["spec_text"]) or {})
+        section.items += fidelity.method_items(
+            yaml.safe_load(row["spec_text"]) or {}, env, str(row["provider"] or "")
+        )
     cpu = context.cpu
     steal = dict(zip(cpu["measurement_id"], cpu["host_steal_ratio"], strict=True)) if not cpu.empty else {}
     section.items += fidelity.machine_items(frame, context.losses, steal)

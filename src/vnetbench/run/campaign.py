@@ -96,7 +96,17 @@ def environment() -> dict[str, Any]:
         "cpu_model": _cpu_model(),
         "python": platform.python_version(),
         "vnetbench": __version__,
+        # New namespaces inherit it: what a TCP measurement without `congestion:` uses locally.
+        "tcp_congestion_control": _read_sysctl("/proc/sys/net/ipv4/tcp_congestion_control"),
     }
+
+
+def _read_sysctl(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 def tool_versions(kinds: set[str]) -> dict[str, str]:

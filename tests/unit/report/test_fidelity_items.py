@@ -36,6 +36,39 @@ def test_method_says_whether_paths_were_primed_and_how_tcp_goodput_is_computed()
     assert off == ["Paths not primed (schedule.prime: false): first samples may include path set-up (ARP)."]
 
 
+def test_method_names_the_congestion_control_tcp_used_where_the_spec_chose_none() -> None:
+    spec = {
+        "measurements": [
+            {"name": "tcp", "kind": "tcp"},
+            {"name": "tcpc", "kind": "tcp", "congestion": "cubic"},
+            {"name": "tcpf", "kind": "tcp"},
+            {"name": "udp", "kind": "udp"},
+        ],
+        "factors": [{"name": "cc", "path": "measurements.tcpf.congestion", "levels": ["cubic", "reno"]}],
+    }
+    (item,) = [
+        i
+        for i in fidelity.method_items(spec, {"tcp_congestion_control": "bbr"}, "local")
+        if "congestion" in i
+    ]
+    # only `tcp` is left to the system: tcpc sets it, a factor sets tcpf's
+    assert item.startswith("TCP congestion control: tcp set none, so TCP used this machine's default, bbr (")
+    (item,) = [
+        i for i in fidelity.method_items(spec, {"tcp_congestion_control": "bbr"}, "ssh") if "congestion" in i
+    ]
+    assert (
+        "the hosts' default (not recorded)" in item
+    )  # the controller's default says nothing of remote hosts
+    (item,) = [i for i in fidelity.method_items(spec, {}, "local") if "congestion" in i]
+    assert "the hosts' default (not recorded)" in item  # stores from before it was recorded
+    chosen = {"measurements": [{"name": "tcp", "kind": "tcp", "congestion": "cubic"}]}
+    assert not [
+        i
+        for i in fidelity.method_items(chosen, {"tcp_congestion_control": "bbr"}, "local")
+        if "congestion" in i
+    ]
+
+
 def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_causes() -> None:
     frame = pd.DataFrame(
         {
