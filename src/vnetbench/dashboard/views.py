@@ -16,7 +16,7 @@ from typing import Any
 from vnetbench.analysis.knee import knee
 from vnetbench.dashboard.changepoints import MIN_POINTS, change_points
 from vnetbench.kinds import kind_of
-from vnetbench.plan import make_plan
+from vnetbench.plan import make_plan, treatments
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
 from vnetbench.spec.models import Campaign
@@ -52,6 +52,8 @@ class CampaignSpec:
     # measurement -> its sweep's points (key suffix -> params, in the sweep's order) where its kind sweeps
     sweeps: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     pattern_order: list[str] = field(default_factory=list)
+    # (measurement, treatment) -> the suffixes of the points that treatment's variant sweeps
+    treatment_points: dict[tuple[str, str], set[str]] = field(default_factory=dict)
 
     def thresholds_of(self, measurement: str) -> dict[str, Threshold]:
         return self.thresholds.get(measurement) or thresholds_for(None, None)
@@ -86,6 +88,12 @@ def read_campaign_spec(row: dict[str, Any]) -> CampaignSpec:
         found.problem, found.sweeps = str(exc), sweeps_of([campaign])
         return found
     found.total_steps, found.sweeps = len(plan.steps), sweeps_of([campaign, *plan.variants])
+    # a designed experiment's treatments may sweep different points: each is complete on its own
+    found.treatment_points = {
+        (name, _treatment(combo)): set(points)
+        for combo, variant in zip(treatments(loaded), plan.variants, strict=True)
+        for name, points in sweeps_of([variant]).items()
+    }
     return found
 
 
@@ -387,7 +395,9 @@ def sweep_summaries(
         by_sweep.setdefault(ident, {}).setdefault(row.repetition, {})[point[0]] = (row, point[1])
     out = {}
     for ident, reps in by_sweep.items():
-        expected = set(spec.sweeps[ident[0]])
+        # its own treatment's points (the union of every treatment's is never all stored by one);
+        # the union only where the plan could not be made
+        expected = spec.treatment_points.get((ident[0], ident[5])) or set(spec.sweeps[ident[0]])
         summary = SweepSummary(pattern=ident[4], treatment=ident[5], expected_points=len(expected))
         complete = sorted(r for r, points in reps.items() if expected <= set(points))
         newest_rep = max(reps)

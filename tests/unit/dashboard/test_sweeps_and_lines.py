@@ -6,13 +6,16 @@ from the values written, not taken from the dashboard's code."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.helpers.dashboard_server import serving
+from tests.helpers.dashboard_stores import record
 from tests.helpers.dashboard_sweeps import RATES, SIZES, mixed_patterns_store, sweep_store
+from tests.helpers.stores import campaign_store
 from vnetbench.dashboard import create_app
 
 
@@ -156,3 +159,72 @@ def test_change_points_are_searched_within_one_line(tmp_path: Path) -> None:
     assert lines["rare"]["change_points"] is None and lines["rare"]["ok_points"] == 4
     assert series["change_points"] == [step]
     assert series["min_points_for_change"] == 10
+
+
+# A designed experiment whose treatments sweep different ladders of rates (a slow bridge's and a fast
+# one's): each treatment's sweep is complete when its own 3 points are stored, not the 5 of both.
+DESIGN_SPEC = """\
+name: ladders
+topology:
+  nodes: [{name: s}, {name: r}]
+  switches: [{name: br}]
+  links:
+    - {endpoints: [s, br]}
+    - {endpoints: [br, r]}
+measurements:
+  - {name: sweep, kind: pps, rates: [1000], sizes: [1472], duration: 1s}
+patterns:
+  - {name: alone, kind: pairs, pairs: [[s, r]], measurements: [sweep]}
+factors:
+  - {name: ladder, path: measurements.sweep.rates, levels: [[1000, 10000, 30000], [30000, 60000, 100000]]}
+design: {kind: one-factor, replications: 3}
+"""
+SLOW, FAST = [1000, 10000, 30000], [30000, 60000, 100000]
+
+
+def designed_sweep_store(path: Path) -> None:
+    """Replications 1 and 2 of both treatments, then the first point of the fast one's third. The slow
+    ladder passes 10 K pps; the fast one 60 K in replication 1, 30 K in replication 2."""
+    store = campaign_store(path, "x1", "running", spec_text=DESIGN_SPEC)
+    runs = [(1, SLOW, 10000), (1, FAST, 60000), (2, SLOW, 10000), (2, FAST, 30000), (3, FAST[:1], 30000)]
+    rows = []
+    for rep, ladder, passed in runs:
+        t = 1 if ladder == SLOW else 2
+        for pps in ladder:
+            loss = 0.0 if pps <= passed else 1 - passed / pps
+            summary = {"loss_ratio": loss, "achieved_pps": float(pps), "received_pps": pps * (1 - loss)}
+            summary["throughput_bps"] = summary["received_pps"] * 1472 * 8
+            key = f"t{t:03d}/r{rep:03d}/alone/sweep/s>r/s1472/p{pps}"
+            base = record("x1", len(rows), rep, "sweep", "s", "r", summary)
+            rows.append(
+                replace(
+                    base,
+                    key=key,
+                    step_key=key,
+                    kind="pps",
+                    pattern="alone",
+                    factors={"ladder": SLOW if t == 1 else FAST},
+                    offered_bps=float(pps * 1472 * 8),
+                )
+            )
+    store.save_measurements(rows)
+    store.close()
+
+
+def test_each_treatment_of_a_designed_sweep_is_complete_on_its_own_points(tmp_path: Path) -> None:
+    # before: completeness was judged on both ladders' 5 points, which no treatment sweeps, so the
+    # cell stayed 'sweep in progress: 1 of 5 points' however many replications were stored
+    designed_sweep_store(tmp_path / "x.db")
+    with serving(create_app(str(tmp_path / "x.db"))) as base:
+        grids = httpx.get(f"{base}/api/campaigns/x1").json()["grids"]
+    (grid,) = [g for g in grids if g["measurement"] == "sweep" and g["metric"] == "throughput_bps"]
+    cell = _cell(grid, "s", "r")
+    # the newest complete sweep: the fast ladder's replication 2 (its replication 3 has 1 of 3 points)
+    assert cell["sweep"]["treatment"] == "ladder=[30000, 60000, 100000]"
+    assert cell["sweep"]["points"] == 3
+    assert cell["repetition"] == 2 and cell["text"] == ["knee 30 K pps"]
+    assert cell["sweep"]["in_progress"] == {"repetition": 3, "points": 1}
+    # against its own treatment's earlier sweep (60 K), not the slow ladder's (10 K): 30 K / 60 K
+    assert cell["sweep"]["earlier_sweeps"] == 1
+    assert cell["sweep"]["earlier_best_knees_pps"] == {"1472": 60000.0}
+    assert (cell["compared"], cell["level"]) == (0.5, "critical")
