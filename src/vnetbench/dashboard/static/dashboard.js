@@ -287,6 +287,7 @@ function renderCampaign(data) {
 // chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
 const MAX_LINES = 8;
 const PALETTE = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
+const FAILED_COLOUR = "#b71c1c";  // the table's failed rows (dashboard.css)
 let chart = null;
 let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
 let lineChoice = null;  // "" (the first lines), "pattern:NAME" or "line:KEY"; null until the first answer
@@ -337,20 +338,55 @@ function renderLineChoice(data, shown, total) {
     (left ? `; showing ${shown.length}, ${left} left out — choose a line or pattern above` : "");
 }
 
+// One line's row for uPlot: its ok values at their times; undefined at the other lines' times, which
+// uPlot joins across; null from its value before a failed attempt of its own to its value after it,
+// which uPlot leaves as a gap: nothing was measured there (the table's failed row), so no line either.
+function lineRow(points, index, value) {
+  const row = points.map(() => undefined);
+  let last = -1;
+  let failed = false;
+  points.forEach((p, i) => {
+    if (p.line !== index) return;
+    if (p.status !== "ok") { failed = true; return; }
+    const v = value(p);
+    if (v === null || v === undefined) return;
+    if (failed) row.fill(null, last + 1, i);
+    row[i] = v;
+    last = i;
+    failed = false;
+  });
+  return row;
+}
+
 function seriesData(data, factor, shown) {
-  const ok = data.points.filter((p) => p.started_utc_ns !== null);
-  const x = ok.map((p) => p.started_utc_ns / 1e9);
+  const timed = data.points.filter((p) => p.started_utc_ns !== null);
+  const x = timed.map((p) => p.started_utc_ns / 1e9);
   const scale = (v) => (v === null || v === undefined ? null : v / factor);
   const rows = [x];
-  for (const line of shown) {
-    rows.push(ok.map((p) => (p.line === line.index && p.status === "ok" ? scale(p.value) : null)));
-  }
+  for (const line of shown) rows.push(lineRow(timed, line.index, (p) => scale(p.value)));
   if (shown.length === 1) {  // one line: the band of its per-interval samples
-    const mine = (p) => p.line === shown[0].index;
-    rows.push(ok.map((p) => (mine(p) ? scale(p.sample_max) : null)));
-    rows.push(ok.map((p) => (mine(p) ? scale(p.sample_min) : null)));
+    rows.push(lineRow(timed, shown[0].index, (p) => scale(p.sample_max)));
+    rows.push(lineRow(timed, shown[0].index, (p) => scale(p.sample_min)));
   }
-  return { x, rows, points: ok };
+  return { x, rows, points: timed };
+}
+
+// Where a failed attempt of a shown line is drawn: at its time, at the level of the line's value
+// before it (after it, where the line begins with one; the plot's foot where the line has none).
+function failedMarks(u, points, shown) {
+  const marks = [];
+  shown.forEach((line, n) => {
+    const row = u.data[n + 1];
+    points.forEach((p, i) => {
+      if (p.line !== line.index || p.status === "ok") return;
+      const before = row.slice(0, i).reverse().find((v) => typeof v === "number");
+      const level = before ?? row.slice(i + 1).find((v) => typeof v === "number");
+      const x = u.valToPos(p.started_utc_ns / 1e9, "x", true);
+      const y = level === undefined ? u.bbox.top + u.bbox.height - 8 : u.valToPos(level, "y", true);
+      marks.push({ index: i, line: line.index, x, y });
+    });
+  });
+  return marks;
 }
 
 function drawMarks(u, data, factor, shown) {
@@ -369,6 +405,21 @@ function drawMarks(u, data, factor, shown) {
       ctx.stroke();
     }
   }
+  // a failed attempt: a × in the table's failed colour, in the gap it leaves in its line
+  const arm = 5 * (window.devicePixelRatio || 1);
+  ctx.strokeStyle = FAILED_COLOUR;
+  ctx.lineWidth = 2;
+  ctx.setLineDash([]);
+  u.vnbFailed = failedMarks(u, u.vnbPoints, shown);
+  for (const { x, y } of u.vnbFailed) {
+    ctx.beginPath();
+    ctx.moveTo(x - arm, y - arm);
+    ctx.lineTo(x + arm, y + arm);
+    ctx.moveTo(x + arm, y - arm);
+    ctx.lineTo(x - arm, y + arm);
+    ctx.stroke();
+  }
+  ctx.lineWidth = 1;
   shown.forEach((line, n) => {
     for (const index of line.change_points || []) {
       const p = data.points[index];
@@ -430,12 +481,12 @@ function renderSeries(data) {
     shown.forEach((line, n) => series.push({
       label: shown.length === 1 && data.lines.length === 1 ? `${data.metric} (${label})` : lineName(data, line),
       stroke: PALETTE[n % PALETTE.length], width: 2, points: { show: true, size: 7 },
-      spanGaps: true,  // a line's own points joined across the other lines' times
+      spanGaps: false,  // a gap at its null (a failed attempt); undefined (another line's time) is joined
     }));
     const bands = [];
     if (shown.length === 1) {
-      series.push({ label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: true });
-      series.push({ label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: true });
+      series.push({ label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: false });
+      series.push({ label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: false });
       bands.push({ series: [2, 3], fill: "rgba(21,101,192,0.10)" });
     }
     chart = new uPlot({
@@ -453,6 +504,7 @@ function renderSeries(data) {
     chart.setData(rows);
   }
   chart.vnbData = data;
+  chart.vnbPoints = points;
   chart.vnbFactor = factor;
   chart.vnbShown = shown;
   chart.redraw(false, false);
