@@ -166,10 +166,10 @@ def placements(flows: pd.DataFrame, confidence: float) -> Placements | None:
             if data["placement"].nunique() < 2:
                 continue
             try:
-                c = compare_placements(data, response, confidence=confidence)
+                c = compare_placements(data, response, confidence=confidence, group=str(measurement))
             except DataError as exc:
                 out.entries.append(
-                    PlacementEntry(str(measurement), response, error=f"{measurement} {response}: {exc}")
+                    PlacementEntry(str(measurement), response, error=f"{measurement}: {response}: {exc}")
                 )
                 continue
             out.entries.append(PlacementEntry(str(measurement), response, c))

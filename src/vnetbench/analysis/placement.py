@@ -23,7 +23,7 @@ from vnetbench.analysis.contrasts import welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
-from vnetbench.spec.units import cannot_be_negative
+from vnetbench.spec.units import cannot_be_negative, display_unit, metric_name
 
 PLACEMENTS = ("same-host", "same-site", "cross-site")
 
@@ -88,9 +88,15 @@ def compare_placements(
     category: str = "placement",
     order: Sequence[str] = PLACEMENTS,
     confidence: float = 0.95,
+    group: str = "",
 ) -> PlacementComparison:
-    """Categories in `order` first (those present), then any others in order of appearance."""
+    """Categories in `order` first (those present), then any others in order of appearance. Each note
+    names what it is about as the report's tables do, the `group` of flows (a measurement) and the
+    metric with its unit: 'udp: loss (%): same-host vs cross-site: needs ≥ 2 values in each, not
+    compared' — a report lists the notes of every metric under one heading."""
     check_confidence(confidence)
+    unit = display_unit(value).label
+    about = ": ".join([*([group] if group else []), metric_name(value) + (f" ({unit})" if unit else "")])
     require_columns(frame, [value, category])
     data = frame.assign(**{value: numeric_column(frame, value)})
     present = [str(c) for c in pd.unique(data[category].astype(str))]
@@ -107,14 +113,14 @@ def compare_placements(
             half = float(stats.t.ppf((1 + confidence) / 2, x.size - 1) * sd / np.sqrt(x.size))
         else:
             sd, half = float("nan"), float("nan")
-            notes.append(f"{c}: a single value, no SD or interval")
+            notes.append(f"{about}: {c}: a single value, no SD or interval")
         low, high = cut_at_zero(mean - half, mean + half, cannot_be_negative(value))
         cats.append(CategoryStats(c, int(x.size), mean, sd, low, high))
     pairs = []
     for a, b in combinations(names, 2):
         xa, xb = groups[a], groups[b]
         if xa.size < 2 or xb.size < 2:
-            notes.append(f"{a} vs {b}: needs ≥ 2 values in each, not compared")
+            notes.append(f"{about}: {b} vs {a}: needs ≥ 2 values in each, not compared")
             continue
         if np.ptp(xa) == 0 and np.ptp(xb) == 0:  # no variance at all: t = d/0, the difference is exact
             d = float(xb[0] - xa[0])

@@ -87,6 +87,25 @@ def test_single_value_categories_are_noted() -> None:
     assert any("single value" in n for n in c.notes)
 
 
+def test_each_note_names_its_group_and_metric() -> None:
+    """A report lists the notes of every measurement and metric under one heading: 'same-host: a
+    single value, no SD or interval' did not say which of the quickstart's four tables it was about."""
+    frame = pd.DataFrame(
+        {"placement": ["same-host", "same-host", "cross-site"], "throughput_bps": [95e6, 96e6, 9.5e6]}
+    )
+    c = compare_placements(frame, "throughput_bps", group="tcp")
+    assert c.notes == (
+        "tcp: throughput (Mbit/s): cross-site: a single value, no SD or interval",
+        "tcp: throughput (Mbit/s): cross-site vs same-host: needs ≥ 2 values in each, not compared",
+    )  # 'cross-site vs same-host' as the report names the pair (the difference is cross-site − same-host)
+    # without a group, the metric alone; a metric without a unit, its name alone
+    frame = frame.rename(columns={"throughput_bps": "jain_index"})
+    assert (
+        compare_placements(frame, "jain_index").notes[0]
+        == "jain index: cross-site: a single value, no SD or interval"
+    )
+
+
 def test_hour_of_day_and_weekday() -> None:
     """2024-01-01 was a Monday. Three days × hours 0, 1, 13; value = hour + day."""
     t0 = pd.Timestamp("2024-01-01T00:00Z").value
