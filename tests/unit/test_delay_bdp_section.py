@@ -42,7 +42,9 @@ def test_long_path_is_window_limited_short_is_not() -> None:
     assert short[-1] == "link" and long_[-1] == "window"
     assert long_[5] == "–"  # no advertised window stored: the bound uses the window asked
     assert long_[6] == "8.74" and long_[8] == "8.75"  # window / RTT; median goodput
-    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262 KB asked)")
+    # the sentence quotes the table's numbers (it said '262 KB' and '× 240 ms' beside 262.1 and 240.0)
+    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262.1 KB asked)")
+    assert "product 300.0 KB = 10.00 Mbit/s × 240.0 ms" in section.items[0]
 
 
 def _with_advertised(row: dict, advertised: float) -> dict:
@@ -62,14 +64,16 @@ def test_the_bound_uses_the_window_the_receiver_advertised() -> None:
     assert long_[4] == "262.1" and long_[5] == "326.2"  # asked (256 KiB), advertised, KB
     assert long_[6] == "10.87" and long_[-1] == "link"
     (item,) = section.items
-    assert "the window asked (262 KB) is below" in item and "the receiver advertised 326 KB" in item
+    assert "the window asked (262.1 KB) is below" in item and "the receiver advertised 326.2 KB" in item
     assert "not window-limited" in item
 
     # 200 000 B advertised: 200 000 x 8 / 0.240 = 6.67 Mbit/s (by hand), below the link: window-limited.
     (section,) = build(_ctx([_with_advertised(_row("l1", "l2", 6.5e6), 200_000)]))
     (long_,) = section.tables[0].rows
     assert long_[6] == "6.67" and long_[-1] == "window"
-    assert section.items[0].startswith("l1 → l2: the window (262 KB asked; the receiver advertised 200 KB)")
+    assert section.items[0].startswith(
+        "l1 → l2: the window (262.1 KB asked; the receiver advertised 200.0 KB)"
+    )
 
 
 def test_no_section_without_tcp_over_delay() -> None:

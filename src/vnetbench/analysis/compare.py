@@ -48,6 +48,7 @@ from vnetbench.analysis.contrasts import mann_whitney
 from vnetbench.analysis.inputs import DataError, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.spec.loader import spec_of
+from vnetbench.spec.units import metric_name, signed
 
 KEY = ["pattern", "measurement", "kind", "pair", "treatment", "metric"]
 HIGHER_IS_BETTER = {"throughput_bps": True, "loss_ratio": False, "jitter_mean_ns": False, "rtt_ns": False}
@@ -260,14 +261,15 @@ def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
             unshown, key=lambda r: abs(r.relative_change) if math.isfinite(r.relative_change) else 0
         )
         change = (
-            f"{100 * largest.relative_change:+.1f} %"
+            f"{signed(100 * largest.relative_change, '.1f')} %"  # '−37.5 %': the report's minus sign
             if math.isfinite(largest.relative_change)
             else "a change"
         )
         notes.append(
             f"{_rows(len(unshown), 'row')} changed by more than the tolerance but not significantly after "
             f"Holm's correction over {_rows(len(rows), 'row')} (largest: {change} in "
-            f"{largest.key['metric']} of {largest.key['pair']}, {largest.n_a} v {largest.n_b} runs): "
+            f"{metric_name(largest.key['metric'])} of {largest.key['pair']}, "
+            f"{largest.n_a} v {largest.n_b} runs): "
             'their "same" means not shown to differ, not shown equal; '
             "more repetitions (or fewer rows) would tell."
         )

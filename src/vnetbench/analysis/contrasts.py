@@ -26,6 +26,7 @@ from vnetbench.analysis.inputs import DataError, Level, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.stable import excludes_zero
+from vnetbench.spec.units import signed
 
 SUM_TOLERANCE = 1e-9
 
@@ -142,7 +143,7 @@ def contrast(
     estimate = sum(w * by_level[lv].mean for lv, w in h.items())
     sd = anova.s_e * float(np.sqrt(sum(w * w / by_level[lv].n for lv, w in h.items())))
     t = float(stats.t.ppf((1 + confidence) / 2, anova.df_e))
-    name = label or " ".join(f"{w:+g}·α({lv})" for lv, w in h.items() if w)
+    name = label or " ".join(f"{signed(w)}·α({lv})" for lv, w in h.items() if w)  # −1 as in 'α(B) − α(A)'
     return ContrastCI(name, h, estimate, sd, anova.df_e, t, confidence, estimate - t * sd, estimate + t * sd)
 
 

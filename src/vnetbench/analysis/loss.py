@@ -190,7 +190,7 @@ def _ovs_explainers(totals: Totals, hop: Hop, fwd: Hop, before: Hop | None, k: i
     )
     processed = sum(lookups.get(f"lookups_{m}", 0.0) for m in ("hit", "missed", "lost"))
     if received - processed > NOISE_PACKETS:
-        counter = f"OVS datapath {fwd.label} never read (ports RX - lookups)"
+        counter = f"OVS datapath {fwd.label} never read (ports RX − lookups)"
         out.append(Explainer(counter, (received - processed) / k, OVS_UNREAD, datapath, "lookups_hit"))
     return out
 

@@ -44,7 +44,14 @@ from vnetbench.analysis.contrasts import mann_whitney, welch
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.stable import cut_at_zero
-from vnetbench.spec.units import cannot_be_negative, display_unit, format_metric, metric_name, plain_number
+from vnetbench.spec.units import (
+    cannot_be_negative,
+    display_unit,
+    format_metric,
+    metric_name,
+    minus,
+    plain_number,
+)
 
 Verdict = Literal["reproducible", "not reproducible", "inconclusive"]
 
@@ -293,10 +300,12 @@ def _verdict(
             if band > th.tolerance_abs
             else f"against the absolute tolerance ±{tolerance}"
         )
+        # relative to a first build of 0 (no loss) there is no ratio: '0 pp', not '0 pp (undefined)'
+        relative = f" ({percent(diff_ratio, True)})" if np.isfinite(diff_ratio) else ""
         if -band <= lo and hi <= band:
             verdict = "reproducible"
             why.append(
-                f"The difference {show(diff, True, True)} ({percent(diff_ratio, True)}) is too small to "
+                f"The difference {show(diff, True, True)}{relative} is too small to "
                 "matter: "
                 f"{where} lies inside."
             )
@@ -313,8 +322,7 @@ def _verdict(
         elif lo > band or hi < -band:
             verdict = "not reproducible"
             why.append(
-                f"The rebuilds differ by {show(diff, True, True)} ({percent(diff_ratio, True)}): {where} "
-                "lies wholly outside."
+                f"The rebuilds differ by {show(diff, True, True)}{relative}: {where} lies wholly outside."
             )
         else:
             verdict = "inconclusive"
@@ -340,12 +348,15 @@ def anchored_mean(values: Any) -> float:
 def percent(ratio: float, signed: bool = False) -> str:
     """A ratio as a percentage, three significant digits, never in exponent form (the rebuilds
     table and its sentences alike: a CV of 0.00795 %, not '0.00 %' in one and '7.95e-03 %');
-    `signed` for a difference: '+0.00296 %' beside '-0.00166 %'."""
+    `signed` for a difference: '+0.00296 %' beside '−0.00166 %' (the minus sign U+2212, as
+    `format_metric`'s differences)."""
     if not np.isfinite(ratio):
         return "undefined"
     text = plain_number(100 * ratio, 3)
     text = text.rstrip("0").rstrip(".") if "." in text else text
-    return f"{'+' if signed and ratio > 0 and text != '0' else ''}{text} %"
+    if signed and ratio > 0 and text != "0":
+        text = "+" + text
+    return f"{minus(text)} %"
 
 
 def shown_name(name: str) -> str:

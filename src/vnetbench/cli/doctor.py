@@ -17,6 +17,7 @@ from vnetbench.cli.common import JsonOption, fail, out, spec_errors
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, problems_of, ready
 from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.units import signed
 
 
 def doctor(
@@ -72,7 +73,7 @@ def _table(checks: list[HostCheck]) -> Table:
         priv = "root" if c.root else ("sudo" if c.sudo else "[yellow]no[/yellow]")
         tools = [c.tools.get(t) or "[red]missing[/red]" for t in TOOLS]
         clock = (
-            f"{c.clock_offset_ns / 1e6:+.2f} ms ± {c.clock_error_ns / 1e6:.2f}"
+            f"{signed(c.clock_offset_ns / 1e6, '.2f')} ms ± {c.clock_error_ns / 1e6:.2f}"
             if c.clock_offset_ns is not None and c.clock_error_ns is not None
             else "?"
         )
@@ -88,7 +89,7 @@ def _clock_spread(checks: list[HostCheck], console: Console) -> None:
         worst = max(c.clock_error_ns or 0 for c in checks)
         console.print(
             f"clock spread between hosts: {spread / 1e6:.2f} ms (median offset to this machine "
-            f"{statistics.median(offsets) / 1e6:+.2f} ms; each offset ± its error, the largest "
+            f"{signed(statistics.median(offsets) / 1e6, '.2f')} ms; each offset ± its error, the largest "
             f"{worst / 1e6:.2f} ms)",
             highlight=False,
         )

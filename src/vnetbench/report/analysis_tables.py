@@ -29,6 +29,12 @@ from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, scaled,
 from vnetbench.report.view import Section, TableView
 
 
+def _signed(text: str) -> str:
+    """Effects, contrasts and their intervals with the minus sign U+2212, as the Findings quote them
+    ('q = −1.591 Mbit/s, interval −1.601 to −1.580'): the same value in two glyphs read as two."""
+    return fmt.minus_all(text)
+
+
 def _per(x: float | None, scale: float) -> float | None:
     return None if x is None else x / scale
 
@@ -77,8 +83,8 @@ def one_factor_tabulars(
                 str(e.level),
                 str(e.n),
                 scaled(e.mean, scale),
-                scaled(e.effect, scale),
-                ci(e.ci_low / scale, e.ci_high / scale),
+                _signed(scaled(e.effect, scale)),
+                _signed(ci(e.ci_low / scale, e.ci_high / scale)),
                 yes(e.significant),
             ]
             for e in a.effects
@@ -97,7 +103,12 @@ def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, fo
         f"{title} ({conf}, {formula}, t on {steps[0].dof} DF)",
         ["contrast", f"estimate {shown}", "interval", "significant"],
         [
-            [c.label, scaled(c.estimate, scale), ci(c.ci_low / scale, c.ci_high / scale), yes(c.significant)]
+            [
+                c.label,
+                _signed(scaled(c.estimate, scale)),
+                _signed(ci(c.ci_low / scale, c.ci_high / scale)),
+                yes(c.significant),
+            ]
             for c in steps
         ],
     )
@@ -111,8 +122,8 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
         [
             e.letters,
             e.name,
-            scaled(e.q, scale),
-            ci(e.ci_low / scale, e.ci_high / scale),
+            _signed(scaled(e.q, scale)),
+            _signed(ci(e.ci_low / scale, e.ci_high / scale)),
             yes(e.significant),
             plain(None if e.ss is None else e.ss / scale**2),
             pct(e.pct_variation),
@@ -194,8 +205,8 @@ def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str
         f"{label}: effects, level means and predicted responses ({conf}, t on {r.df_e} DF)",
         ["estimate", f"value {shown}", "interval", "prediction interval", "significant"],
         [
-            [e.label, scaled(e.value, scale), ci(e.ci_low / scale, e.ci_high / scale),
-             ci(e.prediction[0] / scale, e.prediction[1] / scale) if e.prediction else "",
+            [e.label, _signed(scaled(e.value, scale)), _signed(ci(e.ci_low / scale, e.ci_high / scale)),
+             _signed(ci(e.prediction[0] / scale, e.prediction[1] / scale)) if e.prediction else "",
              yes(e.significant) if e.kind in ("alpha", "beta", "gamma") else ""]
             for e in r.estimates
         ],
@@ -205,7 +216,8 @@ def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str
 
 def fraction_tabular(label: str, f: FractionalResult) -> TableView:
     """A 2^(k−p) fraction: its factors' letters, defining relation and the alias chain of each column."""
-    words = [f"{'-' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
+    # a negative word with the minus sign, as its alias chains write 'ABC − D' (the JSON keeps '-ABCD')
+    words = [f"{'−' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
     return TableView(
         f"{label}: 2^({len(f.factors)}−{f.p}) fraction, resolution {roman(f.resolution)}",
         ["column", "estimates"],
@@ -487,7 +499,7 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
             percent(m.cv_rebuilds_ratio) if math.isfinite(m.cv_rebuilds_ratio) else "",
             fmt.metric(m.metric, m.difference, delta=True)
             + (f" ({percent(m.difference_ratio, True)})" if math.isfinite(m.difference_ratio) else ""),
-            "exact: no spread" if m.exact else fmt.metric_ci(m.metric, *m.welch_ci),
+            "exact: no spread" if m.exact else fmt.minus_all(fmt.metric_ci(m.metric, *m.welch_ci)),
             num(m.mannwhitney_p, 3),
             m.verdict,
         ]
@@ -516,7 +528,12 @@ def _placement(p: cp.Placements) -> Section:
         if c is None:
             part.items.append(str(entry.error))
             continue
-        scale, shown = unit_of(entry.response)[0], fmt.metric_label(entry.response)
+        # means, intervals and differences with the metric's digits, as the findings quote them (an
+        # RTT of 0.107 ms (0 to 0.238) there was 0.1068 (0, 0.2383) here); a difference signed as there
+        response = entry.response
+        scale, shown = unit_of(response)[0], fmt.metric_label(response)
+        unit = fmt.display_unit(response)
+        apart = fmt.metric_name(response) + fmt.unit_suffix(unit.delta_label or unit.label)  # pp, not %
         part.tables.append(
             TableView(
                 f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
@@ -525,25 +542,26 @@ def _placement(p: cp.Placements) -> Section:
                     [
                         x.category,
                         str(x.n),
-                        scaled(x.mean, scale),
+                        mean,
                         scaled(x.sd, scale),
-                        ci(x.ci_low / scale, x.ci_high / scale),
+                        fmt.MISSING if fmt.MISSING in (lo, hi) else f"({lo}, {hi})",
                     ]
                     for x in c.categories
+                    for mean, lo, hi in [fmt.mean_interval(response, x.mean, x.ci_low, x.ci_high)]
                 ],
             )
         )
         if c.pairs:
             part.tables.append(
                 TableView(
-                    f"{entry.measurement}: differences of {shown} (second − first, Welch {conf})",
+                    f"{entry.measurement}: differences of {apart} (second − first, Welch {conf})",
                     ["first", "second", "difference", "interval", "p", "significant"],
                     [
                         [
                             d.first,
                             d.second,
-                            scaled(d.difference, scale),
-                            ci(d.ci_low / scale, d.ci_high / scale),
+                            fmt.metric(response, d.difference, delta=True),
+                            fmt.minus_all(fmt.metric_ci(response, d.ci_low, d.ci_high)),
                             num(d.p_value, 3),
                             _exact_cell(d.difference) if d.exact else yes(d.significant),
                         ]
@@ -609,7 +627,7 @@ def _change_points(c: ChangePoints) -> Section:
                     f"{fmt.metric_name(s.response)}",
                     ["run", "at", f"before ({unit})" if unit else "before", "after", "change", "p"],
                     [[str(cp_.index), when, scaled(cp_.mean_before, scale), scaled(cp_.mean_after, scale),
-                      f"{100 * cp_.relative_change:+.1f} %", num(cp_.p_value, 2)]],
+                      f"{fmt.signed(100 * cp_.relative_change, '.1f')} %", num(cp_.p_value, 2)]],
                 )
             )  # fmt: skip
     if not part.tables:

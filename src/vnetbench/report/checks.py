@@ -39,9 +39,9 @@ PAGE_JS = """() => [...document.querySelectorAll('main > section')].map(s => ({
 EXPONENT = re.compile(r"(?<![\w.])\d(?:\.\d+)?e\+0*[4-9]\d*\b|(?<![\w.])\d(?:\.\d+)?e\+\d{2,}\b")
 STORED_NAME = re.compile(r"\b[a-z][a-z0-9_]*_(?:bps|ns|pps)\b")
 BASE_UNIT = re.compile(r"\((?:bit/s|ns|bits/s)\)|(?<![kMG])\bbit/s\b")
-LONG_NUMBER = re.compile(r"^-?\d{7,}\.\d+$")  # 95670100.5: bit/s (a seed or a count is an integer)
+LONG_NUMBER = re.compile(r"^[-−]?\d{7,}\.\d+$")  # 95670100.5: bit/s (a seed or a count is an integer)
 EMPTY_INTERVAL = re.compile(r"\(\s*,|,\s*\)|\bnan\b", re.I)
-INTEGER = re.compile(r"^[-+]?\d+$")
+INTEGER = re.compile(r"^[-+−]?\d+$")  # a sign as the report writes it too: −1 (U+2212)
 FIGURE_SECTIONS = ("tcp", "udp", "rtt")  # a section of these measurements always has a figure
 
 
@@ -102,7 +102,7 @@ def _runs(cells: list[str]) -> list[str]:
 
 def _number(cell: str) -> float | None:
     """The integer a key cell holds (a rate, a count of receivers), else None."""
-    text = cell.replace(",", "").replace(" ", "")
+    text = cell.replace(",", "").replace(" ", "").replace("−", "-")  # float() reads only ASCII '-'
     return float(text) if INTEGER.match(text) else None
 
 

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from vnetbench.analysis.compare import Comparison, Row
 from vnetbench.report.view import TableView
+from vnetbench.spec.units import signed
 
 DISPLAY = {  # scale and unit per metric in tables
     "throughput_bps": (1e6, "Mbit/s", "throughput"),
@@ -43,15 +44,18 @@ def key_label(key: Mapping[str, str]) -> str:
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     """The change and its interval relative to A; where A is 0 (no loss before) a relative change
     has no meaning, so the difference itself in the metric's unit (percentage points for loss). Too
-    few runs for an interval at the confidence asked: "—"."""
+    few runs for an interval at the confidence asked: "—". Signed, '−' (U+2212) for a negative and
+    no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
         return change, "—"
     if r.center_a:
         a = abs(r.center_a)
-        return f"{100 * r.relative_change:+.1f} %", f"{100 * r.ci_low / a:+.1f}…{100 * r.ci_high / a:+.1f} %"
+        low, high = (signed(100 * v / a, ".1f") for v in (r.ci_low, r.ci_high))
+        return f"{signed(100 * r.relative_change, '.1f')} %", f"{low}…{high} %"
     unit = "pp" if unit == "%" else unit
-    return f"{r.difference / scale:+.3g} {unit}", f"{r.ci_low / scale:+.3g}…{r.ci_high / scale:+.3g} {unit}"
+    low, high = (signed(v / scale, ".3g") for v in (r.ci_low, r.ci_high))
+    return f"{signed(r.difference / scale, '.3g')} {unit}", f"{low}…{high} {unit}"
 
 
 def caption(result: Comparison) -> str:

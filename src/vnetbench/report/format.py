@@ -4,6 +4,11 @@ A stored metric is shown in the unit its name calls for (`metric`: throughput_bp
 ms, *_pps in K pps, *_ratio in %; the table of units is `spec.units.display_unit`, which analysis
 sentences use too); no number is written in exponent form. `--json` keeps the stored SI base units.
 
+Signs: a difference or a change written with its sign ('+0.07172 Mbit/s', '−86.08 Mbit/s') has the
+minus sign U+2212, not the ASCII hyphen-minus, as have the negative ends of its interval ('(−0.51 to
+0.58)'): `minus`, `signed`, `metric(..., delta=True)`, `minus_all`. Exports and `--json` keep
+ASCII '-'.
+
 Missing values: the statistics tables (`num`, `pct`) leave the cell empty; the report's measurement
 tables, `vnetbench loss` and `analyze` show `MISSING` ("–", an en dash); an interval with a missing end
 is "–", never "(, )".
@@ -12,6 +17,7 @@ is "–", never "(, )".
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -20,16 +26,20 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.spec.units import (
+    MINUS,
     display_unit,
     metric_name,
+    minus,
     parse_duration_ns,
     parse_rate,
     parse_size_bytes,
     plain_number,
+    signed,
 )
 from vnetbench.spec.units import format_metric as _format_metric
 
-__all__ = ["display_unit", "metric_name"]  # the unit table, for figures' axes
+# the unit table, for figures' axes; the minus sign of signed numbers
+__all__ = ["MINUS", "display_unit", "metric_name", "minus", "signed"]
 
 MISSING = "–"  # a value that is missing or does not apply, in every table (an en dash, not '-')
 
@@ -126,6 +136,23 @@ def metric(name: str, value: float | None, unit: bool = False, delta: bool = Fal
     return _format_metric(name, float(value), unit, delta)  # type: ignore[arg-type]
 
 
+def mean_interval(name: str, mean: float | None, lo: float | None, hi: float | None) -> tuple[str, str, str]:
+    """A mean and its interval's ends in the metric's unit (no label), with the metric's digits or as
+    many more (up to 3) as keep two different ends apart: an RTT of 238 ms (238 to 238) read as an
+    interval of no width; it is 238.0 (237.9 to 238.0). The mean takes the ends' digits. A negative
+    end has the minus sign (U+2212); a missing one is '–'."""
+    u = display_unit(name)
+    digits = u.digits
+    if not (_missing(lo) or _missing(hi)) and lo != hi:
+        while digits < u.digits + 3 and plain_number(u.of(lo), digits) == plain_number(u.of(hi), digits):
+            digits += 1
+
+    def shown(v: float | None) -> str:
+        return MISSING if _missing(v) else minus(plain_number(u.of(float(v)), digits))  # type: ignore[arg-type]
+
+    return shown(mean), shown(lo), shown(hi)
+
+
 def metric_sd(name: str, sd: float | None) -> str:
     """A standard deviation in the metric's unit with two significant digits, as one writes a spread
     beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits)."""
@@ -200,6 +227,16 @@ def scaled(x: float | None, scale: float) -> str:
     return zeros_kept(None if x is None else x / scale)
 
 
+def minus_all(text: str) -> str:
+    """Every negative number's ASCII '-' in a formatted text as the minus sign: '(-0.51, 0.58)' ->
+    '(−0.51, 0.58)'. Only a '-' that starts a number is one: not a hyphen in a word (same-host), nor
+    between numbers (45-55), nor in an exponent (3.2e-09)."""
+    return _NEGATIVE.sub(MINUS, text)
+
+
+_NEGATIVE = re.compile(r"(?<![\w.])-(?=[\d.∞])")
+
+
 def unit_suffix(unit: str) -> str:
     """' (unit)' for an axis or column label; '' without a unit."""
     return f" ({unit})" if unit else ""
@@ -215,6 +252,15 @@ def value(v: Any, digits: int = 3) -> str:
     if isinstance(v, float):
         return sig(v, digits if abs(v) < 1e6 else 4)  # 9.50 beside 9.67, 0.0000598 not 5.98e-05
     return str(v)
+
+
+def measured(v: Any, digits: int = 3) -> str:
+    """A measured value (a throughput, an RTT) with `digits` significant digits, its zeros kept even
+    when whole: a min of 9.0 Mbit/s is '9.00' beside a mean of 9.10, not '9' (`sig` writes a whole
+    number as a count); 4 digits from a million on, as `value`; '–' when missing."""
+    if v is None or (isinstance(v, float) and not np.isfinite(v)):
+        return MISSING
+    return plain_number(float(v), digits if abs(float(v)) < 1e6 else 4)
 
 
 def sig(v: Any, digits: int = 3) -> str:
@@ -233,8 +279,10 @@ def ratio_pct(v: Any) -> str:
 
 
 def loss_pct(v: Any) -> str:
-    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'."""
-    return MISSING if v is None or pd.isna(v) else f"{100 * v:.2f} %"
+    """Loss with two decimals: 0.04 % of datagrams lost is not '0.0 %'; below 0.01 % two significant
+    digits, as `share` writes a loss: a mean loss of 1 datagram in 4 × 8,267 is '0.003 %' in the UDP
+    table as in 'UDP effective throughput', not '0.00 %' (no loss) beside it."""
+    return MISSING if v is None or pd.isna(v) else share(float(v), 1.0)
 
 
 def share(n: float, d: float) -> str:
@@ -243,7 +291,9 @@ def share(n: float, d: float) -> str:
     if not d:
         return MISSING
     ratio = n / d
-    return f"{100 * ratio:.2g} %" if 0 < abs(ratio) < 1e-4 else f"{100 * ratio:.2f} %"
+    if 0 < abs(ratio) < 1e-4:  # never in exponent form: 1 of 10 million is '0.00001 %', not '1e-05 %'
+        return f"{_as_g(plain_number(100 * ratio, 2))} %"
+    return f"{100 * ratio:.2f} %"
 
 
 def count(v: float | None) -> str:

@@ -195,7 +195,7 @@ def placement_chart(
     ax.bar(x, mean, color="C0", alpha=0.6)
     ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, names)
-    value = comparison["value"]
+    value = fmt.metric_name(comparison["value"])  # 'throughput (Mbit/s)', not 'throughput_bps (Mbit/s)'
     ax.set_ylabel(value + fmt.unit_suffix(unit))
     ax.set_title(title or f"{value} per placement ({100 * comparison['confidence']:g} % CI)")
     return _save(fig, path)
@@ -215,10 +215,10 @@ def change_points_chart(
         ax.hlines(values[start:end].mean(), times[start], times[end - 1], color="C1", linewidth=2)
     for c in series["change_points"]:
         ax.axvline(times[c["index"]], color="C3", linestyle="--", linewidth=1)
-        label = f"{100 * c['relative_change']:+.1f} %"
+        label = f"{fmt.signed(100 * c['relative_change'], '.1f')} %"
         ax.annotate(label, (times[c["index"]], values.max()), fontsize="small", color="C3", xytext=(3, -10),
                     textcoords="offset points")  # fmt: skip
-    ax.set_ylabel(series["response"] + fmt.unit_suffix(unit))
+    ax.set_ylabel(fmt.metric_name(series["response"]) + fmt.unit_suffix(unit))  # no stored name
     ax.set_title(title or f"{series['series']} {series['pair']}: change points")
     fig.autofmt_xdate()
     return _save(fig, path)

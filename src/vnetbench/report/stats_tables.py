@@ -17,7 +17,7 @@ from vnetbench.analysis.multiple import AdjustedContrast, PairDifference
 from vnetbench.analysis.planning import PlanRow
 from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_factor import TwoFactorResult
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, whole, yes
+from vnetbench.report.format import ci, f_cell, minus_all, num, p_cell, pct, plain, whole, yes
 from vnetbench.report.terminal import (
     anova_columns,
     factorial_tables,
@@ -81,9 +81,9 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
         [
             [
                 e.label,
-                num(e.value),
+                minus_all(num(e.value)),
                 num(e.sd, 4),
-                ci(e.ci_low, e.ci_high),
+                minus_all(ci(e.ci_low, e.ci_high)),
                 "" if e.kind == "mean" else yes(e.significant),
             ]
             for e in r.estimates
@@ -94,7 +94,12 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
         f"Level means and predicted responses ({conf}; prediction: one more observation)",
         ["estimate", "value", "interval of the mean", "prediction interval"],
         [
-            [e.label, num(e.value), ci(e.ci_low, e.ci_high), ci(*e.prediction) if e.prediction else ""]
+            [
+                e.label,
+                minus_all(num(e.value)),
+                minus_all(ci(e.ci_low, e.ci_high)),
+                minus_all(ci(*e.prediction)) if e.prediction else "",
+            ]
             for e in r.estimates
             if e.kind in ("level mean", "predicted")
         ],
@@ -103,7 +108,8 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
 
 
 def fractional_tables(f: FractionalResult) -> list[Table]:
-    words = [f"{'-' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
+    # a negative word with the minus sign, as its alias chains write 'ABC − D' (the JSON keeps '-ABCD')
+    words = [f"{'−' if s < 0 else ''}{w}" for w, s in zip(f.defining_relation, f.relation_signs, strict=True)]
     letters = ", ".join(f"{c} = {name}" for c, name in f.letters.items())
     header = table(
         f"2^({len(f.factors)}−{f.p}) fractional factorial design, resolution {roman(f.resolution)}",
@@ -126,8 +132,8 @@ def tukey_table(pairs: Sequence[PairDifference], conf: str) -> Table:
         [
             [
                 f"{p.high} − {p.low}",
-                num(p.estimate),
-                ci(p.ci_low, p.ci_high),
+                minus_all(num(p.estimate)),
+                minus_all(ci(p.ci_low, p.ci_high)),
                 num(p.p_adjusted, 2),
                 yes(p.significant),
             ]
@@ -143,11 +149,11 @@ def adjusted_table(adjusted: Sequence[AdjustedContrast], conf: str) -> Table:
         [
             [
                 a.contrast.label,
-                num(a.contrast.estimate),
+                minus_all(num(a.contrast.estimate)),
                 num(a.p_value, 2),
                 num(a.p_holm, 2),
                 num(a.p_bonferroni, 2),
-                ci(*a.bonferroni_ci),
+                minus_all(ci(*a.bonferroni_ci)),
                 yes(a.significant_holm),
             ]
             for a in adjusted

@@ -13,7 +13,7 @@ from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.two_k_r import TwoKRResult
 from vnetbench.report.analysis_tables import factorial_anova_rows
-from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, yes
+from vnetbench.report.format import ci, f_cell, minus_all, num, p_cell, pct, plain, signed, yes
 from vnetbench.report.rich_view import rich_table  # noqa: F401  (report/stats_tables.py imports it from here)
 
 
@@ -47,9 +47,9 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
             str(x.level),
             str(x.n),
             num(x.mean, 10),
-            num(x.effect),
+            minus_all(num(x.effect)),
             num(x.sd, 4),
-            ci(x.ci_low, x.ci_high),
+            minus_all(ci(x.ci_low, x.ci_high)),
             yes(x.significant),
         )
     tables = [t, e]
@@ -58,7 +58,8 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
         for col in ("contrast", "estimate", "sd", "interval", "significant"):
             c.add_column(col, justify="right")
         for x in contrasts:
-            c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
+            c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), minus_all(ci(x.ci_low, x.ci_high)),
+                      yes(x.significant))  # fmt: skip
         tables.append(c)
     return tables
 
@@ -72,7 +73,8 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     for col in [*cols, "mean ȳ"]:
         s.add_column(col, justify="right")
     for _, row in r.sign_table.iterrows():
-        s.add_row(*[f"{int(row[c]):+d}" if c != "I" else "1" for c in cols], num(row["mean"]))
+        # signs as the caption writes them: −1 (U+2212) and +1
+        s.add_row(*[signed(int(row[c]), "d") if c != "I" else "1" for c in cols], num(row["mean"]))
     s.add_section()
     s.add_row(*[num(e.q) for e in r.effects], f"← q = Σ(sign·ȳ)/{2**r.k}")
 
@@ -97,8 +99,8 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
         e.add_row(
             x.letters,
             x.name,
-            num(x.q),
-            ci(x.ci_low, x.ci_high),
+            minus_all(num(x.q)),
+            minus_all(ci(x.ci_low, x.ci_high)),
             yes(x.significant),
             plain(x.ss),
             pct(x.pct_variation),
@@ -125,5 +127,6 @@ def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) ->
     for col in ("contrast", "estimate", "sd", "interval", "significant"):
         c.add_column(col, justify="right")
     for x in contrasts:
-        c.add_row(x.label, num(x.estimate), num(x.sd, 4), ci(x.ci_low, x.ci_high), yes(x.significant))
+        c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), minus_all(ci(x.ci_low, x.ci_high)),
+                  yes(x.significant))  # fmt: skip
     return [t, c]

@@ -214,15 +214,39 @@ def plain_number(x: float, digits: int = 4) -> str:
     return text.lstrip("-") if float(text) == 0 else text  # never '-0.000'
 
 
+# The minus sign of a signed number in text people read (reports, terminal tables, sentences): '−'
+# (U+2212), as wide as '+' and as typeset numbers write it; an ASCII hyphen beside '+86.08' reads as
+# a dash, not a sign. Exports (CSV, Parquet, `--json` values) keep the ASCII '-' that programs parse.
+MINUS = "\u2212"
+
+
+def minus(text: str) -> str:
+    """A formatted number with its leading ASCII '-' as the minus sign: '-86.08' -> '−86.08'."""
+    return MINUS + text[1:] if text.startswith("-") else text
+
+
+def signed(x: float, spec: str = "g") -> str:
+    """`x` formatted with `spec` and its sign, for a difference or a change: '+5.0' and '−5.0'
+    (signed(0.05, '.1f')). A value that rounds to zero has no sign ('0.0', neither '+0.0' nor
+    '-0.0'), as `format_metric`'s differences."""
+    text = format(x, spec)
+    if not math.isfinite(x):
+        return minus(text)
+    if float(text) == 0:
+        return text.lstrip("+-")
+    return minus(text) if x < 0 else "+" + text
+
+
 def format_metric(metric: str, value: float | None, unit: bool = True, delta: bool = False) -> str:
     """A stored value in its display unit: format_metric('throughput_bps', 95.3e6) -> '95.30 Mbit/s'.
-    `delta` marks a difference (signed; a difference of percentages is in percentage points)."""
+    `delta` marks a difference: signed, '+0.07172 Mbit/s' and '−86.08 Mbit/s' (U+2212, see `MINUS`;
+    zero unsigned), a difference of percentages in percentage points."""
     u = display_unit(metric)
     if value is None or not math.isfinite(value):
         return plain_number(value)  # type: ignore[arg-type]
     text = plain_number(u.of(value), u.digits)
-    if delta and value > 0:
-        text = "+" + text
+    if delta:
+        text = minus(text) if value < 0 else ("+" + text if value > 0 else text)
     label = (u.delta_label or u.label) if delta else u.label
     return f"{text} {label}" if unit and label else text
 

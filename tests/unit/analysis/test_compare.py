@@ -221,8 +221,8 @@ def test_a_large_change_that_is_not_significant_says_same_is_not_equal() -> None
     (note,) = c.notes
     assert note.startswith("1 row changed by more than the tolerance but not significantly")
     assert (
-        "-37.5 % in throughput_bps of a→b, 3 v 3 runs" in note and "not shown equal" in note
-    )  # (50 − 80)/80
+        "−37.5 % in throughput of a→b, 3 v 3 runs" in note and "not shown equal" in note
+    )  # (50 − 80)/80, the minus sign U+2212; the metric named as the table names it, not 'throughput_bps'
     # within the tolerance: no note
     assert (
         compare(obs("throughput_bps", [100.0, 101, 99]), obs("throughput_bps", [100.0, 102, 98])).notes == ()

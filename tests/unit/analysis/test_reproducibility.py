@@ -11,6 +11,7 @@ from scipy import stats
 
 from vnetbench.analysis.reproducibility import ReproducibilityThresholds, percent, reproducibility
 from vnetbench.report.analysis_tables import _rebuilds
+from vnetbench.report.sections.findings import rebuild_findings
 
 FIRST = [100, 102, 98, 101, 99]  # mean 100, variance 2.5
 
@@ -213,18 +214,27 @@ def test_small_percentages_keep_three_digits_in_the_table_and_the_sentence() -> 
     pandas) 95.919908 (first), 95.925807, 95.913306, 95.921610, 95.923307, 95.907564 Mbit/s give a
     CV across rebuilds of 0.00795 % and a difference of 95.918318 − 95.919908 = −0.001590 Mbit/s,
     −0.00166 %; the sentence said so, the table printed 'CV 0.00 %' and '(-0.00 %)', and a positive
-    difference had no sign ('0.00296 %'). The sentence named the row 'throughput_bps'."""
+    difference had no sign ('0.00296 %'). The sentence named the row 'throughput_bps'. A negative
+    difference has the minus sign U+2212, as '+' of a positive one; the Findings' CV is the table's
+    (they wrote 'CV 0.01 %' for 0.00795 %, and 12.99 % for the section's 13 %)."""
     means = [95_925_806.678, 95_913_305.516, 95_921_609.897, 95_923_306.562, 95_907_564.129]
     rows = [{"build": 0, "metric": "tcp vma→vmb throughput_bps", "value": 95_919_908.432}] * 3
     rows += [{"build": b, "metric": "tcp vma→vmb throughput_bps", "value": v} for b, v in enumerate(means, 1)]
     (r,) = reproducibility(pd.DataFrame(rows))
     assert percent(r.cv_rebuilds_ratio) == "0.00795 %"
-    assert percent(r.difference_ratio, True) == "-0.00166 %"
+    assert percent(r.difference_ratio, True) == "−0.00166 %"
     assert percent(0.0000296, True) == "+0.00296 %" and percent(0.05) == "5 %"
     assert percent(float("nan")) == "undefined" and percent(0.0, True) == "0 %"
     assert r.text.startswith("tcp vma→vmb throughput (Mbit/s): first build 0 mean 95.92 Mbit/s")
-    assert "CV across rebuilds 0.00795 %" in r.text and "(-0.00166 %)" in r.text
-    table = _rebuilds(SimpleNamespace(builds=6, thresholds=ReproducibilityThresholds(), results=[r])).tables[
-        0
-    ]
-    assert table.rows[0][4:6] == ["0.00795 %", "-0.001590 (-0.00166 %)"]
+    assert "CV across rebuilds 0.00795 %" in r.text and "(−0.00166 %)" in r.text
+    assert "The difference −0.001590 Mbit/s (−0.00166 %)" in r.text
+    assert "interval of the difference (−0.0" in r.text and "-0" not in r.text
+    rebuilds = SimpleNamespace(builds=6, thresholds=ReproducibilityThresholds(), results=[r])
+    table = _rebuilds(rebuilds).tables[0]
+    assert table.rows[0][4:6] == ["0.00795 %", "−0.001590 (−0.00166 %)"]
+    assert table.rows[0][6].startswith("(−0.") and "-" not in table.rows[0][6]  # the Welch interval
+    (line,) = rebuild_findings(SimpleNamespace(rebuilds=rebuilds))
+    assert (
+        line
+        == "<b>Rebuilt 6 times</b> — Reproducible (1): tcp vma→vmb throughput (−0.001590 Mbit/s, CV 0.00795 %)."
+    )

@@ -77,6 +77,6 @@ def test_a_halved_rate_against_the_previous_run_is_worse(tmp_path: Path) -> None
     assert "A = old00001" in section.intro and "0 same, 0 better, 1 worse" in section.intro
     [row] = section.tables[0].rows
     assert row[0] == "a→b · tcp · throughput" and row[-1] == "worse"
-    assert row[3] == "-50.1 %"  # (47.65 − 95.45)/95.45
+    assert row[3] == "−50.1 %"  # (47.65 − 95.45)/95.45, with the minus sign U+2212 as '+' of a rise
     # the first run of a name has nothing to compare with
     assert build(ReportContext(store, old.campaign, old.measurements, tmp_path)) == []  # type: ignore[arg-type]

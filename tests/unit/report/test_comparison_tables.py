@@ -41,10 +41,23 @@ def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
     # no loss in A, 0.2 % in B: a relative change is undefined, the difference is +0.2 points
     (row,) = _table(_row("loss_ratio", 0.0, 0.002, 0.001, 0.003))
     assert row[3:5] == ["+0.2 pp", "+0.1…+0.3 pp"]
-    # both without loss (the regenerated quickstart's cross-site UDP): +0, not "+nan %"
+    # both without loss (the regenerated quickstart's cross-site UDP): 0, not "+nan %" — nor "+0",
+    # a zero has no sign, as the report's differences ('loss (0 pp)' in its Findings)
     (row,) = _table(_row("loss_ratio", 0.0, 0.0, 0.0, 0.0, test="exact"))
-    assert row[3:5] == ["+0 pp", "+0…+0 pp"]
+    assert row[3:5] == ["0 pp", "0…0 pp"]
     assert not any("nan" in cell for cell in row)
+
+
+def test_a_fall_has_the_minus_sign_beside_a_rise_s_plus() -> None:
+    # 95.0 -> 47.5 Mbit/s: −50.0 %, interval (−50.0, −45.0) Mbit/s / 95 = −52.6 … −47.4 %; the
+    # ASCII '-' of '-50.0 %' beside '+2.0 %' is a hyphen in a typeset report, not a minus
+    (row,) = _table(_row("throughput_bps", 95e6, 47.5e6, -50e6, -45e6))
+    assert row[3:5] == ["−50.0 %", "−52.6…−47.4 %"]
+    (row,) = _table(_row("loss_ratio", 0.0, 0.0, -0.003, 0.001))  # A without loss: pp, as above
+    assert row[4] == "−0.3…+0.1 pp"
+    # a change that rounds to zero has no sign: 0.0 %, not -0.0 % nor +0.0 %
+    (row,) = _table(_row("throughput_bps", 95e6, 94.97e6, -1e6, 1e6))
+    assert row[3] == "0.0 %"
 
 
 def test_no_interval_is_a_dash_not_nan() -> None:

@@ -44,6 +44,22 @@ def test_a_2k_r_finding_says_what_its_percentages_are_and_gives_the_effect_with_
     )
 
 
+def test_a_negative_effect_and_its_interval_have_the_minus_sign() -> None:
+    """cc coded the other way round (hi as −1): q = −5 and its interval (−6.388, −3.612), written with
+    the minus sign U+2212 as the '+' of a positive q; the ASCII '-' read as a hyphen beside it."""
+    frame = pd.DataFrame(CELLS, columns=["cc", "len", "throughput_bps"])
+    frame["throughput_bps"] *= 1e6
+    result = two_k_r(frame, "throughput_bps", ["cc", "len"], low={"cc": "hi", "len": "x"})
+    (line,) = design_findings(
+        SimpleNamespace(models=[FittedModel("s · tcp · throughput_bps", "2k-r", result)])
+    )
+    assert (
+        "cc (q = −5.000 Mbit/s, interval −6.388 to −3.612: cc hi → lo changes the mean by −10.00 Mbit/s; "
+        in line
+    )
+    assert "-" not in line
+
+
 def test_a_fractional_design_lists_its_effects() -> None:
     """A 2^(k−p) model carries its effects as a 2^k r result: the Findings looked for ANOVA terms,
     found none and said 'no factor has a significant effect' whatever the data."""

@@ -29,3 +29,9 @@ def test_undefined_ratios_are_left_out() -> None:
     assert row[headers.index("difference")] == "0"  # the unit is in the metric column
     (line,) = rebuild_findings(SimpleNamespace(rebuilds=cp.Rebuilds(6, r.thresholds, [r])))
     assert line == "<b>Rebuilt 6 times</b> — Reproducible (1): loss (0 pp)."
+
+
+def test_the_sentence_has_no_undefined_ratio_either() -> None:
+    # exogeni-exp5's section read 'The difference 0 pp (undefined) is too small to matter'
+    (r,) = zero_loss()
+    assert "The difference 0 pp is too small to matter" in r.text and "undefined)" not in r.text

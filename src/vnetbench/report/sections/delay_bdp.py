@@ -38,6 +38,7 @@ def build(ctx: ReportContext) -> list[Section]:
         if not one_way_ns:
             continue
         rtt_s = 2 * one_way_ns / 1e9
+        rtt_ms = f"{rtt_s * 1e3:.1f}"  # the sentences quote the table: 240.0 ms, not 240 beside it
         rate = layout.bottleneck_rate(src, dst)
         window = getattr(ctx.spec.measurement(name), "window", None)
         advertised = _median_or_none(group, "max_snd_wnd_bytes")
@@ -50,7 +51,7 @@ def build(ctx: ReportContext) -> list[Section]:
         rows.append(
             [
                 f"{src} → {dst} ({name})",
-                f"{rtt_s * 1e3:.1f}",
+                rtt_ms,
                 fmt.mbit2(rate),
                 fmt.kb_or_auto(bdp),
                 fmt.kb_or_auto(window),
@@ -61,18 +62,18 @@ def build(ctx: ReportContext) -> list[Section]:
                 "window" if limited else "link" if window is not None else "autotuned",
             ]
         )
-        granted = f"; the receiver advertised {advertised / 1000:.0f} KB" if advertised else ""
+        granted = f"; the receiver advertised {fmt.kb_or_auto(advertised)} KB" if advertised else ""
         if limited:
             items.append(
-                f"{src} → {dst}: the window ({window / 1000:.0f} KB asked{granted}) is below the "
+                f"{src} → {dst}: the window ({fmt.kb_or_auto(window)} KB asked{granted}) is below the "
                 f"bandwidth-delay product {fmt.kb_or_auto(bdp)} KB = {fmt.mbit2(rate)} Mbit/s × "
-                f"{rtt_s * 1e3:.0f} ms, so TCP carries about window / RTT = "
+                f"{rtt_ms} ms, so TCP carries about window / RTT = "
                 f"{fmt.mbit2(window_bound)} Mbit/s, less than the link; "
                 f"measured {fmt.mbit2(goodput)} Mbit/s (median)."
             )
         elif window is not None and bdp is not None and window < bdp:
             items.append(
-                f"{src} → {dst}: the window asked ({window / 1000:.0f} KB) is below the bandwidth-delay "
+                f"{src} → {dst}: the window asked ({fmt.kb_or_auto(window)} KB) is below the bandwidth-delay "
                 f"product {fmt.kb_or_auto(bdp)} KB{granted}, enough to fill the link: not window-limited; "
                 f"measured {fmt.mbit2(goodput)} Mbit/s (median)."
             )

@@ -16,6 +16,7 @@ import pandas as pd
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.loss import Localization
 from vnetbench.analysis.one_factor import level_mean_intervals
+from vnetbench.analysis.reproducibility import percent
 from vnetbench.report import fidelity
 from vnetbench.report import format as fmt
 from vnetbench.report.sections import ReportContext
@@ -73,19 +74,25 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
 
 
 def _connection_line(r: dict[str, Any], metric: str) -> str:
-    interval = _ci(metric, r["ci_low"], r["ci_high"])
+    mean, interval = _mean_ci(metric, r["mean"], r["ci_low"], r["ci_high"])
     if interval and r.get("ci_cut"):  # the 0 is where the interval was cut, not a measured bound
         interval = interval[:-1] + ", cut at 0: the mean cannot be negative)"
-    text = f"{r['src']}→{r['dst']} {fmt.metric(metric, r['mean'], True)} {interval}"
+    text = f"{r['src']}→{r['dst']} {mean} {interval}".rstrip()
     if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
         text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
     return text
 
 
-def _ci(metric: str, lo: float, hi: float) -> str:
-    """'(94.97 to 95.26)' in the metric's unit; '' without an interval (a single value)."""
-    low, high = fmt.metric(metric, lo), fmt.metric(metric, hi)
-    return "" if fmt.MISSING in (low, high) else f"({low} to {high})"
+def _mean_ci(metric: str, mean: float, lo: float, hi: float) -> tuple[str, str]:
+    """('95.11 Mbit/s', '(94.97 to 95.26)') in the metric's unit, with digits enough to keep two
+    different ends apart ('238.0 ms (237.9 to 238.0)', not '238 ms (238 to 238)'), a negative end
+    with the minus sign as the signed differences beside it ('(−0.51 to 0.58)'); the interval ''
+    without one (a single value)."""
+    shown, low, high = fmt.mean_interval(metric, mean, lo, hi)
+    label = fmt.display_unit(metric).label
+    if label and shown != fmt.MISSING:
+        shown += f" {label}"
+    return shown, "" if fmt.MISSING in (low, high) else f"({low} to {high})"
 
 
 def design_findings(
@@ -169,9 +176,10 @@ def _terms(m: Any) -> tuple[list[str], list[str], list[str]]:
 
 
 def _effect(r: Any, e: Any) -> str:
-    """'q = -1.586 Mbit/s, interval -1.601 to -1.571: flows 2 → 3 changes the mean by -3.172 Mbit/s'."""
+    """'q = −1.586 Mbit/s, interval −1.601 to −1.571: flows 2 → 3 changes the mean by −3.172 Mbit/s'
+    (the minus sign U+2212, as '+' of a positive q)."""
     text = f"q = {fmt.metric(r.response, e.q, True, delta=True)}"
-    low, high = fmt.metric(r.response, e.ci_low), fmt.metric(r.response, e.ci_high)
+    low, high = (fmt.minus(fmt.metric(r.response, v)) for v in (e.ci_low, e.ci_high))
     if fmt.MISSING not in (low, high):
         text += f", interval {low} to {high}"
     if e.name in r.coding:
@@ -193,7 +201,7 @@ def _level_means(m: Any, response: str) -> str:
     entries: list[tuple[list[str], str, str]] = []  # (levels, mean, interval), zero runs merged
     for e, row in sorted(levels, key=lambda pair: fmt.sort_key(pair[0].level)):
         low, high = (math.nan if v is None else v for v in row["ci"])
-        mean, interval = fmt.metric(response, e.mean, True), _ci(response, low, high)
+        mean, interval = _mean_ci(response, e.mean, low, high)
         if interval and _all_zero(m.result, e.level):
             interval = f"(every repetition 0; pooled interval {interval[1:-1]})"
             if entries and entries[-1][1:] == (mean, interval):
@@ -224,7 +232,8 @@ def rebuild_findings(analysis: Any) -> list[str]:
         metric = words[-1]
         name = " ".join([*words[:-1], fmt.metric_name(metric)])
         diff = fmt.metric(metric, r.difference, True, delta=True)
-        cv = f", CV {fmt.pct(100 * r.cv_rebuilds_ratio)}" if math.isfinite(r.cv_rebuilds_ratio) else ""
+        # the CV as the section's table and sentences write it (13 % there was 12.99 % here)
+        cv = f", CV {percent(r.cv_rebuilds_ratio)}" if math.isfinite(r.cv_rebuilds_ratio) else ""
         by_verdict.setdefault(r.verdict, []).append(f"{name} ({diff}{cv})")
     builds = analysis.rebuilds.builds
     parts = [f"{verdict} ({len(names)}): " + "; ".join(names) for verdict, names in by_verdict.items()]
@@ -242,7 +251,7 @@ def placement_findings(analysis: Any) -> list[str]:
             continue
         metric = entry.response
         means = ", ".join(
-            f"{x.category} {fmt.metric(metric, x.mean, True)} {_ci(metric, x.ci_low, x.ci_high)}"
+            f"{x.category} {' '.join(_mean_ci(metric, x.mean, x.ci_low, x.ci_high))}".rstrip()
             for x in c.categories
         )
         sig = [_placement_difference(metric, p) for p in c.pairs if p.significant]
@@ -264,7 +273,7 @@ def placement_findings(analysis: Any) -> list[str]:
 
 
 def _placement_difference(metric: str, p: Any) -> str:
-    """'cross-site − same-host +1.00 pp'."""
+    """'cross-site − same-host +1.00 pp', 'cross-site − same-host −86.08 Mbit/s' (U+2212)."""
     return f"{p.second} − {p.first} {fmt.metric(metric, p.difference, True, delta=True)}"
 
 
@@ -380,12 +389,17 @@ def probe_findings(ctx: ReportContext) -> list[str]:
             [rtts["measurement_id"].map(ids["src"]), rtts["measurement_id"].map(ids["dst"])]
         ):
             median, p99 = (fmt.metric("rtt_ns", g["value"].quantile(q), True) for q in (0.5, 0.99))
-            lines.append(f"{src}→{dst} median {median}, p99 {p99}")
+            if len(g) >= P99_MIN:
+                lines.append(f"{src}→{dst} median {median}, p99 {p99}")
+            else:  # of fewer probes a p99 is the largest RTTs interpolated: say max, and how many
+                top = fmt.metric("rtt_ns", g["value"].max(), True)
+                lines.append(f"{src}→{dst} median {median}, max {top} ({fmt.counted(len(g), 'probe')})")
         if lines:
             out.append("<b>UDP RTT</b> (vnb-probe, every probe): " + "; ".join(lines) + ".")
     return out
 
 
+P99_MIN = 100  # 1 / (1 − 0.99): the fewest values of which one can lie above their 99th percentile
 UNREAD = "left unread in the receiving socket"  # loss.py's cause 'unread': no counter, arrived
 
 
