@@ -25,7 +25,7 @@ from vnetbench.analysis.contrasts import ContrastCI, successive_differences, wel
 from vnetbench.analysis.inputs import Level
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
-from vnetbench.spec.units import format_metric, metric_name
+from vnetbench.spec.units import display_unit, format_metric, metric_name, minus
 
 
 @dataclass(frozen=True)
@@ -165,9 +165,15 @@ def _significance_reason(
             f"{rise} in every repetition: {identical}, but an increase seen identically in every "
             "repetition is exact, not noise, and counts as a degradation."
         )
+    # the interval and s are of the difference, in its unit: percentage points for a loss, as the rise
+    # ('rises by +6.38 pp, 95 % interval (6.34, 6.43 %)' put a difference of percentages in %)
+    unit = display_unit(anova.response)
+    apart = unit.delta_label or unit.label
+    low, high = (minus(show(v, False)) for v in (c.ci_low, c.ci_high))
     return (
-        f"{rise}, {100 * confidence:g} % interval ({show(c.ci_low, False)}, {show(c.ci_high)}) excludes 0 "
-        f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, s = s_e·√(Σh²/r) = {show(c.sd)})."
+        f"{rise}, {100 * confidence:g} % interval ({low}, {high}{' ' + apart if apart else ''}) excludes 0 "
+        f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, "
+        f"s = s_e·√(Σh²/r) = {show(c.sd, True, True).lstrip('+')})."
     )
 
 

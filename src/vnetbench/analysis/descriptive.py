@@ -14,7 +14,7 @@ from scipy import stats
 
 from vnetbench.analysis.fairness import jain_index, mean_index_interval
 from vnetbench.analysis.stable import cut_at_zero
-from vnetbench.spec.units import cannot_be_negative
+from vnetbench.spec.units import cannot_be_negative, plain_number
 
 STATS = ("n", "mean", "sd", "min", "median", "p95", "max", "ci_low", "ci_high")
 CONFIDENCE = 0.95  # of the interval of the mean that describe() gives
@@ -235,11 +235,13 @@ def _rtt_verdict(ratios: list[float], reps: list[float]) -> tuple[str, list[str]
     """Whether RTT changed when measured together: the flows' mean ratio beyond RTT_CHANGE (one
     flow's jitter is not a trend) and the same direction in most repetitions (one repetition's
     high RTTs can carry the mean of a few)."""
-    reasons = [f"mean RTT together / alone: {', '.join(f'{r:.2f}' for r in ratios)}"]
+    # percentages with one decimal, as the section's table writes each flow's together / alone
+    # (it read 'mean RTT together / alone: 0.70, 0.74, 0.79' beside 70.5 %, 73.8 %, 79.0 %)
+    reasons = [f"each flow's mean RTT together / alone: {', '.join(f'{100 * r:.1f} %' for r in ratios)}"]
     if reps:
         reasons.append(
             "within each repetition, together / alone (mean over the flows): "
-            + ", ".join(f"{r:.2f}" for r in reps)
+            + ", ".join(f"{100 * r:.1f} %" for r in reps)
         )
     mean_ratio = float(np.mean(ratios)) if ratios else 1.0
     if mean_ratio > RTT_CHANGE:
@@ -256,7 +258,7 @@ def _rtt_verdict(ratios: list[float], reps: list[float]) -> tuple[str, list[str]
         # exogeni-exp4: 0.71-0.79 of alone in every repetition; "unaffected" hid a change
         return (
             f"RTT not slowed by simultaneous probes: lower together than alone "
-            f"({100 * mean_ratio:.0f} % of it on average)",
+            f"({100 * mean_ratio:.1f} % of it on average)",
             reasons,
         )
     return "RTT unaffected by simultaneous probes", reasons
@@ -272,13 +274,16 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     mean_ratio = float(np.mean(ratios))
     n = len(comp.flows)
     reasons.append(
-        f"each flow got {100 * mean_ratio:.0f} % of its alone throughput on average "
-        f"(range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %); with {n} flows an equal share is "
-        f"{100 / n:.0f} %"
+        f"each flow got {100 * mean_ratio:.1f} % of its alone throughput on average "
+        f"(range {100 * min(ratios):.1f}–{100 * max(ratios):.1f} %, as the table's together / alone); "
+        f"with {n} flows an equal share is {100 / n:.0f} %"
     )
     low, high = comp.jain_interval
     interval = (
-        f", {100 * CONFIDENCE:g} % interval of the expected index {low:.3g} to {high:.3g}"
+        # four digits with their zeros, as the fairness table's interval: 0.6571 to 0.9982, 1.000 to
+        # 1.000 (it read '1 to 1' beside that table's '(1.000, 1.000)')
+        f", {100 * CONFIDENCE:g} % interval of the expected index {plain_number(low, 4)} to "
+        f"{plain_number(high, 4)}"
         if np.isfinite(low)
         else ""
     )

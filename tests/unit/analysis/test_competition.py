@@ -10,6 +10,7 @@ import pytest
 
 from tests.helpers.campaign_frames import star
 from vnetbench.analysis.descriptive import competition
+from vnetbench.spec.units import plain_number
 
 
 def test_two_short_runs_say_what_each_showed_and_that_the_interval_is_wide() -> None:
@@ -93,7 +94,9 @@ def test_rtt_that_grew_in_one_repetition_of_three_is_no_consistent_effect() -> N
     (c,) = competition(_rtt_star(alone, together))
     assert c.ratio_per_rep == pytest.approx([0.671, 5.774, 0.941], abs=1e-3)
     assert c.verdict == "RTT grew when measured together in only 1 of 3 repetitions: no consistent effect"
-    assert "within each repetition, together / alone (mean over the flows): 0.67, 5.77, 0.94" in c.reasons
+    assert (
+        "within each repetition, together / alone (mean over the flows): 67.1 %, 577.4 %, 94.1 %" in c.reasons
+    )
     # twice as long together in every repetition: a trend
     (grows,) = competition(_rtt_star(alone, [[2 * x for x in rep] for rep in alone]))
     assert grows.verdict == "RTT grows when measured together"
@@ -108,7 +111,26 @@ def test_rtt_lower_together_in_every_repetition_is_not_called_unaffected() -> No
     assert lower.ratio_per_rep == pytest.approx([0.75, 0.75, 0.75])
     assert (
         lower.verdict
-        == "RTT not slowed by simultaneous probes: lower together than alone (75 % of it on average)"
+        == "RTT not slowed by simultaneous probes: lower together than alone (75.0 % of it on average)"
     )
+    # each flow's ratio as the section's table writes it (70.5 %), not 0.70 beside it
+    assert "each flow's mean RTT together / alone: 75.0 %, 75.0 %, 75.0 %" in lower.reasons
     (same,) = competition(_rtt_star(alone, [[0.95 * x for x in rep] for rep in alone]))  # within 10 %
     assert same.verdict == "RTT unaffected by simultaneous probes"
+
+
+def test_shares_and_the_interval_have_the_digits_of_the_tables_beside_them() -> None:
+    # the quickstart's section said 'range 45–55 %' above a table of 54.7 % and 45.3 %, and exogeni-exp2's
+    # 'interval of the expected index 1 to 1' above the fairness table's '(1.000, 1.000)'.
+    # vm2 41 of 95 Mbit/s alone = 43.16 %, vm3 54 of 95 = 56.84 %, mean 50.00 %
+    (c,) = competition(star([(40e6, 55e6), (42e6, 53e6)]))
+    assert (
+        "each flow got 50.0 % of its alone throughput on average (range 43.2–56.8 %, as the table's "
+        "together / alone); with 2 flows an equal share is 50 %"
+    ) in c.reasons
+    (jain,) = [r for r in c.reasons if "interval of the expected index" in r]
+    low, high = c.jain_interval
+    assert f"interval of the expected index {plain_number(low, 4)} to {plain_number(high, 4)} (" in jain
+    assert len(plain_number(low, 4).lstrip("0.")) == 4  # four significant digits: 0.9108, not 0.911
+    (equal,) = competition(star([(47.5e6, 47.5e6), (47.5e6, 47.5e6)]))
+    assert any("interval of the expected index 1.000 to 1.000" in r for r in equal.reasons)

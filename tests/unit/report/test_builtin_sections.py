@@ -8,11 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from tests.helpers.stores import campaign_store, host_cpu
 from vnetbench.kinds.overhead import expected_max_bps
-from vnetbench.report.html import write_report
+from vnetbench.report.html import build_times, write_report
 from vnetbench.store.db import Store
 from vnetbench.store.records import MeasurementRecord, Sample
 
@@ -138,15 +139,16 @@ def test_without_factors_the_table_keeps_its_shape(tmp_path: Path) -> None:
             "3",
             "9.10",
             "0.100",  # SD of 9.0, 9.1, 9.2 is 0.1: three digits as the column (0.0999…96 printed 0.1000)
-            "9",
+            "9.00",  # a measured 9.0 Mbit/s with the column's digits, not '9' as if a count
             "9.10",
-            "9.19",
+            "–",  # no p95 of 3 values: it was 9.19, the top two interpolated
             "9.20",
             "10 Mbit/s",
             "9.56",
             "95.1 %",
         ]
     ]
+    assert "p95 is left out (–) where n < 20" in table["note"]
     assert not any(s["title"].startswith(("Designed", "Outliers")) for s in sections.values())
 
 
@@ -169,9 +171,9 @@ def test_omit_removes_the_first_seconds_samples(tmp_path: Path) -> None:
         store.save_measurements([_with_samples(2 * rep + 1, rep, replies, "rtt_ns")])
     sections = _report(tmp_path, store)
     tcp = _rows(sections["TCP throughput"]["tables"][0])[0]
-    assert tcp["mean (Mbit/s)"] == "9" and tcp["min"] == "9"  # 6.2 with the first second
+    assert tcp["mean (Mbit/s)"] == "9.00" and tcp["min"] == "9.00"  # 6.2 with the first second
     rtt = _rows(sections["Round-trip time"]["tables"][0])[0]
-    assert rtt["n"] == "6" and rtt["max"] == "2" and rtt["mean (ms)"] == "1.50"
+    assert rtt["n"] == "6" and rtt["max"] == "2.00" and rtt["mean (ms)"] == "1.50"  # not max "2"
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "the first 1 s of every flow is dropped, 6 throughput intervals in all" in html
     assert "the first 1 s of every flow is dropped, 3 replies in all" in html
@@ -185,7 +187,7 @@ def test_the_outlier_policy_drops_a_stray_repetition(tmp_path: Path, method: str
         store.save_measurements([_tcp(rep, rep, 10_000_000, bps)])
     sections = _report(tmp_path, store)
     tcp = _rows(sections["TCP throughput"]["tables"][0])[0]
-    assert tcp["n"] == "5" and tcp["min"] == "9"
+    assert tcp["n"] == "5" and tcp["min"] == "9.00"  # a measured 9.0 with its digits
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "judged per connection and treatment: 1 of 6 measurements excluded" in html
 
@@ -255,3 +257,23 @@ def test_flows_together_on_a_saturated_host_are_flagged_beside_their_table(tmp_p
     assert "host CPU" not in reno
     [item] = [i for i in comp["items"] if i.startswith("Machine as bottleneck")]
     assert "cubic" in item and "1 of 2 repetitions" in item
+
+
+def test_build_times_of_one_build_have_no_median_and_keep_their_zeros() -> None:
+    one = build_times(pd.Series([31.25e6]), pd.Series([4.4e6]))
+    assert one == "The topology was built once: build 31.25 ms, teardown 4.400 ms."
+    six = build_times(pd.Series([12e6, 13.04e6, 12.5e6]), pd.Series([3.16e6, 3.2e6, 3.1e6]))
+    assert six == "The topology was built 3 times: build 12.50 ms median, teardown 3.160 ms median."
+
+
+def test_flows_over_separate_links_competed_for_no_link() -> None:
+    # exogeni-exp4's star (three links, 300.0 % of one link's model max): its 'Machine as bottleneck'
+    # line said the flows 'competed for this machine's cores as well as for the link'
+    from types import SimpleNamespace
+
+    from vnetbench.report.html import _separate_links
+
+    star = SimpleNamespace(model_max=95.6e6, sum_together=287e6, link_rate=100e6)
+    assert _separate_links(star, None)  # type: ignore[arg-type]
+    one_link = SimpleNamespace(model_max=95.6e6, sum_together=95.6e6, link_rate=100e6)
+    assert not _separate_links(one_link, None)  # type: ignore[arg-type]

@@ -19,8 +19,8 @@ def _ctx(tmp_path: Path, frame: pd.DataFrame) -> SimpleNamespace:
 def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
     """Five packet-rate measurements (kind pps: no tool-CPU table). By scipy.stats.pearsonr:
     loss [.01 .02 .02 .05 .08] vs host [.1 .2 .3 .4 .5] gives r = 0.9330, p = 0.02061;
-    vs receiver [.3 .1 .4 .2 .5] gives r = 0.4939, p = 0.3977 (formatted: r to one decimal, p to
-    two significant digits)."""
+    vs receiver [.3 .1 .4 .2 .5] gives r = 0.4939, p = 0.3977 (formatted: r to two decimals, as the
+    figure's titles, p to two significant digits)."""
     frame = pd.DataFrame(
         {
             "kind": ["pps"] * 5,
@@ -32,8 +32,13 @@ def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
     )
     [section] = cpu.build(_ctx(tmp_path, frame))
     [item] = [i for i in section.items if i.startswith("Loss vs host CPU")]
-    assert "Loss vs host CPU: r = 0.9 (p = 0.021, n = 5)" in item
-    assert "loss vs receiver tool CPU: r = 0.5 (p = 0.4, n = 5)" in item
+    assert "Loss vs host CPU: r = 0.93 (p = 0.021, n = 5)" in item
+    assert "loss vs receiver tool CPU: r = 0.49 (p = 0.4, n = 5)" in item
+
+
+def test_a_coefficient_has_the_minus_sign_and_no_negative_zero() -> None:
+    # exogeni-exp2's report read 'loss vs receiver tool CPU: r = -0.0 (p = 0.92, n = 12)'
+    assert [cpu.coefficient(r) for r in (-0.004, 0.004, -0.4217, 0.9330)] == ["0.00", "0.00", "−0.42", "0.93"]
 
 
 def test_receiver_tool_cpu_without_a_coefficient_says_so(tmp_path: Path) -> None:

@@ -44,6 +44,14 @@ def test_why_names_every_counter_that_explained_adds_up() -> None:
     assert row[7] == "100.00 %"  # 146 of 146: 71 + 53 + 22
 
 
+def test_a_flow_without_a_cause_of_its_own_names_its_paths_counters_without_also() -> None:
+    # onl-udp-receivers (b0bfad94), measurement 407: 0 lost, its 'why' read '; also qdisc drop — tbf
+    # drops on node:client/eth0: 1,956', an 'also' after nothing
+    stages = [{"explainers": [_explainer("tbf drops on node:client/eth0", 1956, "qdisc drop")]}]
+    (row,) = summary_table([_loc(stages, None, 0, 0) | {"app_lost": 0.0}], FRAME).rows
+    assert row[6] == "counters on its path: qdisc drop — tbf drops on node:client/eth0: 1,956"
+
+
 def test_a_single_counter_and_counters_that_saw_nothing_add_nothing() -> None:
     stages = [
         {"explainers": [_explainer("tbf drops on node:vm1/eth0", 0, "qdisc drop")]},

@@ -62,7 +62,8 @@ def test_the_cpu_share_table_keeps_three_digits_with_their_zeros(tmp_path: Path)
     )
     section = _cpushare_section(rows, tmp_path)
     assert section is not None
-    assert section.tables[0].rows[0][3:5] == ["0.452", "0.450 – 0.454"]  # median of 0.45 and 0.454
+    # median of 0.45 and 0.454, in % as the Findings' CPU share: 45.0, not 45
+    assert section.tables[0].rows[0][3:5] == ["45.2", "45.0 – 45.4"]
 
 
 def test_table_cells_keep_their_zeros_and_never_use_exponents() -> None:

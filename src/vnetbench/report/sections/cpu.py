@@ -76,7 +76,7 @@ def build(ctx: ReportContext) -> list[Section]:
         ):
             d = udp.dropna(subset=[col])
             ax.scatter(d[col] * 100, d["loss_ratio"] * 100, s=14, alpha=0.7)
-            r = "n/a" if c["r"] is None else f"{c['r']:.2f}"
+            r = "n/a" if c["r"] is None else coefficient(c["r"])
             ax.set_title(f"loss vs {col.replace('_ratio', '')}: r = {r} (n={c['n']})", fontsize=9)
             ax.set_xlabel(f"{label} (%)")
             ax.set_ylabel("UDP loss (%)")
@@ -101,4 +101,12 @@ def _r_p_n(c: dict) -> str:
     is no coefficient."""
     if c["r"] is None:
         return f"too few distinct points for a coefficient (n = {c['n']})"
-    return f"r = {fmt.one_decimal(c['r'])} (p = {fmt.num(c['p'], 2)}, n = {c['n']})"
+    return f"r = {coefficient(c['r'])} (p = {fmt.num(c['p'], 2)}, n = {c['n']})"
+
+
+def coefficient(r: float) -> str:
+    """A correlation coefficient with two decimals, as the figure beside the sentence titles it (the
+    sentence said r = 0.4 where the figure said r = 0.42), with the minus sign U+2212, and no sign
+    when it rounds to zero: exogeni-exp2's 'r = -0.0'."""
+    text = f"{r:.2f}"
+    return "0.00" if float(text) == 0 else fmt.minus(text)

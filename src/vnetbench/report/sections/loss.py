@@ -135,7 +135,9 @@ def summary_table(locs: list[dict[str, Any]], frame: pd.DataFrame, total: int | 
         why = loc["cause"] or ""
         if loc["counter"]:
             why += f" — {loc['counter']}: {fmt.count(loc['counter_packets'])}"
-        why += "".join(f"; also {c} — {counter}: {fmt.count(n)}" for c, counter, n in _other_explainers(loc))
+        others = [f"{c} — {counter}: {fmt.count(n)}" for c, counter, n in _other_explainers(loc)]
+        if others:  # without a cause of its own, not '; also …' after nothing (a flow that lost none)
+            why += ("; also " if why else "counters on its path: ") + "; also ".join(others)
         lost = max(0.0, loc["app_lost"])
         rows.append(
             [
