@@ -38,13 +38,13 @@ def test_long_path_is_window_limited_short_is_not() -> None:
     rows = {r[0]: r for r in section.tables[0].rows}
     short, long_ = rows["s1 → s2 (tcp256k)"], rows["l1 → l2 (tcp256k)"]
     assert short[1] == "50.0" and long_[1] == "240.0"  # RTT = 2 × configured one-way delay
-    assert short[3] == "62.5" and long_[3] == "300.0"  # BDP, KB
+    assert short[3] == "61.0" and long_[3] == "293.0"  # BDP in KiB: 62 500 and 300 000 bytes / 1024
     assert short[-1] == "link" and long_[-1] == "window"
     assert long_[5] == "–"  # no advertised window stored: the bound uses the window asked
     assert long_[6] == "8.74" and long_[8] == "8.75"  # window / RTT; median goodput
-    # the sentence quotes the table's numbers (it said '262 KB' and '× 240 ms' beside 262.1 and 240.0)
-    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (262.1 KB asked)")
-    assert "product 300.0 KB = 10.00 Mbit/s × 240.0 ms" in section.items[0]
+    # the sentence quotes the table's numbers, in the spec's KiB (256KB in the spec is 256.0 here)
+    assert len(section.items) == 1 and section.items[0].startswith("l1 → l2: the window (256.0 KiB asked)")
+    assert "product 293.0 KiB = 10.00 Mbit/s × 240.0 ms" in section.items[0]
 
 
 def _with_advertised(row: dict, advertised: float) -> dict:
@@ -54,17 +54,17 @@ def _with_advertised(row: dict, advertised: float) -> dict:
 def test_the_bound_uses_the_window_the_receiver_advertised() -> None:
     # Measured on this machine (benchmarks/delay, 2026-11-29): iperf3 -w 256K over the 240 ms path,
     # the sender saw max_snd_wnd 326 240 bytes and carried 9.35 Mbit/s. 326 240 B x 8 / 0.240 s =
-    # 10.87 Mbit/s (by hand) > the link: not window-limited although 262 KB < the 300 KB BDP.
+    # 10.87 Mbit/s (by hand) > the link: not window-limited although 256 KiB < the 293 KiB BDP.
     rows = [
         _with_advertised(_row("l1", "l2", 9.35e6), 326_240),
         _with_advertised(_row("l1", "l2", 9.36e6), 326_240),
     ]
     (section,) = build(_ctx(rows))
     (long_,) = section.tables[0].rows
-    assert long_[4] == "262.1" and long_[5] == "326.2"  # asked (256 KiB), advertised, KB
+    assert long_[4] == "256.0" and long_[5] == "318.6"  # asked, advertised in KiB (326 240 / 1024)
     assert long_[6] == "10.87" and long_[-1] == "link"
     (item,) = section.items
-    assert "the window asked (262.1 KB) is below" in item and "the receiver advertised 326.2 KB" in item
+    assert "the window asked (256.0 KiB) is below" in item and "the receiver advertised 318.6 KiB" in item
     assert "not window-limited" in item
 
     # 200 000 B advertised: 200 000 x 8 / 0.240 = 6.67 Mbit/s (by hand), below the link: window-limited.
@@ -72,7 +72,7 @@ def test_the_bound_uses_the_window_the_receiver_advertised() -> None:
     (long_,) = section.tables[0].rows
     assert long_[6] == "6.67" and long_[-1] == "window"
     assert section.items[0].startswith(
-        "l1 → l2: the window (262.1 KB asked; the receiver advertised 200.0 KB)"
+        "l1 → l2: the window (256.0 KiB asked; the receiver advertised 195.3 KiB)"
     )
 
 

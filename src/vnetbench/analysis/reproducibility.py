@@ -305,8 +305,7 @@ def _verdict(
         if -band <= lo and hi <= band:
             verdict = "reproducible"
             why.append(
-                f"The difference {show(diff, True, True)}{relative} is too small to "
-                "matter: "
+                f"The difference {show(diff, True, True)}{relative} is too small to matter: "
                 f"{where} lies inside."
             )
             if exact and diff != 0:

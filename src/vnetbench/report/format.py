@@ -340,6 +340,6 @@ def ms(ns: Any) -> str:
     return MISSING if ns is None else f"{ns / 1e6:.3f}"
 
 
-def kb_or_auto(n: float | None) -> str:
-    """Bytes in kB with one decimal; 'auto' when the kernel chooses."""
-    return "auto" if n is None else f"{n / 1000:.1f}"
+def kib_or_auto(n: float | None) -> str:
+    """Bytes in KiB (1024 bytes, the spec's K) with one decimal; 'auto' when the kernel chooses."""
+    return "auto" if n is None else f"{n / 1024:.1f}"

@@ -18,14 +18,42 @@ from vnetbench.spec import delaycdf
 ORDER = 55
 
 
+INTRO = (
+    "A TCP sender keeps at most one window of data unacknowledged, so its goodput is at most "
+    "window / RTT, and the link is full only when the window reaches the bandwidth-delay product "
+    "(BDP = rate × RTT). Over a long path the same window therefore carries less: the ExoGENI "
+    "study's long-distance pairs (RTT ≈ 238 ms) reached 8.2 Mbit/s on 10 Mbit/s links where the "
+    "short ones (RTT ≈ 50 ms) reached 9.3 Mbit/s (its Table 12). RTT here is twice the configured "
+    "one-way delay of the path (the median of a link's delay_cdf; docs/delay-nodes.md); "
+    "'auto' means Linux's autotuned buffers. Sizes are in KiB (1024 bytes), as the spec writes them. "
+    "`window` sets the socket buffers (iperf3 -w); Linux derives the window it advertises from "
+    "them (it doubles the request and keeps the share its buffers' overhead leaves, within what the "
+    "window scale chosen at connection set-up can express), so the window in effect can be well "
+    "above the one asked (e.g. 318.6 KiB for 256 KiB over a delay-node path). 'advertised' is the "
+    "largest window the receiver advertised, as the sender saw it (iperf3's max_snd_wnd, median over "
+    "the repetitions); window / RTT uses it where iperf3 reported it, and queueing adds to the RTT: "
+    "the bound is approximate."
+)
+COLUMNS = [
+    "path",
+    "RTT (ms)",
+    "rate (Mbit/s)",
+    "BDP (KiB)",
+    "window asked (KiB)",
+    "advertised (KiB)",
+    "window / RTT (Mbit/s)",
+    "overhead-model max (Mbit/s)",
+    "goodput median (Mbit/s)",
+    "limited by",
+]
+
+
 def build(ctx: ReportContext) -> list[Section]:
     frame = ctx.frame
     if frame.empty or "kind" not in frame or "throughput_bps" not in frame:
         return []
     tcp = frame[(frame["kind"] == "tcp") & (frame["status"] == "ok")]
-    if tcp.empty:
-        return []
-    if ctx.spec is None:
+    if tcp.empty or ctx.spec is None:
         return []
     layout = build_layout(ctx.spec, ctx.campaign_id)
     rows, items = [], []
@@ -37,80 +65,58 @@ def build(ctx: ReportContext) -> list[Section]:
         )
         if not one_way_ns:
             continue
-        rtt_s = 2 * one_way_ns / 1e9
-        rtt_ms = f"{rtt_s * 1e3:.1f}"  # the sentences quote the table: 240.0 ms, not 240 beside it
-        rate = layout.bottleneck_rate(src, dst)
         window = getattr(ctx.spec.measurement(name), "window", None)
-        advertised = _median_or_none(group, "max_snd_wnd_bytes")
-        effective = advertised or window  # what the receiver granted, else what was asked
-        goodput = float(group["throughput_bps"].median())
-        model = group["expected_max_bps"].median() if "expected_max_bps" in group else None
-        bdp = rate * rtt_s / 8 if rate else None
-        window_bound = effective * 8 / rtt_s if effective and window else None
-        limited = window is not None and bdp is not None and effective < bdp
-        rows.append(
-            [
-                f"{src} → {dst} ({name})",
-                rtt_ms,
-                fmt.mbit2(rate),
-                fmt.kb_or_auto(bdp),
-                fmt.kb_or_auto(window),
-                fmt.kb_or_auto(advertised) if advertised else fmt.MISSING,
-                fmt.mbit2(window_bound),
-                fmt.mbit2(model),
-                fmt.mbit2(goodput),
-                "window" if limited else "link" if window is not None else "autotuned",
-            ]
+        row, item = _path(
+            f"{src} → {dst}", name, group, 2 * one_way_ns / 1e9, layout.bottleneck_rate(src, dst), window
         )
-        granted = f"; the receiver advertised {fmt.kb_or_auto(advertised)} KB" if advertised else ""
-        if limited:
-            items.append(
-                f"{src} → {dst}: the window ({fmt.kb_or_auto(window)} KB asked{granted}) is below the "
-                f"bandwidth-delay product {fmt.kb_or_auto(bdp)} KB = {fmt.mbit2(rate)} Mbit/s × "
-                f"{rtt_ms} ms, so TCP carries about window / RTT = "
-                f"{fmt.mbit2(window_bound)} Mbit/s, less than the link; "
-                f"measured {fmt.mbit2(goodput)} Mbit/s (median)."
-            )
-        elif window is not None and bdp is not None and window < bdp:
-            items.append(
-                f"{src} → {dst}: the window asked ({fmt.kb_or_auto(window)} KB) is below the bandwidth-delay "
-                f"product {fmt.kb_or_auto(bdp)} KB{granted}, enough to fill the link: not window-limited; "
-                f"measured {fmt.mbit2(goodput)} Mbit/s (median)."
-            )
+        rows.append(row)
+        items += [item] if item else []
     if not rows:
         return []
-    intro = (
-        "A TCP sender keeps at most one window of data unacknowledged, so its goodput is at most "
-        "window / RTT, and the link is full only when the window reaches the bandwidth-delay product "
-        "(BDP = rate × RTT). Over a long path the same window therefore carries less: the ExoGENI "
-        "study's long-distance pairs (RTT ≈ 238 ms) reached 8.2 Mbit/s on 10 Mbit/s links where the "
-        "short ones (RTT ≈ 50 ms) reached 9.3 Mbit/s (its Table 12). RTT here is twice the configured "
-        "one-way delay of the path (the median of a link's delay_cdf; docs/delay-nodes.md); "
-        "'auto' means Linux's autotuned buffers. "
-        "`window` sets the socket buffers (iperf3 -w); Linux derives the window it advertises from "
-        "them (it doubles the request and keeps the share its buffers' overhead leaves), so the window "
-        "in effect can be well above the one asked (e.g. 326 KB for 256 KiB over a delay-node path). "
-        "'advertised' is the largest window the receiver advertised, as the sender saw it (iperf3's "
-        "max_snd_wnd, median over the repetitions); window / RTT uses it where iperf3 reported it, and "
-        "queueing adds to the RTT: the bound is approximate."
-    )
-    table = TableView(
-        "TCP over delayed paths",
-        [
-            "path",
-            "RTT (ms)",
-            "rate (Mbit/s)",
-            "BDP (KB)",
-            "window asked (KB)",
-            "advertised (KB)",
-            "window / RTT (Mbit/s)",
-            "overhead-model max (Mbit/s)",
-            "goodput median (Mbit/s)",
-            "limited by",
-        ],
-        rows,
-    )
-    return [Section("Delay and the bandwidth-delay product", "delay-bdp", intro, [table], [], items)]
+    table = TableView("TCP over delayed paths", COLUMNS, rows)
+    return [Section("Delay and the bandwidth-delay product", "delay-bdp", INTRO, [table], [], items)]
+
+
+def _path(
+    pair: str, name: str, group: pd.DataFrame, rtt_s: float, rate: float | None, window: float | None
+) -> tuple[list[str], str | None]:
+    """One path's table row, and the sentence that explains it where a window was asked below the BDP."""
+    rtt_ms = f"{rtt_s * 1e3:.1f}"  # the sentences quote the table: 240.0 ms, not 240 beside it
+    advertised = _median_or_none(group, "max_snd_wnd_bytes")
+    effective = advertised or window  # what the receiver granted, else what was asked
+    goodput = float(group["throughput_bps"].median())
+    model = group["expected_max_bps"].median() if "expected_max_bps" in group else None
+    bdp = rate * rtt_s / 8 if rate else None
+    window_bound = effective * 8 / rtt_s if effective and window else None
+    limited = window is not None and bdp is not None and effective < bdp
+    row = [
+        f"{pair} ({name})",
+        rtt_ms,
+        fmt.mbit2(rate),
+        fmt.kib_or_auto(bdp),
+        fmt.kib_or_auto(window),
+        fmt.kib_or_auto(advertised) if advertised else fmt.MISSING,
+        fmt.mbit2(window_bound),
+        fmt.mbit2(model),
+        fmt.mbit2(goodput),
+        "window" if limited else "link" if window is not None else "autotuned",
+    ]
+    granted = f"; the receiver advertised {fmt.kib_or_auto(advertised)} KiB" if advertised else ""
+    measured = f"measured {fmt.mbit2(goodput)} Mbit/s (median)."
+    if limited:
+        return row, (
+            f"{pair}: the window ({fmt.kib_or_auto(window)} KiB asked{granted}) is below the "
+            f"bandwidth-delay product {fmt.kib_or_auto(bdp)} KiB = {fmt.mbit2(rate)} Mbit/s × {rtt_ms} ms, "
+            f"so TCP carries about window / RTT = {fmt.mbit2(window_bound)} Mbit/s, less than the link; "
+            + measured
+        )
+    if window is not None and bdp is not None and window < bdp:
+        return row, (
+            f"{pair}: the window asked ({fmt.kib_or_auto(window)} KiB) is below the bandwidth-delay "
+            f"product {fmt.kib_or_auto(bdp)} KiB{granted}, enough to fill the link: not window-limited; "
+            + measured
+        )
+    return row, None
 
 
 def _median_or_none(group: pd.DataFrame, column: str) -> float | None:
