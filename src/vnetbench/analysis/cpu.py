@@ -107,15 +107,29 @@ def _num(v: Any) -> float | None:
     return None if math.isnan(f) else f
 
 
+# A coefficient of loss against CPU needs this many measurements that lost anything: with one, r only
+# says where that one point lies (exogeni-exp1: 1 datagram lost in 66,136 gave r = 0.4 and 0.7).
+MIN_LOSSY = 3
+
+
 def correlation(df: pd.DataFrame, x: str = "host_busy_ratio", y: str = "loss_ratio") -> dict[str, Any]:
-    """Pearson's r (and p) of loss against CPU over the UDP / packet-rate measurements."""
-    if df.empty:
-        return {"x": x, "y": y, "n": 0, "r": None, "p": None}
-    d = df[df["kind"].isin(["udp", "pps"])][[x, y]].dropna()
-    out: dict[str, Any] = {"x": x, "y": y, "n": len(d), "r": None, "p": None}
-    if len(d) >= 3 and d[x].nunique() > 1 and d[y].nunique() > 1:
+    """Pearson's r (and p) of loss against CPU over the UDP / packet-rate measurements; `n_lossy`:
+    how many of the `n` lost anything, `skipped`: why there is no r (None when there is one)."""
+    out: dict[str, Any] = {"x": x, "y": y, "n": 0, "n_lossy": 0, "r": None, "p": None}
+    d = df[df["kind"].isin(["udp", "pps"])][[x, y]].dropna() if not df.empty else pd.DataFrame()
+    out["n"] = len(d)
+    out["n_lossy"] = int((d[y] != 0).sum()) if len(d) else 0
+    if out["n_lossy"] < MIN_LOSSY:
+        out["skipped"] = (
+            f"{out['n_lossy']} of {out['n']} measurements lost anything; "
+            f"a coefficient needs at least {MIN_LOSSY} with loss"
+        )
+    elif d[x].nunique() < 2 or d[y].nunique() < 2:
+        which = "CPU" if d[x].nunique() < 2 else "loss"
+        out["skipped"] = f"{which} was the same in all {out['n']} measurements"
+    else:
         r, p = stats.pearsonr(d[x], d[y])
-        out["r"], out["p"] = float(r), float(p)
+        out["r"], out["p"], out["skipped"] = float(r), float(p), None
     return out
 
 

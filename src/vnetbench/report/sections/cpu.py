@@ -77,7 +77,8 @@ def build(ctx: ReportContext) -> list[Section]:
             d = udp.dropna(subset=[col])
             ax.scatter(d[col] * 100, d["loss_ratio"] * 100, s=14, alpha=0.7)
             r = "n/a" if c["r"] is None else coefficient(c["r"])
-            ax.set_title(f"loss vs {col.replace('_ratio', '')}: r = {r} (n={c['n']})", fontsize=9)
+            name = col.replace("_ratio", "")
+            ax.set_title(f"loss vs {name}: r = {r} (n={c['n']}, {c['n_lossy']} with loss)", fontsize=9)
             ax.set_xlabel(f"{label} (%)")
             ax.set_ylabel("UDP loss (%)")
             ax.grid(alpha=0.3)
@@ -91,7 +92,7 @@ def build(ctx: ReportContext) -> list[Section]:
             f"Loss vs host CPU: {_r_p_n(corr)}; loss vs receiver tool CPU: {_r_p_n(rcv)}. "
             "A correlation is not a cause: the loss localization above says where the packets went."
             if corr["r"] is not None
-            else f"Loss vs CPU: too few distinct points for a coefficient (n = {corr['n']})."
+            else f"Loss vs CPU: no correlation coefficient: {corr['skipped']}."
         )
     return [section]
 
@@ -100,8 +101,8 @@ def _r_p_n(c: dict) -> str:
     """Pearson's r with its p (two significant digits: a p of 0.004 is not '0.0') and n, or why there
     is no coefficient."""
     if c["r"] is None:
-        return f"too few distinct points for a coefficient (n = {c['n']})"
-    return f"r = {coefficient(c['r'])} (p = {fmt.num(c['p'], 2)}, n = {c['n']})"
+        return f"no coefficient ({c['skipped']})"
+    return f"r = {coefficient(c['r'])} (p = {fmt.num(c['p'], 2)}, n = {c['n']}, {c['n_lossy']} with loss)"
 
 
 def coefficient(r: float) -> str:
