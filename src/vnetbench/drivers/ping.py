@@ -179,11 +179,30 @@ def _parse(client: ToolOutput) -> Parsed:
             if seq not in seen.rtt:
                 out.samples.append(Sample(rel(sends.at(seq)), "lost", 1.0, seq=seq))
     for t, kind, detail in seen.deferred:
+        if kind == NO_ANSWER_YET:
+            kind, detail = _late_or_lost(seen, int(detail))
         out.events.append(Event(kind, detail, rel(t) if t is not None else None))
     out.events += _anomalies(seen)
     if not out.error:  # partial output: samples and events kept, no summary
         _summarize(out.summary, seen, sent)
     return out
+
+
+# ping's "no answer yet for icmp_seq=N" (-O), printed as request N+1 goes out: a reply may still come.
+NO_ANSWER_YET = "no answer yet"
+LATE_REPLY = "late_reply"  # answered after the next request was sent: not loss
+NO_REPLY = "no_reply"  # never answered while ping ran: counted in loss_ratio
+
+
+def _late_or_lost(seen: _Seen, seq: int) -> tuple[str, str]:
+    """The event for a "no answer yet" line, once all lines are read: answered late, or never."""
+    if seq in seen.rtt:
+        rtt_ms = seen.rtt[seq][1] / MS
+        return LATE_REPLY, (
+            f"icmp_seq={seq} answered late: its reply (RTT {rtt_ms:.3g} ms) came after request {seq + 1} "
+            "was sent — not lost"
+        )
+    return NO_REPLY, f"icmp_seq={seq} never answered while ping ran — counted as lost"
 
 
 def _failed(client: ToolOutput, out: Parsed) -> bool:
@@ -241,9 +260,7 @@ def _read(lines: list[_Line], ref: int | None) -> _Seen:
         elif m := _NO_ANSWER.match(text):
             seq = unwrap(int(m.group(1)))
             seen.no_answer.setdefault(seq, t_line)
-            seen.deferred.append(
-                (t_line, "no_answer", f"icmp_seq={seq} unanswered when request {seq + 1} was sent")
-            )
+            seen.deferred.append((t_line, NO_ANSWER_YET, str(seq)))  # late or lost: told once all is read
         elif m := _ICMP_ERROR.match(text):
             seq = unwrap(int(m.group(2)))
             kind = "icmp_redirect" if "redirect" in m.group(3).lower() else "unreachable"

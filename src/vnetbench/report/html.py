@@ -568,6 +568,22 @@ def _separate_links(comp: d.Competition, shared: SharedLink | None) -> bool:
 SHOWN_ELSEWHERE = {EMULATOR_EVENT: "each delay node's report: see the section Delay nodes"}
 
 
+# what an event's count means where its name alone could mislead: ping's "no answer yet" lines are
+# mostly late replies, not loss (exogeni-exp1: 196 beside a loss of 0.00 %)
+EVENT_MEANING = {
+    "late_reply": "ping requests answered after the next request was sent: late, not lost",
+    "no_reply": "ping requests never answered: counted in the loss",
+    # runs stored before the two were told apart
+    "no_answer": "ping requests unanswered when the next was sent: late or lost (the loss counts only "
+    "those never answered)",
+}
+
+
+def _event_name(kind: str) -> str:
+    meaning = EVENT_MEANING.get(kind)
+    return f"{kind} ({meaning})" if meaning else kind
+
+
 def _event_example(events: pd.DataFrame, kind: str, frame: pd.DataFrame) -> str:
     example = SHOWN_ELSEWHERE.get(kind) or shortened(str(events[events["kind"] == kind]["detail"].iloc[0]))
     return example + _mss_warning_note(events[events["kind"] == kind], frame)
@@ -632,7 +648,10 @@ def _failures_section(store: Store, campaign_id: str, frame: pd.DataFrame) -> Se
             TableView(
                 "Events recorded",
                 ["event", "count", "example"],
-                [[k, str(n), _event_example(events, str(k), frame)] for k, n in counts.items()],
+                [
+                    [_event_name(str(k)), str(n), _event_example(events, str(k), frame)]
+                    for k, n in counts.items()
+                ],
             )
         )
     return section

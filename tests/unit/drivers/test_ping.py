@@ -163,7 +163,9 @@ def test_loss_with_no_answer_yet() -> None:
     assert s["loss_ratio"] == pytest.approx(tool["loss"], abs=1e-6) == pytest.approx(1 / 3)
     lost = samples(p, "lost")
     assert [seq for seq, _, _ in lost] == [7, 8, 9, 10, 11] and all(v == 1 for _, _, v in lost)
-    assert [d.split()[0] for d in events(p, "no_answer")] == [f"icmp_seq={n}" for n in range(7, 12)]
+    # "no answer yet" for 7-11, and no reply to them ever came: never answered, not late
+    assert [d.split()[0] for d in events(p, "no_reply")] == [f"icmp_seq={n}" for n in range(7, 12)]
+    assert events(p, "late_reply") == [] and events(p, "no_answer") == []
     # a lost request's sample sits at its send time, between its neighbours' (~204 ms apart)
     times = dict((seq, t) for seq, t, _ in samples(p, "rtt_ns"))
     lost_t = dict((seq, t) for seq, t, _ in lost)
@@ -176,7 +178,14 @@ def test_late_replies_are_not_loss() -> None:
     p = parsed("ping_late")
     s = p.summary
     # requests 3-6 were reported "no answer yet" and then answered: only 7 and 8 are lost
-    assert sorted({int(d.split()[0].split("=")[1]) for d in events(p, "no_answer")}) == [3, 4, 5, 6, 7]
+    # ping printed "no answer yet" for 3-7; 3-6 were answered after that, 7 never (the capture above)
+    assert [int(d.split()[0].split("=")[1]) for d in events(p, "late_reply")] == [3, 4, 5, 6]
+    assert events(p, "no_reply") == ["icmp_seq=7 never answered while ping ran — counted as lost"]
+    # ping_late.stdout: "icmp_seq=3 ttl=64 time=204 ms", printed after "no answer yet for icmp_seq=3"
+    assert events(p, "late_reply")[0] == (
+        "icmp_seq=3 answered late: its reply (RTT 204 ms) came after request 4 was sent — not lost"
+    )
+    assert not any("unanswered" in d or "lost" in d.split("—")[0] for d in events(p, "late_reply"))
     assert [seq for seq, _, _ in samples(p, "lost")] == [7, 8]
     assert s["late_replies"] == 4
     assert (s["sent_packets"], s["received_packets"], s["loss_ratio"]) == (8, 6, 0.25)
@@ -195,7 +204,7 @@ def test_total_loss_is_a_result_not_an_error() -> None:
     lost = samples(p, "lost")
     assert [seq for seq, _, _ in lost] == [1, 2, 3, 4, 5]  # 5 has no "no answer yet" line: ping just ended
     assert [t for _, t, _ in lost] == pytest.approx([0, 204e6, 408e6, 612e6, 816e6], abs=1e5)
-    assert len(events(p, "no_answer")) == 4
+    assert len(events(p, "no_reply")) == 4 and events(p, "late_reply") == []
 
 
 def test_host_unreachable() -> None:

@@ -66,3 +66,23 @@ def test_a_word_ending_at_the_cut_is_kept() -> None:
 
 def test_a_short_example_is_left_whole() -> None:
     assert shortened("iperf3 server: warning: something else") == "iperf3 server: warning: something else"
+
+
+def test_late_ping_replies_do_not_read_as_loss() -> None:
+    """exogeni-exp1 listed 196 `no_answer` events beside a loss of 0.00 %: ping's "no answer yet"
+    lines for requests answered after the next was sent. The table names them late, not lost; old
+    runs' `no_answer` rows say they may be either."""
+    from types import SimpleNamespace
+
+    from vnetbench.report.html import _failures_section
+
+    kinds = ["late_reply"] * 3 + ["no_reply", "no_answer"]
+    ev = pd.DataFrame({"kind": kinds, "detail": ["d"] * 5, "measurement_id": [1] * 5})
+    store = SimpleNamespace(events_frame=lambda _campaign: ev)
+    section = _failures_section(store, "c", pd.DataFrame())  # type: ignore[arg-type]
+    [table] = section.tables
+    rows = {r[0].split()[0]: r for r in table.rows}
+    assert rows["late_reply"][1] == "3"
+    assert "late, not lost" in rows["late_reply"][0]
+    assert "never answered: counted in the loss" in rows["no_reply"][0]
+    assert "late or lost" in rows["no_answer"][0]
