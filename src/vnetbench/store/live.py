@@ -352,7 +352,9 @@ def pair_series(
                 stats, and_(stats.c.measurement_id == runs.c.id, stats.c.metric == (sample_metric or ""))
             )
         )
-        .order_by(runs.c.started_utc_ns, runs.c.id)
+        # an attempt that never started (no time) last on every backend: SQLite sorts NULL first,
+        # PostgreSQL last
+        .order_by(runs.c.started_utc_ns.asc().nulls_last(), runs.c.id)
     )
     with engine.connect() as conn:
         return [
@@ -435,7 +437,7 @@ def sweep_rows(
             m.c.measurement.in_(list(measurements)),
             m.c.status == "ok",
         )
-        .order_by(m.c.started_utc_ns, m.c.id)
+        .order_by(m.c.started_utc_ns.asc().nulls_last(), m.c.id)  # the same on SQLite and PostgreSQL
     )
     with engine.connect() as conn:
         found = list(conn.execute(rows))

@@ -165,3 +165,29 @@ def test_a_store_made_before_the_dashboard_gets_its_indexes_and_sample_stats(sto
     ]
     assert [p.sample_mean for p in rebuilt] == [pytest.approx(p.sample_mean) for p in written]
     assert written[0].sample_count == 3
+
+
+def test_an_attempt_that_never_started_is_last_on_either_backend(store_url: str) -> None:
+    """A failed attempt whose server never started has no start time. SQLite sorts NULL first and
+    PostgreSQL last in an ascending ORDER BY: the attempts table read differently by backend. Both
+    now put it after every timed attempt (written: rep 1 ok, the untimed failure, rep 2 ok)."""
+    import dataclasses
+
+    store = dashboard_store(store_url)
+    try:
+        store.save_measurements([record("d1", 0, 1, "tcp", "a", "b", {"throughput_bps": 90e6})])
+        never = record("d1", 1, 2, "tcp", "a", "b", {}, status="failed")
+        store.save_measurements(
+            [dataclasses.replace(never, started_utc_ns=None, reason="server did not start")]
+        )
+        ok = record("d1", 2, 2, "tcp", "a", "b", {"throughput_bps": 91e6})
+        store.save_measurements([dataclasses.replace(ok, attempt=2)])
+        points = live.pair_series(store.engine, "d1", "tcp", "a", "b", "throughput_bps", "throughput_bps")
+        assert [(p.repetition, p.attempt, p.status) for p in points] == [
+            (1, 1, "ok"),
+            (2, 2, "ok"),
+            (2, 1, "failed"),
+        ]
+        assert points[-1].started_utc_ns is None
+    finally:
+        store.close()
