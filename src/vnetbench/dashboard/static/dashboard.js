@@ -286,7 +286,10 @@ function renderCampaign(data) {
 // different lines are never joined, and change points are searched within each line. Past MAX_LINES the
 // chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
 const MAX_LINES = 8;
-const PALETTE = ["#1565c0", "#c62828", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
+// The second colour is black (Okabe–Ito's): a red one (#c62828) read as the failed attempts' × and was
+// the critical threshold's line; black stays apart from both, and from the first line's blue, in every
+// dichromacy (tests/unit/dashboard/test_palette.py).
+const PALETTE = ["#1565c0", "#000000", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
 const FAILED_COLOUR = "#b71c1c";  // the table's failed rows (dashboard.css)
 let chart = null;
 let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
