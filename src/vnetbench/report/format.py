@@ -142,15 +142,23 @@ def mean_interval(name: str, mean: float | None, lo: float | None, hi: float | N
     interval of no width; it is 238.0 (237.9 to 238.0). The mean takes the ends' digits. A negative
     end has the minus sign (U+2212); a missing one is '–'."""
     u = display_unit(name)
-    digits = u.digits
-    if not (_missing(lo) or _missing(hi)) and lo != hi:
-        while digits < u.digits + 3 and plain_number(u.of(lo), digits) == plain_number(u.of(hi), digits):
-            digits += 1
+    digits = u.digits if _missing(lo) or _missing(hi) else digits_apart(u.digits, u.of(lo), u.of(hi))  # type: ignore[arg-type]
 
     def shown(v: float | None) -> str:
         return MISSING if _missing(v) else minus(plain_number(u.of(float(v)), digits))  # type: ignore[arg-type]
 
     return shown(mean), shown(lo), shown(hi)
+
+
+def digits_apart(digits: int, low: float, high: float) -> int:
+    """`digits` significant digits, or as many more (up to 3) as write two different values apart:
+    a min of 237.9 ms and a max of 238.4 ms are '238' and '238' to the 3 digits of an RTT, 237.9 and
+    238.4 to 4. Equal values keep `digits`."""
+    wider = digits
+    if low != high:
+        while wider < digits + 3 and plain_number(low, wider) == plain_number(high, wider):
+            wider += 1
+    return wider
 
 
 def metric_sd(name: str, sd: float | None) -> str:

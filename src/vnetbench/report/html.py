@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -31,14 +32,17 @@ from vnetbench.store.db import Store
 def _stats_table(
     title: str,
     table: pd.DataFrame,
-    unit: str,
+    metric: str,
     extra: list[tuple[str, str, Any]] | None = None,
     note: str = "",
 ) -> TableView:
-    """A per-connection table: n, mean, SD, min, median, p95, max (+ extra columns). Each is a
-    measured value with three digits, its zeros kept (a min of 9.0 beside a mean of 9.10 is 9.00);
-    a p95 of fewer than `P95_MIN_N` values is left out and the note says why."""
+    """A per-connection table of a stored `metric` (its values already in the display unit): n, mean,
+    SD, min, median, p95, max (+ extra columns). Each is a measured value with the metric's digits, its
+    zeros kept, as the Findings quote it (a mean of 95.64 Mbit/s, not 95.6; a min of 9.0 beside a mean
+    of 9.10 is 9.000), or as many more as keep the row's min and max apart (`_row`); a p95 of fewer
+    than `P95_MIN_N` values is left out and the note says why."""
     extra = extra or []
+    unit = fmt.display_unit(metric).label
     # several measurements of one kind (tcp and a tuned tcp, udp at 1× and 2×): name each row's
     several = "measurement" in table and table["measurement"].nunique() > 1
     treatment = "treatment" in table  # a designed campaign: one row per connection and treatment
@@ -54,9 +58,8 @@ def _stats_table(
             r["placement"],
             str(r["n"]),
         ]
-        few = int(r["n"]) < P95_MIN_N
-        row += [fmt.MISSING if k == "p95" and few else fmt.measured(r[k]) for k in STAT_COLUMNS]
-        row += [fmt(r.get(key)) for _, key, fmt in extra]
+        row += _row(r, fmt.display_unit(metric).digits)
+        row += [shown(r.get(key)) for _, key, shown in extra]
         rows.append(row)
     if any(int(r["n"]) < P95_MIN_N for r in table.to_dict("records")):
         # a p95 of 4 throughputs (the quickstart's TCP table) is the largest two interpolated, not the
@@ -67,6 +70,20 @@ def _stats_table(
         )
         note = f"{note} {why}".strip()
     return TableView(title, columns, rows, note)
+
+
+def _row(r: dict[str, Any], digits: int) -> list[str]:
+    """A row's statistics with the metric's `digits`, or as many more (up to 3) as keep its min and max
+    apart: RTTs from 237.9 to 238.4 ms read '238' in every column to an RTT's 3 digits. The SD keeps
+    the metric's digits (a spread, not a place among the values)."""
+    low, high = r["min"], r["max"]
+    finite = all(isinstance(v, int | float) and math.isfinite(v) for v in (low, high))
+    row_digits = fmt.digits_apart(digits, low, high) if finite else digits
+    few = int(r["n"]) < P95_MIN_N
+    return [
+        fmt.MISSING if k == "p95" and few else fmt.measured(r[k], digits if k == "sd" else row_digits)
+        for k in STAT_COLUMNS
+    ]
 
 
 STAT_COLUMNS = ("mean", "sd", "min", "median", "p95", "max")
@@ -204,7 +221,7 @@ def _rtt_section(prep: Prepared, fig_dir: Path) -> Section | None:
         _stats_table(
             "RTT per connection",
             table,
-            "ms",
+            "rtt_ns",
             [("loss", "loss", fmt.loss_pct), ("unreachable", "unreachable", lambda v: fmt.value(v, 3))],
         )
     )
@@ -239,20 +256,35 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     )
     extra = [
         ("link", "link_rate", lambda v: fmt.MISSING if v is None or pd.isna(v) else format_rate(v)),
-        ("model max (Mbit/s)", "model_max", fmt.value),
+        ("model max (Mbit/s)", "model_max", _mbit),
         ("of model max", "of_model_max", fmt.ratio_pct),
     ]
     if kind == "udp":
         table = _with_udp_columns(prep, table)
         extra += [
-            ("offered (Mbit/s)", "offered", fmt.value),
-            ("sent (Mbit/s)", "sent", fmt.value),
+            ("offered (Mbit/s)", "offered", _mbit),  # one formatter: not '20' beside '20.0'
+            ("sent (Mbit/s)", "sent", _mbit),
             ("mean loss", "loss_mean", fmt.loss_pct),
-            ("mean jitter (ms)", "jitter_mean", fmt.value),
+            (
+                "mean jitter (ms)",
+                "jitter_mean",
+                lambda v: _nan_missing(v, fmt.display_unit("jitter_mean_ns").digits),
+            ),
         ]
-    section.tables.append(_stats_table(f"{name} throughput per connection", table, "Mbit/s", extra))
+    section.tables.append(_stats_table(f"{name} throughput per connection", table, "throughput_bps", extra))
     section.figures += _throughput_figures(prep, kind, table, fig_dir)
     return section
+
+
+def _mbit(v: Any) -> str:
+    """A rate already in Mbit/s with the throughput's digits, its zeros kept: an offered 20 Mbit/s is
+    '20.00' beside a sent '20.00' and a mean '19.98', not '20' beside '20.0'."""
+    return _nan_missing(v, fmt.display_unit("throughput_bps").digits)
+
+
+def _nan_missing(v: Any, digits: int) -> str:
+    """`fmt.measured` with `digits`; '–' for a missing value (a merge leaves NaN)."""
+    return fmt.MISSING if v is None or pd.isna(v) else fmt.measured(float(v), digits)
 
 
 def _only_together(prep: Prepared, kind: str, table: pd.DataFrame) -> str:

@@ -102,8 +102,8 @@ def test_each_treatment_gets_its_own_rows_and_its_own_link(tmp_path: Path) -> No
     rows = _rows(tcp["tables"][0])
     assert tcp["tables"][0]["columns"][:2] == ["connection", "treatment"]
     assert [(r["treatment"], r["n"], r["mean (Mbit/s)"], r["link"]) for r in rows] == [
-        ("rate=10mbit", "3", "9.10", "10 Mbit/s"),
-        ("rate=20mbit", "3", "17.2", "20 Mbit/s"),
+        ("rate=10mbit", "3", "9.100", "10 Mbit/s"),  # Mbit/s: 4 digits
+        ("rate=20mbit", "3", "17.20", "20 Mbit/s"),
     ]
     assert rows[0]["of model max"] == f"{100 * 9.1e6 / MODEL_10M:.1f} %" == "95.1 %"
     assert rows[1]["of model max"] == f"{100 * 17.2e6 / MODEL_20M:.1f} %" == "89.9 %"
@@ -137,14 +137,14 @@ def test_without_factors_the_table_keeps_its_shape(tmp_path: Path) -> None:
             "a → b",
             "same-host",
             "3",
-            "9.10",
-            "0.100",  # SD of 9.0, 9.1, 9.2 is 0.1: three digits as the column (0.0999…96 printed 0.1000)
-            "9.00",  # a measured 9.0 Mbit/s with the column's digits, not '9' as if a count
-            "9.10",
+            "9.100",  # Mbit/s keep 4 digits, as the Findings quote the same mean ('9.100 Mbit/s')
+            "0.1000",  # SD of 9.0, 9.1, 9.2 is 0.1: the metric's 4 digits (0.0999…96 printed 0.1000)
+            "9.000",  # a measured 9.0 Mbit/s with the column's digits, not '9' as if a count
+            "9.100",
             "–",  # no p95 of 3 values: it was 9.19, the top two interpolated
-            "9.20",
+            "9.200",
             "10 Mbit/s",
-            "9.56",
+            "9.564",  # 10 Mbit/s × 1448 / 1514 (payload 1500 − 20 − 20 − 12, frame 1500 + 14) = 9.5641
             "95.1 %",
         ]
     ]
@@ -171,7 +171,7 @@ def test_omit_removes_the_first_seconds_samples(tmp_path: Path) -> None:
         store.save_measurements([_with_samples(2 * rep + 1, rep, replies, "rtt_ns")])
     sections = _report(tmp_path, store)
     tcp = _rows(sections["TCP throughput"]["tables"][0])[0]
-    assert tcp["mean (Mbit/s)"] == "9.00" and tcp["min"] == "9.00"  # 6.2 with the first second
+    assert tcp["mean (Mbit/s)"] == "9.000" and tcp["min"] == "9.000"  # 6.2 with the first second
     rtt = _rows(sections["Round-trip time"]["tables"][0])[0]
     assert rtt["n"] == "6" and rtt["max"] == "2.00" and rtt["mean (ms)"] == "1.50"  # not max "2"
     html = (tmp_path / "rep" / "index.html").read_text()
@@ -187,7 +187,7 @@ def test_the_outlier_policy_drops_a_stray_repetition(tmp_path: Path, method: str
         store.save_measurements([_tcp(rep, rep, 10_000_000, bps)])
     sections = _report(tmp_path, store)
     tcp = _rows(sections["TCP throughput"]["tables"][0])[0]
-    assert tcp["n"] == "5" and tcp["min"] == "9.00"  # a measured 9.0 with its digits
+    assert tcp["n"] == "5" and tcp["min"] == "9.000"  # a measured 9.0 with the 4 digits of Mbit/s
     html = (tmp_path / "rep" / "index.html").read_text()
     assert "judged per connection and treatment: 1 of 6 measurements excluded" in html
 
