@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from vnetbench.analysis.fairness import jain_index, mean_index_interval
+from vnetbench.analysis.fairness import index_sd_text, jain_index, mean_index_interval
 from vnetbench.analysis.stable import cut_at_zero
 from vnetbench.spec.units import cannot_be_negative, plain_number
 
@@ -309,9 +309,15 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
 
 
 def jain_text(comp: Competition) -> str:
-    """'0.987 ± 0.004' (mean ± SD over the repetitions), or '0.987' from one repetition: no SD."""
-    sd = f" ± {comp.jain_sd:.3f}" if np.isfinite(comp.jain_sd) else ""
-    return f"{comp.jain_mean:.3f}{sd}"
+    """'0.987 ± 0.00412 (mean ± SD)' over the repetitions, the SD as the fairness table writes it
+    (`index_sd_text`): '1.000 (mean; SD < 0.0001)', not '1.000 ± 0.000' beside the table's
+    'SD < 0.0001'; '0.987' from one repetition: no SD."""
+    sd = index_sd_text(comp.jain_sd)
+    if not sd:
+        return f"{comp.jain_mean:.3f}"
+    if sd.startswith("<"):
+        return f"{comp.jain_mean:.3f} (mean; SD {sd})"
+    return f"{comp.jain_mean:.3f} ± {sd} (mean ± SD)"
 
 
 def _fairness(comp: Competition) -> str:

@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import stats
 
 from vnetbench.analysis.inputs import DataError, check_confidence, numeric_column, require_columns
+from vnetbench.spec.units import plain_number
 
 
 def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
@@ -28,6 +29,18 @@ def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
         return float("nan")  # all zero: undefined
     # Cauchy–Schwarz bounds it to [1/n, 1]; the clip only removes rounding (equal flows gave 1 + 1 ulp).
     return float(np.clip(x.sum() ** 2 / (x.size * total), 1 / x.size, 1.0))
+
+
+def index_sd_text(sd: float) -> str:
+    """The SD of Jain's index over repetitions as the fairness table writes it: three significant
+    digits; one smaller than the table's last decimal (0.0001) as '< 0.0001' (not 4.84e-07, nor a
+    '0.000' that reads as no spread); '' when there is none (one repetition)."""
+    if sd is None or not np.isfinite(sd):
+        return ""
+    if 0 < sd < 1e-4:
+        return "< 0.0001"
+    text = plain_number(float(sd), 3)
+    return text.rstrip("0").rstrip(".") if float(sd).is_integer() and "." in text else text
 
 
 def mean_index_interval(

@@ -20,6 +20,7 @@ from vnetbench.analysis import campaign_parts as cp
 from vnetbench.analysis.campaign_analysis import CampaignAnalysis, FittedModel
 from vnetbench.analysis.campaign_changes import ChangePoints
 from vnetbench.analysis.campaign_plan import RepetitionPlan
+from vnetbench.analysis.fairness import index_sd_text
 from vnetbench.analysis.fractional import FractionalResult, roman
 from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.reproducibility import percent
@@ -441,10 +442,9 @@ def _fairness(f: cp.Fairness) -> Section:
 
 def _index_sd(sd: float) -> str:
     """The SD of Jain's index over replications: three significant digits; one smaller than the
-    table's last decimal (0.0001) as '< 0.0001'; '' when there is none (one replication)."""
-    if pd.isna(sd):
-        return ""
-    return "< 0.0001" if 0 < sd < 1e-4 else fmt.sig(sd)
+    table's last decimal (0.0001) as '< 0.0001'; '' when there is none (one replication). The
+    competition's sentences write it so too (`fairness.index_sd_text`)."""
+    return "" if pd.isna(sd) else index_sd_text(float(sd))
 
 
 def _udp(u: cp.UdpEffective) -> Section:

@@ -5,11 +5,14 @@ unfairly" from two 5 s repetitions (Jain 0.948 and 0.769) whose interval of the 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pandas as pd
 import pytest
 
 from tests.helpers.campaign_frames import star
-from vnetbench.analysis.descriptive import competition
+from vnetbench.analysis.descriptive import competition, jain_text
+from vnetbench.analysis.fairness import index_sd_text
 from vnetbench.spec.units import plain_number
 
 
@@ -59,7 +62,23 @@ def test_one_repetition_says_so() -> None:
     # two: (30, 65) and (65, 30) both 0.8805, SD 0 by hand
     (two,) = competition(star([(30e6, 65e6), (65e6, 30e6)]))
     assert two.jain_sd == pytest.approx(0.0, abs=1e-12)
-    assert any("Jain's fairness index 0.880 ± 0.000 over 2 repetitions" in r for r in two.reasons)
+    # an SD of 0 as the fairness table writes it ('0'), and said to be one
+    assert any("Jain's fairness index 0.880 ± 0 (mean ± SD) over 2 repetitions" in r for r in two.reasons)
+
+
+def test_the_index_sd_is_written_as_the_fairness_table_writes_it() -> None:
+    # the table's SD column: three significant digits, '< 0.0001' below its last decimal, '' for none
+    assert [index_sd_text(v) for v in (0.006976, 4.84e-07, 0.0, float("nan"))] == [
+        "0.00698",
+        "< 0.0001",
+        "0",
+        "",
+    ]
+    near_one = SimpleNamespace(jain_mean=0.99999, jain_sd=4.84e-07)
+    # not '1.000 ± 0.000'
+    assert jain_text(near_one) == "1.000 (mean; SD < 0.0001)"  # type: ignore[arg-type]
+    spread = SimpleNamespace(jain_mean=0.9962, jain_sd=0.006976)
+    assert jain_text(spread) == "0.996 ± 0.00698 (mean ± SD)"  # type: ignore[arg-type]
 
 
 def test_counts_are_in_words() -> None:
