@@ -161,13 +161,14 @@ def digits_apart(digits: int, low: float, high: float) -> int:
     return wider
 
 
-def metric_sd(name: str, sd: float | None) -> str:
+def metric_sd(name: str, sd: float | None, unit: bool = True) -> str:
     """A standard deviation in the metric's unit with two significant digits, as one writes a spread
-    beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits)."""
+    beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits);
+    without the unit's label when `unit` is False (a table names it in its column)."""
     if _missing(sd):
         return MISSING
     u = display_unit(name)
-    return f"{sig(u.of(float(sd)), 2)}{' ' + u.label if u.label else ''}"
+    return f"{sig(u.of(float(sd)), 2)}{' ' + u.label if u.label and unit else ''}"
 
 
 def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False) -> str:

@@ -17,10 +17,12 @@ Ceiling: rep 1's most 59000, rep 2's 55000: mean 57000, SD 4000/√2 = 2828.4. T
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from vnetbench.report.sections.findings import sweep_findings
-from vnetbench.report.sections.probe import repetition_knees
+from vnetbench.report.sections.probe import _sweep_section, repetition_knees
 
 POINTS = {  # offered: ((rep 1 received, loss), (rep 2 received, loss))
     1000: ((1000, 0.0), (1000, 0.0)),
@@ -53,3 +55,21 @@ def test_the_finding_gives_the_knees_and_the_ceiling_of_the_repetitions() -> Non
         "repetitions (per repetition: 60.00 K pps, 1.000 K pps), ceiling 57.00 ± 2.8 K pps (the most "
         "received in each of 2 repetitions, mean ± SD)."
     ]
+
+
+def test_the_sweep_table_writes_the_rates_as_the_finding_does(tmp_path: Path) -> None:
+    # the same numbers as the finding above, in its unit (K pps) and digits: knee 30000 pps is 30.00,
+    # the knees per repetition 60.00 and 1.000, the mean curve's top 52500 is 52.50, the ceiling
+    # 57.00 ± 2.8 (not '57,000 ± 2,828'), the path's 60000 pps capacity 60.00
+    section = _sweep_section(_frame().assign(group_size=1, step_key="s", seq=1), tmp_path, set())
+    assert section is not None
+    (table,) = [t for t in section.tables if t.title == "Sweep summary"]
+    row = dict(zip(table.columns, table.rows[0], strict=True))
+    assert [row[c] for c in table.columns[3:8]] == [
+        "30.00",
+        "60.00, 1.000",
+        "52.50",
+        "57.00 ± 2.8 (n=2)",
+        "60.00",
+    ]
+    assert table.columns[6] == "ceiling (K pps), mean ± SD over repetitions"

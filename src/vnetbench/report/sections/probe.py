@@ -141,6 +141,11 @@ def repetition_knees(rows: pd.DataFrame, series: str, size: float) -> list[float
     return [knee(sweep_points(r)) for _, r in mine.groupby(_col(mine, "repetition"), sort=True)]
 
 
+def _kpps(pps: float) -> str:
+    """A packet rate in the unit and digits the Findings quote it with: 60457 -> '60.46' (K pps)."""
+    return fmt.metric("pps", pps)
+
+
 def ceiling(rows: pd.DataFrame, series: str, size: float) -> tuple[float, float, int] | None:
     """The series' ceiling: the most packets/s received in each repetition; (mean, sd, repetitions)."""
     if rows.empty or "repetition" not in rows:
@@ -194,11 +199,11 @@ def _sweep_section(all_rows: pd.DataFrame, fig_dir: Path, background_steps: set[
                     "series",
                     "payload B",
                     "frame B",
-                    "knee (pps)",
-                    "knee per repetition (pps)",
-                    "max of the mean received (pps)",
-                    "ceiling mean ± sd over repetitions",
-                    "link limit (pps)",
+                    "knee (K pps)",
+                    "knee per repetition (K pps)",
+                    "max of the mean received (K pps)",
+                    "ceiling (K pps), mean ± SD over repetitions",
+                    "link limit (K pps)",
                     "points limited by the sender",
                     "max loss %",
                     "max |achieved/target − 1| %",
@@ -245,8 +250,8 @@ def _size_figure(
             limits.add(lim)
         top_rx = ceiling(rows, str(series), float(size))
         spread = "—"
-        if top_rx and top_rx[2] > 1:
-            spread = f"{top_rx[0]:,.0f} ± {top_rx[1]:,.0f} (n={top_rx[2]})"
+        if top_rx and top_rx[2] > 1:  # as the Findings quote it: '60.46 ± 0.0043', not '60,457 ± 4'
+            spread = f"{_kpps(top_rx[0])} ± {fmt.metric_sd('pps', top_rx[1], unit=False)} (n={top_rx[2]})"
         limited = int((s["achieved_pps"] < KNEE_SENT * s["offered_pps"]).sum())
         per_rep = repetition_knees(rows, str(series), float(size))
         rows_out.append(
@@ -254,11 +259,11 @@ def _size_figure(
                 series,
                 str(size),
                 str(int(frame_bytes(size))),
-                fmt.sig(k) if k is not None else "none passed",
-                ", ".join("none passed" if r is None else fmt.sig(r) for r in per_rep) or "—",
-                fmt.sig(s["received_pps"].max()),
+                _kpps(k) if k is not None else "none passed",
+                ", ".join("none passed" if r is None else _kpps(r) for r in per_rep) or "—",
+                _kpps(float(s["received_pps"].max())),
                 spread,
-                fmt.sig(lim) if lim is not None else "no link-rate limit (unshaped)",
+                _kpps(lim) if lim is not None else "no link-rate limit (unshaped)",
                 f"{limited} of {len(s)}" + (" (the sender, i.e. this machine)" if limited else ""),
                 fmt.sig(s["loss"].max() * 100, 2),
                 fmt.sig(np.nanmax(np.abs(s["achieved_pps"] / s["offered_pps"] - 1)) * 100, 2),
