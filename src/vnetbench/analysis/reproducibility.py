@@ -360,9 +360,11 @@ def percent(ratio: float, signed: bool = False) -> str:
 
 def shown_name(name: str) -> str:
     """A metric's name ending in its stored name, for people, with the unit: 'tcp vma→vmb
-    throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)', as the rebuilds table names its rows."""
+    throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)', as the rebuilds table names its rows; the
+    measurement's name once: 'rtt vma→vmb mean (ms)', not 'rtt vma→vmb rtt mean (ms)'."""
     words = name.split()
     if not words:
         return name
     label = display_unit(words[-1]).label
-    return " ".join([*words[:-1], metric_name(words[-1]) + (f" ({label})" if label else "")])
+    after = words[0] if len(words) > 1 else ""
+    return " ".join([*words[:-1], metric_name(words[-1], after) + (f" ({label})" if label else "")])

@@ -531,9 +531,10 @@ def _placement(p: cp.Placements) -> Section:
         # means, intervals and differences with the metric's digits, as the findings quote them (an
         # RTT of 0.107 ms (0 to 0.238) there was 0.1068 (0, 0.2383) here); a difference signed as there
         response = entry.response
-        scale, shown = unit_of(response)[0], fmt.metric_label(response)
+        scale, shown = unit_of(response)[0], fmt.metric_label(response, entry.measurement)
         unit = fmt.display_unit(response)
-        apart = fmt.metric_name(response) + fmt.unit_suffix(unit.delta_label or unit.label)  # pp, not %
+        apart = fmt.metric_name(response, entry.measurement)  # 'rtt: mean', not 'rtt: rtt mean'
+        apart += fmt.unit_suffix(unit.delta_label or unit.label)  # pp, not %
         part.tables.append(
             TableView(
                 f"{entry.measurement}: {shown} per placement ({conf} interval of the mean)",
@@ -590,9 +591,10 @@ def _periodic(p: cp.Periodic) -> Section:
     for view in p.views:
         scale, unit = unit_of(view.response)
         key = "day" if view.period == "weekday" else "hour"
+        name = fmt.metric_name(view.response, view.measurement)  # 'rtt: mean', not 'rtt: rtt mean'
         part.tables.append(
             TableView(
-                f"{view.measurement}: {fmt.metric_name(view.response)} by {view.period} (UTC)",
+                f"{view.measurement}: {name} by {view.period} (UTC)",
                 [key, "n", f"mean ({unit})" if unit else "mean", "SD", "interval"],
                 [
                     [

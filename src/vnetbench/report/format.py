@@ -179,9 +179,10 @@ def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False)
     return f"({metric(name, lo)}, {metric(name, hi)}){label}"
 
 
-def metric_label(name: str) -> str:
-    """A column or axis label for a stored metric: 'throughput (Mbit/s)', 'loss (%)', 'jain index'."""
-    return metric_name(name) + unit_suffix(display_unit(name).label)
+def metric_label(name: str, after: str = "") -> str:
+    """A column or axis label for a stored metric: 'throughput (Mbit/s)', 'loss (%)', 'jain index';
+    after a measurement's name, without repeating it (`metric_name`): 'mean (ms)' after 'rtt'."""
+    return metric_name(name, after) + unit_suffix(display_unit(name).label)
 
 
 def unit_of(response: str) -> tuple[float, str]:
@@ -192,9 +193,11 @@ def unit_of(response: str) -> tuple[float, str]:
 
 def shown_metric(text: str) -> str:
     """A label that ends in a stored metric's name, in people's words with the unit:
-    'tcp vma→vmb throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)'."""
+    'tcp vma→vmb throughput_bps' -> 'tcp vma→vmb throughput (Mbit/s)'; the measurement named once:
+    'rtt vma→vmb mean (ms)' for 'rtt vma→vmb rtt_mean_ns'."""
     words = text.split()
-    return " ".join([*words[:-1], metric_label(words[-1])]) if words else text
+    after = words[0] if len(words) > 1 else ""
+    return " ".join([*words[:-1], metric_label(words[-1], after)]) if words else text
 
 
 def shown_model(m: Any) -> Any:

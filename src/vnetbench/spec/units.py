@@ -190,14 +190,18 @@ def cannot_be_negative(metric: str) -> bool:
     return name == "pps" or name.endswith(_NONNEGATIVE_SUFFIXES) or name.startswith(_NONNEGATIVE_PREFIXES)
 
 
-def metric_name(metric: str) -> str:
-    """A stored name without its unit, for people: 'rtt_mean_ns' -> 'rtt mean', 'loss_ratio' -> 'loss'."""
+def metric_name(metric: str, after: str = "") -> str:
+    """A stored name without its unit, for people: 'rtt_mean_ns' -> 'rtt mean', 'loss_ratio' -> 'loss'.
+    `after` is the measurement's name written before it, so not repeated: after 'rtt', 'rtt_mean_ns'
+    is 'mean' ('rtt vma→vmb mean', not 'rtt vma→vmb rtt mean'); after 'tcp', 'throughput'."""
     name = metric
     for suffix, _ in _SUFFIX_UNITS:
         if name.endswith(suffix) and len(name) > len(suffix):
             name = name[: -len(suffix)]
             break
-    return name.replace("_", " ")
+    name = name.replace("_", " ")
+    said = f"{after.strip()} "
+    return name[len(said) :] if after.strip() and name.startswith(said) else name
 
 
 def plain_number(x: float, digits: int = 4) -> str:

@@ -230,7 +230,7 @@ def rebuild_findings(analysis: Any) -> list[str]:
     for r in analysis.rebuilds.results:
         words = r.metric.split()
         metric = words[-1]
-        name = " ".join([*words[:-1], fmt.metric_name(metric)])
+        name = " ".join([*words[:-1], fmt.metric_name(metric, words[0] if len(words) > 1 else "")])
         diff = fmt.metric(metric, r.difference, True, delta=True)
         # the CV as the section's table and sentences write it (13 % there was 12.99 % here)
         cv = f", CV {percent(r.cv_rebuilds_ratio)}" if math.isfinite(r.cv_rebuilds_ratio) else ""
@@ -259,7 +259,8 @@ def placement_findings(analysis: Any) -> list[str]:
         # no spread in either category: no test, an exact difference (ContrastCI.exact's rule)
         differ = [_placement_difference(metric, p) for p in c.pairs if p.exact and p.difference != 0]
         same = [f"{p.second} vs {p.first}" for p in c.pairs if p.exact and p.difference == 0]
-        line = f"<b>{entry.measurement}: {fmt.metric_name(metric)} by placement</b> (95 % interval): {means}"
+        name = fmt.metric_name(metric, entry.measurement)  # 'rtt: mean', not 'rtt: rtt mean'
+        line = f"<b>{entry.measurement}: {name} by placement</b> (95 % interval): {means}"
         for label, items in (
             ("significant", sig),
             ("not significant", nsig),
