@@ -110,8 +110,12 @@ def p_cell(p: float, note: str | None) -> str:
 
 def pct(x: float | None) -> str:
     """A percentage (already × 100) with two decimals and a space before the sign, as everywhere
-    else in the report (95 % interval, 100.0 % of the model): 12.34 %."""
-    return "" if x is None or math.isnan(x) else f"{x:.2f} %"
+    else in the report (95 % interval, 100.0 % of the model): 12.34 %. A positive share that rounds
+    to 0.00 is '< 0.01 %': a significant effect explains some of the variation, not '0.00 %' of it."""
+    if x is None or math.isnan(x):
+        return ""
+    text = f"{x:.2f}"
+    return "< 0.01 %" if x > 0 and float(text) == 0 else f"{text} %"
 
 
 def ci(lo: float | None, hi: float | None) -> str:

@@ -129,3 +129,14 @@ def test_a_value_that_rounds_up_to_a_power_of_ten_keeps_its_number_of_digits() -
     assert fmt.zeros_kept(999.96) == "1000"
     assert fmt.sig(0.00009999) == "0.000100"
     assert fmt.zeros_kept(0.99994) == "0.9999"  # no rounding across: unchanged
+
+
+def test_a_share_of_the_variation_that_rounds_to_zero_is_not_written_zero() -> None:
+    # a significant effect explaining 0.004 % of the variation is some, not '0.00 %'; an exact 0 stays
+    assert [fmt.pct(v) for v in (0.004, 0.0, 0.006, 12.345, float("nan"))] == [
+        "< 0.01 %",
+        "0.00 %",
+        "0.01 %",
+        "12.35 %",  # 12.345 is stored as 12.3450000000000006: two decimals round it up
+        "",
+    ]
