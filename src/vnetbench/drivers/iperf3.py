@@ -36,6 +36,7 @@ from typing import Any
 
 from vnetbench.drivers.base import Commands, FlowParams, HandshakeWatch, Parsed, ToolOutput
 from vnetbench.spec.models import TcpMeasurement, UdpMeasurement
+from vnetbench.spec.units import percent_of
 from vnetbench.store.records import Event, Sample
 
 TOOL = "iperf3"
@@ -676,10 +677,10 @@ def _udp_loss(out: Parsed, c: _UdpCounts, omit_s: float) -> None:
     s = out.summary
     sent, arrived, expected, claimed, plausible = c.sent, c.arrived, c.expected, c.claimed, c.plausible
     if omit_s == 0 and sent is not None and arrived is not None:
-        lost_n, base, how = sent - arrived, sent, f"{sent:.0f} sent − {arrived:.0f} received"
+        lost_n, base, how = sent - arrived, sent, f"{sent:,.0f} sent − {arrived:,.0f} received"
     elif plausible and arrived is not None and expected is not None:
         lost_n, base = expected - arrived, expected
-        how = f"{expected:.0f} expected from sequence numbers − {arrived:.0f} received (with -O)"
+        how = f"{expected:,.0f} expected from sequence numbers − {arrived:,.0f} received (with -O)"
     else:
         lost_n, base, how = None, None, ""
     duplicated = lost_n is not None and lost_n < 0
@@ -688,7 +689,7 @@ def _udp_loss(out: Parsed, c: _UdpCounts, omit_s: float) -> None:
             Event(
                 "tool_anomaly",
                 f"more UDP datagrams arrived than were sent ({how}): the path duplicated at least "
-                f"{-lost_n:.0f}, so loss is stored as 0; iperf3 counted {_fmt(s['out_of_order_packets'])} "
+                f"{-lost_n:,.0f}, so loss is stored as 0; iperf3 counted {_fmt(s['out_of_order_packets'])} "
                 f"out-of-order and reported {_fmt(claimed)} lost of {_fmt(expected)}"
                 + ("" if plausible else "; its per-interval loss counts are not stored"),
             )
@@ -717,7 +718,7 @@ def _udp_loss(out: Parsed, c: _UdpCounts, omit_s: float) -> None:
             Event(
                 "tool_anomaly",
                 f"iperf3 reported {_fmt(claimed)} UDP datagrams lost of {_fmt(expected)} "
-                f"({_pct(claimed, expected)}); counted {lost_n:.0f} = {how} "
+                f"({_pct(claimed, expected)}); counted {lost_n:,.0f} = {how} "
                 f"({_pct(lost_n, base)}), which is stored{why}",
             )
         )
@@ -734,8 +735,8 @@ def _udp_client_copy(
             out.events.append(
                 Event(
                     "tool_anomaly",
-                    f"iperf3's client summary claims {cl_claim:.0f} UDP datagrams lost "
-                    f"({_fmt(_num(cl_rx, 'lost_percent'), '{:.2f} %')}), its server counted {claimed:.0f}: "
+                    f"iperf3's client summary claims {cl_claim:,.0f} UDP datagrams lost "
+                    f"({_fmt(_num(cl_rx, 'lost_percent'), '{:.2f} %')}), its server counted {claimed:,.0f}: "
                     "the client's copy is wrong (seen with -O); not used",
                 )
             )
@@ -745,12 +746,14 @@ def _udp_client_copy(
         )
 
 
-def _fmt(v: float | None, pattern: str = "{:.0f}") -> str:
+def _fmt(v: float | None, pattern: str = "{:,.0f}") -> str:
+    """A count with thousands separators, as the report writes counts (12,182); '?' when unknown."""
     return "?" if v is None else pattern.format(v)
 
 
 def _pct(n: float | None, d: float | None) -> str:
-    return "?" if n is None or not d else f"{100 * n / d:.3f} %"
+    """n of d as the report's loss tables write it (`percent_of`: 0.01 %, not 0.012 %); '?' unknown."""
+    return "?" if n is None or not d else percent_of(n / d)
 
 
 # ---------------------------------------------------------------------------------------------- version

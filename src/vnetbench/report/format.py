@@ -33,6 +33,7 @@ from vnetbench.spec.units import (
     parse_duration_ns,
     parse_rate,
     parse_size_bytes,
+    percent_of,
     plain_number,
     signed,
 )
@@ -304,12 +305,7 @@ def loss_pct(v: Any) -> str:
 def share(n: float, d: float) -> str:
     """n of d as a percentage with two decimals, or two significant digits below 0.01 % (1 of 60,000
     is '0.0017 %', not '0.00 %'); '–' when d is 0."""
-    if not d:
-        return MISSING
-    ratio = n / d
-    if 0 < abs(ratio) < 1e-4:  # never in exponent form: 1 of 10 million is '0.00001 %', not '1e-05 %'
-        return f"{_as_g(plain_number(100 * ratio, 2))} %"
-    return f"{100 * ratio:.2f} %"
+    return MISSING if not d else percent_of(n / d)  # as the tools' events write it (spec.units)
 
 
 def count(v: float | None) -> str:

@@ -218,6 +218,16 @@ def plain_number(x: float, digits: int = 4) -> str:
     return text.lstrip("-") if float(text) == 0 else text  # never '-0.000'
 
 
+def percent_of(ratio: float) -> str:
+    """A share (a ratio, 0.5 for half) as a percentage with two decimals, or two significant digits
+    below 0.01 % (1 of 60,000 is '0.0017 %', not '0.00 %'), never in exponent form (1 of 10 million is
+    '0.00001 %', not '1e-05 %'): the report's loss tables and the tools' events write shares so."""
+    if 0 < abs(ratio) < 1e-4:
+        text = plain_number(100 * ratio, 2)
+        return f"{text.rstrip('0').rstrip('.') if '.' in text else text} %"
+    return f"{100 * ratio:.2f} %"
+
+
 # The minus sign of a signed number in text people read (reports, terminal tables, sentences): '−'
 # (U+2212), as wide as '+' and as typeset numbers write it; an ASCII hyphen beside '+86.08' reads as
 # a dash, not a sign. Exports (CSV, Parquet, `--json` values) keep the ASCII '-' that programs parse.
