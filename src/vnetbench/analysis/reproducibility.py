@@ -287,7 +287,7 @@ def _verdict(
                 f"tolerance {show(th.tolerance_abs, True, True).lstrip('+')}."
             )
         lo, hi = welch_ci
-        interval = f"({show(lo, False, True)}, {show(hi, True, True)})"
+        interval = _interval(show, lo, hi)
         tolerance = show(band, True, True).lstrip("+")  # a difference: of a ratio, in percentage points
         tested = (
             "the exact difference (every first-build value and every rebuild's mean the same: no spread, "
@@ -356,6 +356,14 @@ def percent(ratio: float, signed: bool = False) -> str:
     if signed and ratio > 0 and text != "0":
         text = "+" + text
     return f"{minus(text)} %"
+
+
+def _interval(show: Callable[..., str], low: float, high: float) -> str:
+    """An interval of a difference as the report's tables write one: '(−0.1223, 0.1191) Mbit/s', its
+    negative end with the minus sign and no '+' on a positive one (the unit of a difference: pp)."""
+    ends = [show(v, False, True).lstrip("+") for v in (low, high)]
+    unit = show(high, True, True).lstrip("+").removeprefix(ends[1])
+    return f"({ends[0]}, {ends[1]}){unit}"
 
 
 def shown_name(name: str) -> str:

@@ -45,17 +45,24 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     """The change and its interval relative to A; where A is 0 (no loss before) a relative change
     has no meaning, so the difference itself in the metric's unit (percentage points for loss). Too
     few runs for an interval at the confidence asked: "—". Signed, '−' (U+2212) for a negative and
-    no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences."""
+    no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences. The
+    interval as the report's tables write one: '(1.0, 3.0) %', '(−0.3, 0.1) pp' (no '+' on its ends)."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
         return change, "—"
     if r.center_a:
         a = abs(r.center_a)
-        low, high = (signed(100 * v / a, ".1f") for v in (r.ci_low, r.ci_high))
-        return f"{signed(100 * r.relative_change, '.1f')} %", f"{low}…{high} %"
+        low, high = (_end(100 * v / a, ".1f") for v in (r.ci_low, r.ci_high))
+        return f"{signed(100 * r.relative_change, '.1f')} %", f"({low}, {high}) %"
     unit = "pp" if unit == "%" else unit
-    low, high = (signed(v / scale, ".3g") for v in (r.ci_low, r.ci_high))
-    return f"{signed(r.difference / scale, '.3g')} {unit}", f"{low}…{high} {unit}"
+    low, high = (_end(v / scale, ".3g") for v in (r.ci_low, r.ci_high))
+    return f"{signed(r.difference / scale, '.3g')} {unit}", f"({low}, {high}) {unit}".rstrip()
+
+
+def _end(x: float, spec: str) -> str:
+    """An interval's end: its minus sign (U+2212) when negative, no '+' when positive ('0.1', not
+    '+0.1'), no sign when it rounds to zero."""
+    return signed(x, spec).lstrip("+")
 
 
 def caption(result: Comparison) -> str:
