@@ -531,7 +531,7 @@ def _placement(p: cp.Placements) -> Section:
         # means, intervals and differences with the metric's digits, as the findings quote them (an
         # RTT of 0.107 ms (0 to 0.238) there was 0.1068 (0, 0.2383) here); a difference signed as there
         response = entry.response
-        scale, shown = unit_of(response)[0], fmt.metric_label(response, entry.measurement)
+        shown = fmt.metric_label(response, entry.measurement)
         unit = fmt.display_unit(response)
         apart = fmt.metric_name(response, entry.measurement)  # 'rtt: mean', not 'rtt: rtt mean'
         apart += fmt.unit_suffix(unit.delta_label or unit.label)  # pp, not %
@@ -544,7 +544,7 @@ def _placement(p: cp.Placements) -> Section:
                         x.category,
                         str(x.n),
                         mean,
-                        scaled(x.sd, scale),
+                        fmt.metric(response, x.sd),  # the mean's digits, as the SD beside every mean here
                         fmt.MISSING if fmt.MISSING in (lo, hi) else f"({lo}, {hi})",
                     ]
                     for x in c.categories

@@ -44,3 +44,13 @@ def test_the_placement_finding_and_table_name_the_metric_once() -> None:
         "rtt: mean (ms) per placement (95 % interval of the mean)",
         "rtt: differences of mean (ms) (second − first, Welch 95 %)",
     ]
+
+
+def test_the_placement_sd_has_the_digits_of_the_mean_beside_it() -> None:
+    # 1 and 3 ms: mean 2, SD √2 = 1.414 ms by hand; an RTT's 3 digits as the mean '2.00': '1.41', not
+    # '1.414' (the 4 digits of `scaled`) beside it; the same for 10 and 12 ms
+    table = _placement(_rtts()).tables[0]
+    assert [(row[0], row[2], row[3]) for row in table.rows] == [
+        ("same-host", "2.00", "1.41"),
+        ("cross-site", "11.0", "1.41"),
+    ]
