@@ -62,7 +62,9 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
         table = d.connection_table(frame, kind, metric)
         if table.empty:
             continue
-        lines = [_connection_line(r, metric) for r in table.to_dict("records")]
+        # two measurements of one kind on one pair (e.g. two windows) are told apart by name
+        named = table["measurement"].nunique() > 1
+        lines = [_connection_line(r, metric, named) for r in table.to_dict("records")]
         if len(lines) > MAX_CONNECTIONS:
             low, high = table["mean"].min(), table["mean"].max()
             lines = [
@@ -73,11 +75,12 @@ def headline_findings(frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def _connection_line(r: dict[str, Any], metric: str) -> str:
+def _connection_line(r: dict[str, Any], metric: str, named: bool = False) -> str:
     mean, interval = _mean_ci(metric, r["mean"], r["ci_low"], r["ci_high"])
     if interval and r.get("ci_cut"):  # the 0 is where the interval was cut, not a measured bound
         interval = interval[:-1] + ", cut at 0: the mean cannot be negative)"
-    text = f"{r['src']}→{r['dst']} {mean} {interval}".rstrip()
+    name = f" ({r['measurement']})" if named else ""
+    text = f"{r['src']}→{r['dst']}{name} {mean} {interval}".rstrip()
     if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
         text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
     return text
