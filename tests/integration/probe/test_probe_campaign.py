@@ -267,9 +267,9 @@ def test_report_has_the_probe_section(run: Run, tmp_path: Path) -> None:
     sweep = next(s for s in report["sections"] if s["title"] == "Packet rate: received vs offered")
     table = sweep["tables"][0]
     row = dict(zip(table["columns"], table["rows"][0], strict=True))
-    # at least 3 significant digits, whole numbers whole, never in exponent form (format.sig)
-    assert row["knee (pps)"] == "2000"  # RATES[0] = 2000 passed, 16512 lost half
-    assert row["link limit (pps)"] == "8256"  # the tbf link's: 100e6 / (1514 * 8) = 8256.1 packets/s
+    # in K pps with the Findings' 4 significant digits, never in exponent form (format.metric)
+    assert row["knee (K pps)"] == "2.000"  # RATES[0] = 2000 passed, 16512 lost half
+    assert row["link limit (K pps)"] == "8.256"  # the tbf link's: 100e6 / (1514 * 8) = 8256.1 packets/s
     assert "probe_pps_1472.png" in sweep["figures"]
     titles = [s["title"] for s in report["sections"]]
     assert "CPU share" in titles and "Throughput traces" in titles
