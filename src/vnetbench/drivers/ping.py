@@ -182,6 +182,9 @@ def _parse(client: ToolOutput) -> Parsed:
         if kind == NO_ANSWER_YET:
             kind, detail = _late_or_lost(seen, int(detail))
         out.events.append(Event(kind, detail, rel(t) if t is not None else None))
+    for seq in _unanswered_at_end(seen, sent):
+        detail = f"icmp_seq={seq} never answered before ping ended — counted as lost"
+        out.events.append(Event(NO_REPLY, detail, rel(sends.at(seq))))
     out.events += _anomalies(seen)
     if not out.error:  # partial output: samples and events kept, no summary
         _summarize(out.summary, seen, sent)
@@ -203,6 +206,15 @@ def _late_or_lost(seen: _Seen, seq: int) -> tuple[str, str]:
             "was sent — not lost"
         )
     return NO_REPLY, f"icmp_seq={seq} never answered while ping ran — counted as lost"
+
+
+def _unanswered_at_end(seen: _Seen, sent: int | None) -> list[int]:
+    """Lost requests ping printed no line for: -O reports a missing reply only when the next request
+    goes out, so the last ones (and any an ICMP error did not explain) would be lost without an event."""
+    if sent is None:
+        return []
+    told = seen.rtt.keys() | seen.no_answer.keys() | seen.icmp_error
+    return [seq for seq in range(1, sent + 1) if seq not in told]
 
 
 def _failed(client: ToolOutput, out: Parsed) -> bool:
@@ -232,6 +244,7 @@ class _Seen:
     late: int = 0
     duplicates: int = 0
     unreachable: int = 0
+    icmp_error: set[int] = field(default_factory=set)  # seqs an ICMP error answered
     printed_no_rtt: int = 0
     transmitted: int | None = None
     dup_summary: int | None = None
@@ -265,6 +278,7 @@ def _read(lines: list[_Line], ref: int | None) -> _Seen:
             seq = unwrap(int(m.group(2)))
             kind = "icmp_redirect" if "redirect" in m.group(3).lower() else "unreachable"
             seen.unreachable += kind == "unreachable"
+            seen.icmp_error.add(seq)
             seen.deferred.append((t_line, kind, f"icmp_seq={seq}: from {m.group(1)}: {m.group(3)}"))
         elif m := _TRANSMITTED.search(text):
             seen.transmitted = int(m.group(1))

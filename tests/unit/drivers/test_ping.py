@@ -180,7 +180,11 @@ def test_late_replies_are_not_loss() -> None:
     # requests 3-6 were reported "no answer yet" and then answered: only 7 and 8 are lost
     # ping printed "no answer yet" for 3-7; 3-6 were answered after that, 7 never (the capture above)
     assert [int(d.split()[0].split("=")[1]) for d in events(p, "late_reply")] == [3, 4, 5, 6]
-    assert events(p, "no_reply") == ["icmp_seq=7 never answered while ping ran — counted as lost"]
+    # 8 was the last request: ping prints no "no answer yet" for it, the parser tells it from the summary
+    assert events(p, "no_reply") == [
+        "icmp_seq=7 never answered while ping ran — counted as lost",
+        "icmp_seq=8 never answered before ping ended — counted as lost",
+    ]
     # ping_late.stdout: "icmp_seq=3 ttl=64 time=204 ms", printed after "no answer yet for icmp_seq=3"
     assert events(p, "late_reply")[0] == (
         "icmp_seq=3 answered late: its reply (RTT 204 ms) came after request 4 was sent — not lost"
@@ -204,7 +208,25 @@ def test_total_loss_is_a_result_not_an_error() -> None:
     lost = samples(p, "lost")
     assert [seq for seq, _, _ in lost] == [1, 2, 3, 4, 5]  # 5 has no "no answer yet" line: ping just ended
     assert [t for _, t, _ in lost] == pytest.approx([0, 204e6, 408e6, 612e6, 816e6], abs=1e5)
-    assert len(events(p, "no_reply")) == 4 and events(p, "late_reply") == []
+    assert len(events(p, "no_reply")) == 5 and events(p, "late_reply") == []
+    last = next(e for e in p.events if e.kind == "no_reply" and e.detail.startswith("icmp_seq=5 "))
+    assert last.detail == "icmp_seq=5 never answered before ping ended — counted as lost"
+    assert last.t_ns == lost[-1][1]  # at its request's send time, as its lost sample
+
+
+@pytest.mark.parametrize("name", ["ping_loss", "ping_late", "ping_total_loss", "ping_unreachable"])
+def test_every_lost_request_is_explained_by_an_event(name: str) -> None:
+    # "every lost packet accounted for": a no_reply, or the ICMP error that answered instead
+    p = parsed(name) if name != "ping_total_loss" else ping.parse(ping_capture(name)[0])
+    lost = [seq for seq, _, _ in samples(p, "lost")]
+    told = [
+        int(e.detail.split()[0].split("=")[1].rstrip(":"))
+        for e in p.events
+        if e.kind in ("no_reply", "unreachable")
+    ]
+    assert sorted(set(told)) == lost
+    no_reply = [e.detail.split()[0] for e in p.events if e.kind == "no_reply"]
+    assert len(no_reply) == len(set(no_reply))  # never told twice
 
 
 def test_host_unreachable() -> None:
