@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import err, fail, find_campaign, open_store, out, sqlite_path
+from vnetbench.cli.common import ambiguous_prefix, err, fail, find_campaign, open_store, out, sqlite_path
 
 
 def clean(
@@ -28,18 +28,39 @@ def clean(
             "from it; check --db (or VNETBENCH_DB); without either, clean finds the live builds this machine "
             "registered"
         )
-    locations = [db] if db else sorted({loc for _, loc in active_campaigns()} | {"vnetbench.db"})
-    total = 0
+    locations = _locations(db, campaign, active_campaigns())
+    total, holding = 0, 0
     for location in locations:
         path = sqlite_path(location)
         if path is not None and not path.exists():
             continue
         store = open_store(location)
-        cid = find_campaign(store, campaign)["id"] if campaign else None
+        cid = None
+        if campaign:
+            if db is None and (ambiguous_prefix(store, campaign) or store.campaign(campaign) is None):
+                continue  # searching the registered stores: another one may hold it
+            cid = find_campaign(store, campaign)["id"]
+            holding += 1
         result = clean_leftovers(store, cid)
         for line in result.removed:
             out.print(f"removed {line}", highlight=False)
         for line in result.problems:
             err.print(f"[yellow]could not remove[/yellow] {line}", highlight=False)
         total += len(result.removed)
+    if campaign and not holding:
+        # was: the first registered store's "no campaign" error, though a later one held it
+        raise fail(
+            f"no campaign '{campaign}' in any store this machine knows of ({', '.join(locations)}); "
+            "give its store with --db"
+        )
     out.print(f"{total} objects removed" if total else "nothing of ours was left behind")
+
+
+def _locations(db: str | None, campaign: str | None, registered: list[tuple[str, str]]) -> list[str]:
+    """The stores to clean from: --db; else the one(s) a live build of the campaign registered; else
+    every registered store and ./vnetbench.db."""
+    if db:
+        return [db]
+    if campaign and (mine := sorted({loc for cid, loc in registered if cid.startswith(campaign)})):
+        return mine
+    return sorted({loc for _, loc in registered} | {"vnetbench.db"})

@@ -103,6 +103,41 @@ def test_clean_refuses_a_store_that_does_not_exist(tmp_path: Path) -> None:
     assert not db.exists()
 
 
+def test_clean_finds_the_campaign_in_whichever_registered_store_holds_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # two live builds registered on this machine, each in its own store; the wanted one sorts second
+    stores = {}
+    for cid, sub in (("aaaa0001", "a"), ("bbbb0002", "b")):
+        (tmp_path / sub).mkdir()
+        stores[cid] = str(tmp_path / sub / "s.db")
+        Store(stores[cid]).create_campaign(
+            id=cid, name="x", status="finished", provider="local", spec_text="name: x\n",
+            spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+        )  # fmt: skip
+    monkeypatch.setattr("vnetbench.providers.cleanup.active_campaigns", lambda: sorted(stores.items()))
+    monkeypatch.chdir(tmp_path)  # no ./vnetbench.db
+    seen: list[tuple[str, str | None]] = []
+
+    def fake_clean(store: Store, cid: str | None) -> SimpleNamespace:
+        seen.append((str(store.location), cid))
+        return SimpleNamespace(removed=[], problems=[])
+
+    monkeypatch.setattr("vnetbench.providers.cleanup.clean", fake_clean)
+    res = CliRunner().invoke(app, ["clean", "--campaign", "bbbb0002"])
+    # was: exit 2, "no campaign 'bbbb0002' in …/a/s.db" (the first registered store), nothing cleaned
+    assert res.exit_code == 0, res.output
+    assert [cid for _, cid in seen] == ["bbbb0002"] and seen[0][0].endswith("b/s.db")
+    # a campaign registered nowhere: searched every known store, then one error naming them
+    monkeypatch.setattr(
+        "vnetbench.providers.cleanup.active_campaigns", lambda: [("aaaa0001", stores["aaaa0001"])]
+    )
+    res = CliRunner().invoke(app, ["clean", "--campaign", "bbbb0002"])
+    assert res.exit_code == 2, res.output
+    assert "no campaign 'bbbb0002' in any store this machine knows of" in res.output
+    assert "give its store with --db" in res.output
+
+
 def test_compare_names_a_missing_store_of_a_db_id_ref(tmp_path: Path) -> None:
     db = _store_with_campaign(tmp_path)
     missing = tmp_path / "typo.db"
