@@ -94,6 +94,7 @@ def _end(iface: Interface, ns: str) -> list[str]:
         relay = f"q{iface.name}"
         out += [
             f"ip -n {ns} link add {relay} mtu {iface.mtu} txqueuelen 10000 type ifb",
+            f"tc -n {ns} qdisc add dev {relay} root handle 1: pfifo limit 10000",
             f"ip -n {ns} link set {relay} up",
             f"tc -n {ns} qdisc add dev {iface.name} clsact",
             f"tc -n {ns} filter add dev {iface.name} egress protocol all u32 match u32 0 0 "

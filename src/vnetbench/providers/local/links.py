@@ -124,6 +124,7 @@ def plan_requests(layout: Layout, ns_fd: Mapping[str, int]) -> dict[str, NsReque
         if netshaping.is_network_shaped(iface):  # after the shaper: no frame passes unshaped
             ifb = index[(iface.ns, netshaping.ifb_name(iface))]
             plans[iface.ns].round1.append(netshaping.ifb_op(iface, ifb))
+            plans[iface.ns].round2.extend(netshaping.relay_ops(iface, ifb))
             plans[iface.ns].round2.extend(netshaping.redirect_ops(iface, idx, ifb))
     for _, peer in netshaping.own_receive_queue(layout):
         if not netshaping.aggregates(layout, peer):

@@ -70,6 +70,7 @@ class Op:
 # namespaces, so no template serves it, and pyroute2 takes ~1 ms to encode one (1 ms per node of a
 # build). Anything else goes through pyroute2; tests compare the bytes with pyroute2's.
 _LINK_NLAS = {"IFLA_IFNAME": (3, "str"), "IFLA_MTU": (4, "u32"), "IFLA_MASTER": (10, "u32")}
+_LINK_NLAS |= {"IFLA_TXQLEN": (13, "u32")}
 _LINK_NLAS |= {"IFLA_NET_NS_FD": (28, "u32"), "IFLA_GRO_MAX_SIZE": (58, "u32")}
 IFLA_LINKINFO, IFLA_INFO_KIND, IFLA_INFO_DATA, VETH_INFO_PEER = 18, 1, 2, 1
 IFINFO = struct.Struct("=BxHiII")  # family, pad, type, index, flags, change

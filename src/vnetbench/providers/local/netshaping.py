@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import socket
 
-from pyroute2.netlink.rtnl import TC_H_CLSACT
+from pyroute2.netlink.rtnl import TC_H_CLSACT, TC_H_ROOT
 
 from vnetbench.layout import Interface, Layout
-from vnetbench.providers.local.netlink import IFF_UP, Op
+from vnetbench.providers.local.netlink import Op, link_up
 
 CLSACT_HANDLE = 0xFFFF0000
 EGRESS_PARENT = 0xFFFFFFF3  # TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
@@ -50,6 +50,7 @@ TCA_MIRRED_EGRESS_REDIRECT = 1
 TC_ACT_STOLEN = 4
 TC_U32_TERMINAL = 1
 TXQUEUE_FRAMES = 10_000  # the relay's own queue: only frames between redirect and re-send sit there
+RELAY_QDISC_HANDLE = 0x00010000  # 1:
 
 
 def ifb_name(iface: Interface) -> str:
@@ -62,13 +63,12 @@ def is_network_shaped(iface: Interface) -> bool:
 
 
 def ifb_op(iface: Interface, ifb_index: int) -> Op:
-    """Create the IFB relay (up, the link's MTU, a long transmit queue) in iface's namespace."""
+    """Create the IFB relay (down, the link's MTU, a long transmit queue) in iface's namespace."""
     return Op(
         f"create ifb {ifb_name(iface)} (shaper of {iface.name}) in {iface.ns}",
         "link",
         ifb_index,
         create=True,
-        fields={"flags": IFF_UP, "change": IFF_UP},
         attrs=[
             ["IFLA_IFNAME", ifb_name(iface)],
             ["IFLA_MTU", iface.mtu],
@@ -76,6 +76,26 @@ def ifb_op(iface: Interface, ifb_index: int) -> Op:
             ["IFLA_LINKINFO", {"attrs": [["IFLA_INFO_KIND", "ifb"]]}],
         ],
     )
+
+
+def relay_ops(iface: Interface, ifb_index: int) -> list[Op]:
+    """The relay's root qdisc, a pfifo as long as its transmit queue, then the relay up.
+
+    Brought up without one, it would get the default pfifo_fast, whose three rings are allocated
+    (and zeroed) at the queue's full length: ~400 KiB of kernel memory per relay at 10,000 frames
+    (measured; 0.8 GB at 1,000 nodes). A pfifo holds the same frames in a list: ~15 KiB."""
+    name = ifb_name(iface)
+    return [
+        Op(
+            f"pfifo {TXQUEUE_FRAMES} frames on {name} in {iface.ns}",
+            "qdisc",
+            ifb_index,
+            create=True,
+            fields={"handle": RELAY_QDISC_HANDLE, "parent": TC_H_ROOT},
+            attrs=[["TCA_KIND", "pfifo"], ["TCA_OPTIONS", {"limit": TXQUEUE_FRAMES}]],
+        ),
+        link_up(ifb_index, f"{name} up in {iface.ns}"),
+    ]
 
 
 def redirect_ops(iface: Interface, index: int, ifb_index: int) -> list[Op]:
