@@ -33,12 +33,17 @@ def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) ->
         cell.wait_for(timeout=30_000)
         assert cell.locator(".value").all_inner_texts() == ["18 B: knee 60 K pps", "1472 B: knee 60 K pps"]
         assert cell.get_attribute("data-level") == "ok"
+        # the level in words and in a colour a colour-blind reader tells apart (palette.py's OK, CRITICAL)
+        assert cell.locator(".level-name").inner_text() == "ok"
+        assert cell.evaluate("(td) => getComputedStyle(td).backgroundColor") == "rgb(0, 114, 178)"
         assert "knee of its newest complete sweep" in alone.locator(".levels").inner_text()
         # one grid per pattern for the flows measured with others; lb-bg's 1472-byte knee fell to 10 K
         background = page.locator("section[data-grid='sweep/contended:lb-bg/throughput_bps']")
         assert background.locator("h2").inner_text() == "sweep (with others: lb-bg) · throughput_bps"
         bg_cell = background.locator("td.cell[data-src='lb-s1'][data-dst='lb-r1']")
         assert bg_cell.get_attribute("data-level") == "critical"
+        assert bg_cell.locator(".level-name").inner_text() == "critical"
+        assert bg_cell.evaluate("(td) => getComputedStyle(td).backgroundColor") == "rgb(213, 94, 0)"
         assert bg_cell.locator(".compared").inner_text() == "× 0.33 of the earlier best knee"
         tenants = page.locator(
             "section[data-grid='sweep/contended:lb-2tenants/throughput_bps'] td.cell[data-level]"
@@ -52,18 +57,22 @@ def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) ->
         page.locator("#repetitions tbody tr").first.wait_for(timeout=30_000)
         chart = page.locator("#chart")
         assert page.locator("#line-select").input_value() == "pattern:lb-bg"
-        assert chart.get_attribute("data-lines") == "8"  # 12 lines of lb-bg: the first 8
+        assert chart.get_attribute("data-lines") == "7"  # 12 lines of lb-bg: the first 7
         note = page.locator("#lines-note")
         assert note.inner_text() == (
             "24 lines: one per pattern, sweep point or offered rate and treatment, never joined; "
-            "showing 8, 16 left out — choose a line or pattern above"
+            "showing 7, 17 left out — choose a line or pattern above"
         )
         labels = page.evaluate("chart.series.slice(1).map((s) => s.label)")
         assert labels[:2] == ["lb-bg · 18 B at 1 K pps", "lb-bg · 18 B at 10 K pps"]
-        assert page.locator("#changepoints").inner_text() == (
-            "change points, searched within each line: 8 lines with too few runs to look (10 needed)"
+        strokes = page.evaluate(
+            "chart.series.slice(1).map((s, i) => typeof s.stroke === 'function' ? s.stroke(chart, i + 1) : s.stroke)"
         )
-        page.screenshot(path=str(tmp_path / "sweep-8-lines.png"), full_page=True)
+        assert strokes == ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442"]
+        assert page.locator("#changepoints").inner_text() == (
+            "change points, searched within each line: 7 lines with too few runs to look (10 needed)"
+        )
+        page.screenshot(path=str(tmp_path / "sweep-7-lines.png"), full_page=True)
 
         # one line chosen: its three repetitions only, with its band
         page.locator("#line-select").select_option(label="lb-bg · 1472 B at 30 K pps")

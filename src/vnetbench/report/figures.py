@@ -1,4 +1,7 @@
-"""The report's figures (matplotlib, Agg). Each function writes PNG + SVG and returns the PNG path."""
+"""The report's figures (matplotlib, Agg). Each function writes PNG + SVG and returns the PNG path.
+
+Importing this module sets matplotlib's colour cycle to vnetbench's palette (src/vnetbench/palette.py,
+the live dashboard's too): every report module that draws imports `plt` from here."""
 
 from __future__ import annotations
 
@@ -16,6 +19,12 @@ import pandas as pd
 
 from vnetbench.analysis.descriptive import Competition
 from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
+from vnetbench.palette import BLACK, BLUE, ORANGE, SERIES
+
+# lines drawn without a colour of their own take the palette's, in its order (C0 is its blue)
+plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+# bars and areas beside black reference marks: the palette without its black
+FILLS = tuple(c for c in SERIES if c != BLACK)
 
 PLACEMENT_STYLE = {"same-host": "-", "same-site": "--", "cross-site": ":"}
 # Points per line at most: a 7-inch figure is ~800 pixels wide, and a line of millions of points
@@ -157,7 +166,7 @@ def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:
         for r in table.to_dict("records")
     ]
     values = table["of_model_max"].to_numpy() * 100
-    bars = ax.barh(labels, values, color="#4878a8")
+    bars = ax.barh(labels, values, color=BLUE)
     ax.axvline(100, color="black", linewidth=1)
     for bar, value in zip(bars, values, strict=True):
         ax.text(
@@ -181,8 +190,8 @@ def competition_bars(
     fig, ax = plt.subplots(figsize=(7, 3.6))
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
-    ax.bar(x - 0.2, [f.alone_mean / scale for f in comp.flows], 0.4, label="alone", color="#9ab")
-    ax.bar(x + 0.2, [f.together_mean / scale for f in comp.flows], 0.4, label="together", color="#c55")
+    ax.bar(x - 0.2, [f.alone_mean / scale for f in comp.flows], 0.4, label="alone", color=BLUE)
+    ax.bar(x + 0.2, [f.together_mean / scale for f in comp.flows], 0.4, label="together", color=ORANGE)
     if comp.link_rate and comp.metric == "throughput_bps":
         share = comp.sum_together / len(comp.flows) / scale
         ax.axhline(share, color="black", linestyle="--", linewidth=1, label="equal share of the sum together")
@@ -265,14 +274,13 @@ def competition_by_treatment(
     maximum of the link they share (or of each flow's own link, when they share none)."""
     fig, ax = plt.subplots(figsize=(8, 1.2 + 0.45 * len(entries)))
     names = list(dict.fromkeys(f"{f.src}→{f.dst}" for _, comp, _ in entries for f in comp.flows))
-    colors = plt.get_cmap("tab10")
     shown: set[str] = set()
     for y, (_, comp, model) in enumerate(entries):
         left = 0.0
         for f in comp.flows:
             name = f"{f.src}→{f.dst}"
             value = f.together_mean / scale
-            ax.barh(y, value, left=left, color=colors(names.index(name) % 10), edgecolor="white",
+            ax.barh(y, value, left=left, color=FILLS[names.index(name) % len(FILLS)], edgecolor="white",
                     label=None if name in shown else name)  # fmt: skip
             shown.add(name)
             left += value
@@ -344,7 +352,7 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
                 ax.text(host_x + box / 2, -0.22, f"host {host}", ha="center", fontsize=8, color="grey")
             for i, node in enumerate(nodes):
                 pos[node] = (host_x + 0.65 + 0.9 * i, 0.55)
-                ax.add_patch(plt.Circle(pos[node], 0.22, color="#4878a8", zorder=2))
+                ax.add_patch(plt.Circle(pos[node], 0.22, color=BLUE, zorder=2))
                 ax.text(pos[node][0], 0.12, node, ha="center", fontsize=9)
             host_x += box + 0.4
         if site != DEFAULT_SITE:
@@ -364,7 +372,7 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
         ]
         x = float(np.mean([p[0] for p in attached])) if attached else float(i)
         pos[switch] = (x + 0.6 * i, 2.3)
-        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color="#e0a040", zorder=2))
+        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color=ORANGE, zorder=2))
         ax.text(pos[switch][0], 2.55, switch, ha="center", fontsize=8)
     for link in links:
         _draw_link(ax, link, pos)

@@ -8,10 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -20,7 +16,9 @@ from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.reproducibility import MetricReproducibility
 from vnetbench.analysis.two_k_r import TwoKRResult
+from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE, VERMILLION
 from vnetbench.report import format as fmt
+from vnetbench.report.figures import plt
 
 
 def _save(fig: plt.Figure, path: Path) -> tuple[Path, Path]:
@@ -63,7 +61,7 @@ def normal_qq(
     ax.scatter(d.qq_theoretical, np.asarray(d.qq_ordered) / scale, s=14, alpha=0.7)
     x = np.array([d.qq_theoretical.min(), d.qq_theoretical.max()]) if d.qq_theoretical.size else np.zeros(2)
     fit = (d.qq_intercept + d.qq_slope * x) / scale
-    ax.plot(x, fit, color="C1", lw=1, label=f"fit, r = {d.qq_r:.3f}")
+    ax.plot(x, fit, color=ORANGE, lw=1, label=f"fit, r = {d.qq_r:.3f}")
     ax.set_xlabel("normal quantile")
     ax.set_ylabel("residual quantile" + fmt.unit_suffix(unit))
     ax.set_title(title or "Normal quantile-quantile plot of residuals")
@@ -88,7 +86,7 @@ def level_means(
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.errorbar(x, means, yerr=half, fmt="o-", capsize=3, label=f"mean, {100 * anova.confidence:g} % CI")
     if threshold is not None:
-        ax.axhline(threshold, color="C3", ls="--", lw=1, label=f"threshold {threshold:g}")
+        ax.axhline(threshold, color=VERMILLION, ls="--", lw=1, label=f"threshold {threshold:g}")
     ax.set_xticks(x, [str(lv) for lv in anova.levels])
     ax.set_xlabel(anova.factor)
     ax.set_ylabel(anova.response + fmt.unit_suffix(unit))
@@ -115,7 +113,7 @@ def effects_chart(
     q, lo, hi = np.array(q) / scale, np.array(lo) / scale, np.array(hi) / scale
     y = np.arange(len(labels))
     fig, ax = plt.subplots(figsize=(7, 0.5 * len(labels) + 1.5))
-    colours = ["C0" if (a > 0 or b < 0) else "grey" for a, b in zip(lo, hi, strict=True)]
+    colours = [BLUE if (a > 0 or b < 0) else NEUTRAL for a, b in zip(lo, hi, strict=True)]
     ax.barh(y, q, color=colours, alpha=0.6)
     ax.errorbar(q, y, xerr=[q - lo, hi - q], fmt="none", ecolor="black", capsize=3)
     ax.axvline(0, color="grey", lw=0.8)
@@ -154,11 +152,11 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.axhspan(
         *(v / scale for v in result.first_ci),
-        color="C2",
+        color=ORANGE,
         alpha=0.25,
         label=f"first build, {100 * result.thresholds.confidence:g} % CI",
     )
-    ax.axhline(result.mean_first / scale, color="C2", lw=1)
+    ax.axhline(result.mean_first / scale, color=ORANGE, lw=1)
     th = result.thresholds
     band = max(th.tolerance_ratio * abs(result.mean_first), th.tolerance_abs)
     relative = band > th.tolerance_abs
@@ -166,10 +164,10 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
     tolerance = f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{absolute}"
     for sign in (-1, 1):
         label = tolerance if sign > 0 else None
-        ax.axhline((result.mean_first + sign * band) / scale, color="C3", ls="--", lw=0.8, label=label)
+        ax.axhline((result.mean_first + sign * band) / scale, color=BLACK, ls="--", lw=0.8, label=label)
     numeric = pd.api.types.is_numeric_dtype(rebuilds["build"])
     x = rebuilds["build"] if numeric else np.arange(len(rebuilds))
-    ax.plot(x, rebuilds["mean"] / scale, "o", ms=4, label="rebuild mean")
+    ax.plot(x, rebuilds["mean"] / scale, "o", color=BLUE, ms=4, label="rebuild mean")
     ax.xaxis.get_major_locator().set_params(integer=True)  # rebuild 2, 3, …: no 2.5
     ax.set_xlabel("rebuild")
     ax.set_ylabel(fmt.shown_metric(result.metric))
@@ -192,7 +190,7 @@ def placement_chart(
     )
     fig, ax = plt.subplots(figsize=(6, 3.8))
     x = np.arange(len(names))
-    ax.bar(x, mean, color="C0", alpha=0.6)
+    ax.bar(x, mean, color=BLUE, alpha=0.6)
     ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], fmt="none", ecolor="black", capsize=4)
     ax.set_xticks(x, names)
     value = fmt.metric_name(comparison["value"])  # 'throughput (Mbit/s)', not 'throughput_bps (Mbit/s)'
@@ -209,14 +207,14 @@ def change_points_chart(
     times = pd.to_datetime(np.asarray(series["times"], dtype="int64"), unit="ns", utc=True)
     values = np.asarray(series["values"], dtype=float) / scale
     fig, ax = plt.subplots(figsize=(8, 3.6))
-    ax.plot(times, values, ".", color="C0", markersize=3)
+    ax.plot(times, values, ".", color=BLUE, markersize=3)
     bounds = [0, *(c["index"] for c in series["change_points"]), len(values)]
     for start, end in itertools.pairwise(bounds):
-        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color="C1", linewidth=2)
+        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color=ORANGE, linewidth=2)
     for c in series["change_points"]:
-        ax.axvline(times[c["index"]], color="C3", linestyle="--", linewidth=1)
+        ax.axvline(times[c["index"]], color=BLACK, linestyle="--", linewidth=1)
         label = f"{fmt.signed(100 * c['relative_change'], '.1f')} %"
-        ax.annotate(label, (times[c["index"]], values.max()), fontsize="small", color="C3", xytext=(3, -10),
+        ax.annotate(label, (times[c["index"]], values.max()), fontsize="small", color=BLACK, xytext=(3, -10),
                     textcoords="offset points")  # fmt: skip
     ax.set_ylabel(fmt.metric_name(series["response"]) + fmt.unit_suffix(unit))  # no stored name
     ax.set_title(title or f"{series['series']} {series['pair']}: change points")

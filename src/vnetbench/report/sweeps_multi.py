@@ -22,10 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter
@@ -34,7 +30,7 @@ from vnetbench.analysis.cpu import SATURATED_BUSY, saturated
 from vnetbench.analysis.fairness import jain_index
 from vnetbench.kinds.overhead import frame_bytes
 from vnetbench.report import format as fmt
-from vnetbench.report.figures import save
+from vnetbench.report.figures import FILLS, plt, save
 from vnetbench.report.view import Figure, TableView
 
 TOGETHER = ("together", "parallel")
@@ -258,7 +254,7 @@ def _size_figure(sweep: _Sweep, size: Any, path: Path) -> Path:
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     top_flow = top_total = 0.0
     refs_drawn: list[str] = []
-    colours = {g: plt.get_cmap("tab10")(i % 10) for i, g in enumerate(sweep.groups)}
+    colours = {g: FILLS[i % len(FILLS)] for i, g in enumerate(sweep.groups)}  # black: the alone references
     for group in sweep.groups:
         g_rows = sweep.rows[(sweep.rows["group"] == group) & (sweep.rows["payload_bytes"] == size)]
         if g_rows.empty:

@@ -1,22 +1,38 @@
-"""The chart's line colours against the marks drawn beside them: a line must not be taken for the red ×
-of a failed attempt (dashboard.css's failed rows) or a threshold's dashed line, in normal vision or in
-the three dichromacies. The second colour was #c62828: CIE76 ΔE 4.7 from the failed red #b71c1c (by the
-conversion below), the same red as the critical threshold line.
+"""The colours of the dashboard and the report's figures, told apart by colour-blind readers: each chart line
+against the red × of a failed attempt (dashboard.css's failed rows) and against every other line, the
+grid's levels against each other, in normal vision and in the three dichromacies. Before: the second line
+was #c62828, CIE76 ΔE 4.7 from the failed red #b71c1c; four more were within 30 of it in a dichromacy
+(#2e7d32 16.2 under deuteranopia, #ad1457 17.0 under tritanopia, #5d4037 20.3 under protanopia, #ef6c00
+21.3 under tritanopia), and the grid's ok green #43a047 and critical red #e53935 were 14.8 apart under
+deuteranopia.
 
-Distances: sRGB (IEC 61966-2-1) to linear RGB, dichromacy simulated in linear RGB with the severity-1.0
-matrices of Machado, Oliveira & Fernandes, "A Physiologically-based Model for Simulation of Color Vision
-Deficiency", IEEE TVCG 15(6), 2009; then XYZ (D65) and CIELAB, and the Euclidean ΔE (CIE76). A ΔE of
-about 2 is just noticeable; 30 is read at a glance as another colour."""
+Distances, computed here and not by the code under test: sRGB (IEC 61966-2-1) to linear RGB; dichromacy
+simulated in linear RGB with the severity-1.0 matrices of Machado, Oliveira & Fernandes, "A
+Physiologically-based Model for Simulation of Color Vision Deficiency", IEEE TVCG 15(6), 2009 (their
+Table 1, as published at www.inf.ufrgs.br/~oliveira/pubs_files/CVD_Simulation/CVD_Simulation.html);
+then XYZ (D65) and CIELAB, and the Euclidean ΔE (CIE76). A ΔE of about 2.3 is just noticeable (Sharma,
+Digital Color Imaging Handbook, 2003); 30 is read at a glance as another colour.
+
+Thresholds: a line and the failure red ≥ 30 (a × must not be read as a point of a line, nor a line as a
+failure); two lines ≥ 15, told apart side by side in the legend — Okabe & Ito's own closest pair in a
+dichromacy (sky blue and bluish green, 16.1 under tritanopia) is just above it; the grid's ok, warning
+and critical ≥ 30 from each other, ≥ 15 from the grey of a cell without a value."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-JS = Path(__file__).parents[3] / "src/vnetbench/dashboard/static/dashboard.js"
+from vnetbench import palette
+from vnetbench.report import figures
+
+STATIC = Path(__file__).parents[3] / "src/vnetbench/dashboard/static"
+REPORT = Path(__file__).parents[3] / "src/vnetbench/report"
 
 NORMAL = np.eye(3)
 DEUTERANOPIA = np.array(
@@ -30,7 +46,12 @@ TRITANOPIA = np.array(
 )
 VISIONS = {"normal": NORMAL, "deuteranopia": DEUTERANOPIA, "protanopia": PROTANOPIA, "tritanopia": TRITANOPIA}
 SRGB_TO_XYZ = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]])
-CLEARLY_DISTINCT = 30.0
+CLEARLY_DISTINCT = 30.0  # a line against the failure red; the grid's levels against each other
+SIDE_BY_SIDE = 15.0  # two lines; a level against the grey of no value
+
+# Okabe & Ito, "Color Universal Design (CUD): How to make figures and presentations that are friendly to
+# colorblind people", 2008: orange, sky blue, bluish green, yellow, blue, vermillion, reddish purple, black
+OKABE_ITO = {"#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#000000"}
 
 
 def _linear(hex_colour: str) -> np.ndarray:
@@ -49,30 +70,94 @@ def delta_e(a: str, b: str, vision: np.ndarray) -> float:
     return float(np.linalg.norm(_lab(next(seen)) - _lab(next(seen))))
 
 
-def _js_colours() -> tuple[list[str], str, dict[str, str]]:
-    text = JS.read_text()
-    palette = re.findall(r"#[0-9a-fA-F]{6}", re.search(r"const PALETTE = \[(.*?)\];", text).group(1))
-    failed = re.search(r'const FAILED_COLOUR = "(#[0-9a-fA-F]{6})"', text).group(1)
-    levels = dict(re.findall(r'\["(warning|critical)", "(#[0-9a-fA-F]{6})"\]', text))
-    return palette, failed, levels
+def _hexes(text: str) -> list[str]:
+    return [h.upper() for h in re.findall(r"#[0-9a-fA-F]{6}", text)]
+
+
+def _js() -> dict:
+    text = (STATIC / "dashboard.js").read_text()
+    return {
+        "palette": _hexes(re.search(r"const PALETTE = \[(.*?)\];", text).group(1)),
+        "max_lines": int(re.search(r"const MAX_LINES = (\d+);", text).group(1)),
+        "failed": re.search(r'const FAILED_COLOUR = "(#[0-9a-fA-F]{6})"', text).group(1).upper(),
+        "threshold": re.search(r'const THRESHOLD_COLOUR = "(#[0-9a-fA-F]{6})"', text).group(1).upper(),
+        "band": re.search(r'const BAND = "(\d+),(\d+),(\d+)"', text).groups(),
+    }
+
+
+def _css() -> dict[str, str]:
+    text = (STATIC / "dashboard.css").read_text()
+    levels = {k: v.upper() for k, v in re.findall(r"--(ok|warning|critical|none): (#[0-9a-fA-F]{6})", text)}
+    failed = re.search(r'tr:not\(\[data-status="ok"\]\) td \{ color: (#[0-9a-fA-F]{6})', text).group(1)
+    return {**levels, "failed": failed.upper(), "mark": re.search(r"\.failed-mark \{ color: (#\w+)", text)[1]}
 
 
 def test_the_conversion_matches_published_values() -> None:
     # CIELAB of sRGB pure red (D65): L* 53.24, a* 80.09, b* 67.20 (Lindbloom's calculator); white 100/0/0
     assert _lab(_linear("#ff0000")) == pytest.approx([53.24, 80.09, 67.20], abs=0.05)
     assert _lab(_linear("#ffffff")) == pytest.approx([100, 0, 0], abs=1e-6)
+    for matrix in VISIONS.values():  # each simulation keeps white white (Machado's rows sum to 1)
+        assert matrix.sum(axis=1) == pytest.approx(np.ones(3), abs=1e-5)
+
+
+def test_the_simulation_finds_what_the_old_colours_confused() -> None:
+    # the old grid's ok green and critical red: apart in normal vision, not for a deuteranope
+    assert delta_e("#43a047", "#e53935", NORMAL) > 60
+    assert delta_e("#43a047", "#e53935", DEUTERANOPIA) < SIDE_BY_SIDE
+    # the old second line and the failure red
+    assert delta_e("#c62828", "#b71c1c", NORMAL) == pytest.approx(4.7, abs=0.1)
+
+
+def test_the_dashboard_and_the_report_hold_one_palette() -> None:
+    js, css = _js(), _css()
+    assert js["palette"] == list(palette.SERIES)  # the same hex strings, in the same order
+    assert js["max_lines"] == len(js["palette"]) == len(set(js["palette"]))  # each line its own colour
+    assert set(palette.SERIES) <= OKABE_ITO
+    assert js["failed"] == css["failed"] == css["mark"].upper() == palette.FAILED
+    assert tuple(int(v) for v in js["band"]) == tuple(
+        int(palette.SERIES[0][i : i + 2], 16) for i in (1, 3, 5)
+    )
+    assert (css["ok"], css["warning"], css["critical"]) == (palette.OK, palette.WARNING, palette.CRITICAL)
+    assert plt.rcParams["axes.prop_cycle"].by_key()["color"] == list(palette.SERIES)  # report.figures set it
+    assert set(figures.FILLS) <= set(palette.SERIES)
+
+
+def test_the_report_names_no_colour_outside_the_palette_cycle() -> None:
+    # matplotlib's own cycle (tab10, "C3") is red beside green; every figure takes palette.py's colours
+    for path in REPORT.rglob("*.py"):
+        text = path.read_text()
+        assert "tab10" not in text and not re.search(r"""colou?r=["']C\d["']""", text), path
+        assert not re.search(r"""colou?r=["'](red|green)["']""", text), path
 
 
 @pytest.mark.parametrize("vision", VISIONS)
-def test_the_second_line_is_not_the_failure_red(vision: str) -> None:
-    palette, failed, levels = _js_colours()
-    assert set(levels) == {"warning", "critical"}
-    second = palette[1]
-    for other in (failed, levels["warning"], levels["critical"], palette[0]):
-        assert delta_e(second, other, VISIONS[vision]) >= CLEARLY_DISTINCT, (second, other, vision)
+def test_every_line_is_apart_from_the_failure_red(vision: str) -> None:
+    js = _js()
+    for colour in js["palette"]:
+        assert delta_e(colour, js["failed"], VISIONS[vision]) >= CLEARLY_DISTINCT, (colour, vision)
 
 
-def test_no_line_is_the_failure_red_in_normal_vision() -> None:
-    palette, failed, _ = _js_colours()
-    assert len(palette) == 8 == len(set(palette))  # MAX_LINES lines, each its own colour
-    assert min(delta_e(c, failed, NORMAL) for c in palette) >= CLEARLY_DISTINCT
+@pytest.mark.parametrize("vision", VISIONS)
+def test_every_two_lines_are_apart(vision: str) -> None:
+    js = _js()
+    for a, b in itertools.combinations(js["palette"], 2):
+        assert delta_e(a, b, VISIONS[vision]) >= SIDE_BY_SIDE, (a, b, vision)
+    # the thresholds' grey dashed lines (each named in words on the chart) against every line
+    for colour in js["palette"]:
+        assert delta_e(colour, js["threshold"], VISIONS[vision]) >= SIDE_BY_SIDE, (colour, vision)
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+def test_the_grid_levels_are_apart(vision: str) -> None:
+    css = _css()
+    for a, b in itertools.combinations(("ok", "warning", "critical"), 2):
+        assert delta_e(css[a], css[b], VISIONS[vision]) >= CLEARLY_DISTINCT, (a, b, vision)
+    for level in ("ok", "warning", "critical"):
+        assert delta_e(css[level], css["none"], VISIONS[vision]) >= SIDE_BY_SIDE, (level, vision)
+
+
+def test_a_cell_says_its_level_in_words() -> None:
+    text = (STATIC / "dashboard.js").read_text()
+    assert (
+        'el("span", { class: "level-name", text: cell.level === "none" ? "no value" : cell.level })' in text
+    )

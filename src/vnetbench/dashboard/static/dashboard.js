@@ -205,7 +205,9 @@ function renderGrid(campaign, grid) {
         continue;
       }
       const [title, values, compared] = cellContent(cell, grid);
-      const link = el("a", { href: seriesUrl(campaign, grid, cell), title }, ...values, compared);
+      // the level in words too: its colour is never the only sign of it
+      const level = el("span", { class: "level-name", text: cell.level === "none" ? "no value" : cell.level });
+      const link = el("a", { href: seriesUrl(campaign, grid, cell), title }, ...values, compared, level);
       const alerting = firing.has(`${grid.measurement}\u0000${src}\u0000${dst}`) ? " alerting" : "";
       row.append(el("td", {
         class: `cell level-${cell.level}${alerting}`, "data-src": src, "data-dst": dst, "data-level": cell.level,
@@ -285,12 +287,15 @@ function renderCampaign(data) {
 // A line is one pattern, sweep point or offered rate, and treatment (the server's `lines`): points of
 // different lines are never joined, and change points are searched within each line. Past MAX_LINES the
 // chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
-const MAX_LINES = 8;
-// The second colour is black (Okabe–Ito's): a red one (#c62828) read as the failed attempts' × and was
-// the critical threshold's line; black stays apart from both, and from the first line's blue, in every
-// dichromacy (tests/unit/dashboard/test_palette.py).
-const PALETTE = ["#1565c0", "#000000", "#2e7d32", "#6a1b9a", "#ef6c00", "#00838f", "#5d4037", "#ad1457"];
-const FAILED_COLOUR = "#b71c1c";  // the table's failed rows (dashboard.css)
+const MAX_LINES = 7;
+// One colour per line: Okabe & Ito's colour-blind safe palette without its vermillion, which a reader
+// with deuteranopia or tritanopia takes for the failed attempts' red; every line stays apart from that
+// red and from each other in normal vision and the three dichromacies. The same hex strings as
+// src/vnetbench/palette.py's SERIES (the report's figures), checked by tests/unit/dashboard/test_palette.py.
+const PALETTE = ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442"];
+const FAILED_COLOUR = "#B71C1C";  // the table's failed rows (dashboard.css); also a ×, never the colour alone
+const THRESHOLD_COLOUR = "#555555";  // the warning and critical levels: dashed, and named beside the line
+const BAND = "0,114,178";  // the first line's blue (#0072B2) as r,g,b: its samples' band
 let chart = null;
 let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
 let lineChoice = null;  // "" (the first lines), "pattern:NAME" or "line:KEY"; null until the first answer
@@ -397,15 +402,20 @@ function drawMarks(u, data, factor, shown) {
   ctx.save();
   ctx.lineWidth = 1;
   if (data.threshold && data.threshold.of === "value") {
-    for (const [level, colour] of [["warning", "#d8a200"], ["critical", "#c62828"]]) {
+    // named by text, not colour: a grey dashed line each, its level written at its right end
+    ctx.strokeStyle = THRESHOLD_COLOUR;
+    ctx.fillStyle = THRESHOLD_COLOUR;
+    ctx.font = `${11 * (window.devicePixelRatio || 1)}px system-ui, sans-serif`;
+    ctx.textAlign = "right";
+    for (const [level, dash] of [["warning", [6, 4]], ["critical", [2, 3]]]) {
       const y = u.valToPos(data.threshold[level] / factor, "y", true);
       if (!Number.isFinite(y)) continue;
-      ctx.strokeStyle = colour;
-      ctx.setLineDash([6, 4]);
+      ctx.setLineDash(dash);
       ctx.beginPath();
       ctx.moveTo(u.bbox.left, y);
       ctx.lineTo(u.bbox.left + u.bbox.width, y);
       ctx.stroke();
+      ctx.fillText(level, u.bbox.left + u.bbox.width - 4, y - 3);
     }
   }
   // a failed attempt: a × in the table's failed colour, in the gap it leaves in its line
@@ -428,7 +438,7 @@ function drawMarks(u, data, factor, shown) {
       const p = data.points[index];
       if (!p || !p.started_utc_ns) continue;
       const x = u.valToPos(p.started_utc_ns / 1e9, "x", true);
-      ctx.strokeStyle = shown.length === 1 ? "#6a1b9a" : PALETTE[n % PALETTE.length];
+      ctx.strokeStyle = shown.length === 1 ? "#000000" : PALETTE[n % PALETTE.length];  // one line: black on blue
       ctx.setLineDash([2, 3]);
       ctx.beginPath();
       ctx.moveTo(x, u.bbox.top);
@@ -488,9 +498,9 @@ function renderSeries(data) {
     }));
     const bands = [];
     if (shown.length === 1) {
-      series.push({ label: "sample max", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: false });
-      series.push({ label: "sample min", stroke: "rgba(21,101,192,0.35)", dash: [4, 4], spanGaps: false });
-      bands.push({ series: [2, 3], fill: "rgba(21,101,192,0.10)" });
+      series.push({ label: "sample max", stroke: `rgba(${BAND},0.35)`, dash: [4, 4], spanGaps: false });
+      series.push({ label: "sample min", stroke: `rgba(${BAND},0.35)`, dash: [4, 4], spanGaps: false });
+      bands.push({ series: [2, 3], fill: `rgba(${BAND},0.10)` });
     }
     chart = new uPlot({
       width: Math.max(480, box.clientWidth || 900),

@@ -3,14 +3,9 @@ Tables 18–19, and loss against CPU (telemetry, issue 5)."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 from vnetbench.analysis.cpu import correlation, tool_cpu_table
 from vnetbench.report import format as fmt
-from vnetbench.report.figures import save
+from vnetbench.report.figures import plt, save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 

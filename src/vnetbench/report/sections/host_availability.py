@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from vnetbench.palette import BLUE, VERMILLION
 from vnetbench.report.figures import plt, save
 from vnetbench.report.format import MISSING
 from vnetbench.report.sections import ReportContext
@@ -174,8 +175,8 @@ def _timeline_figure(lines: dict[str, HostTimeline], end_ns: int, path: Path) ->
     for y, name in enumerate(names):
         for a, b, up in lines[name].intervals(end_ns):
             width = max((b - a) / 1e9, 0.05)
-            ax.broken_barh([((a - start) / 1e9, width)], (y - 0.35, 0.7), color="#4a9a5a" if up else "#c44")
+            ax.broken_barh([((a - start) / 1e9, width)], (y - 0.35, 0.7), color=BLUE if up else VERMILLION)
     ax.set_yticks(range(len(names)), [n.replace("$", r"\$") for n in names])  # no mathtext
-    ax.set_xlabel("seconds since the first connection (green: reachable, red: down)")
+    ax.set_xlabel("seconds since the first connection (blue: reachable, orange-red: down)")
     ax.invert_yaxis()
     return Figure("Host availability over time", save(fig, path), "one bar per inventory host")

@@ -7,10 +7,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.patches import FancyBboxPatch
 
@@ -21,7 +17,7 @@ from vnetbench.analysis.loss import (
     series,
 )
 from vnetbench.report import format as fmt
-from vnetbench.report.figures import save
+from vnetbench.report.figures import plt, save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 from vnetbench.store.db import Store

@@ -18,19 +18,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from vnetbench.analysis.cpu import with_host_busy
 from vnetbench.analysis.knee import KNEE_LOSS, KNEE_SENT  # the dashboard's sweep cells use the same
 from vnetbench.kinds.overhead import frame_bytes
+from vnetbench.palette import ORANGE
 from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
-from vnetbench.report.figures import save
+from vnetbench.report.figures import plt, save
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Figure, Section, TableView
 
@@ -348,7 +345,7 @@ def _draw_trace(
     for start, length in _runs(quiet):
         ax.axvspan(t[start], t[start] + length * bin_s, color="grey", alpha=0.45, lw=0)
     for start, length in _runs(burst):
-        ax.axvspan(t[start], t[start] + length * bin_s, color="red", alpha=0.3, lw=0)
+        ax.axvspan(t[start], t[start] + length * bin_s, color=ORANGE, alpha=0.4, lw=0)
     if offered:
         ax.axhline(offered / 1e6, color="black", ls="--", lw=0.8, label="offered")
         ax.legend(fontsize=7, loc="upper right")
@@ -387,7 +384,7 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         "probe-trace",
         intro="Received throughput per trace bin (vnb-probe recv's kernel receive stamps). Quiet periods "
         "(empty bins lasting ≥ 2 bins and ≥ 3 packet intervals) are shaded grey, bursts (bins above "
-        f"{BURST_FACTOR} × the offered rate) red — the EC2 study's signs of a VM descheduled and then "
+        f"{BURST_FACTOR} × the offered rate) orange — the EC2 study's signs of a VM descheduled and then "
         "draining its backlog.",
     )
     table = []

@@ -1,0 +1,37 @@
+"""The colours of every chart vnetbench draws: the live dashboard's (dashboard.js and dashboard.css hold
+the same hex strings; tests/unit/dashboard/test_palette.py checks they are equal) and the report's figures.
+
+Series are Okabe & Ito's colour-blind safe palette ("Color Universal Design", 2008) without its
+vermillion, which is too close to the failure red for dichromats: CIE76 ΔE 17.9 under tritanopia and
+21.3 under deuteranopia (Machado, Oliveira & Fernandes 2009, severity 1.0), where every other series
+colour is at least 30 from it. Ordered for the common case of few lines: blue, black and orange stay
+apart in normal vision and in every dichromacy; yellow, faint on white, comes last.
+
+Levels (the dashboard's grid cells, the report's good/bad marks) are a blue–orange scale, never
+red–green: blue for ok, yellow for warning, vermillion for critical.
+
+This module imports nothing, so every package may use it (the bottom layer of pyproject's contract).
+"""
+
+from __future__ import annotations
+
+ORANGE = "#E69F00"
+SKY_BLUE = "#56B4E9"
+BLUISH_GREEN = "#009E73"
+YELLOW = "#F0E442"
+BLUE = "#0072B2"
+VERMILLION = "#D55E00"
+REDDISH_PURPLE = "#CC79A7"
+BLACK = "#000000"
+OKABE_ITO = (ORANGE, SKY_BLUE, BLUISH_GREEN, YELLOW, BLUE, VERMILLION, REDDISH_PURPLE, BLACK)
+
+# one colour per line of a chart, in this order (the dashboard shows at most this many lines)
+SERIES = (BLUE, BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN, REDDISH_PURPLE, YELLOW)
+# a failed attempt (always also a × or a word, never the colour alone) and the table's failed rows
+FAILED = "#B71C1C"
+# the grid's levels, from good to bad (the level's name is written beside the colour)
+OK = BLUE
+WARNING = YELLOW
+CRITICAL = VERMILLION
+# what carries no level (a neutral reference line, a cell with no threshold)
+NEUTRAL = "#808080"
