@@ -25,7 +25,7 @@ from vnetbench.analysis.contrasts import ContrastCI, successive_differences, wel
 from vnetbench.analysis.inputs import Level
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.analysis.one_factor import OneFactorAnova
-from vnetbench.spec.units import display_unit, format_metric, metric_name, minus
+from vnetbench.spec.units import format_metric, format_metric_interval, metric_name
 
 
 @dataclass(frozen=True)
@@ -120,10 +120,11 @@ def recommend_capacity(
         pooled = s.contrast.rise
         if s.welch_significant is not None and s.welch_significant != pooled and i <= levels.index(before):
             lo, hi = s.welch_ci or (np.nan, np.nan)
+            interval = format_metric_interval(r, lo, hi, unit=True, delta=True)  # of a difference: pp
             why.append(
                 f"Caution: Welch's test (each level's own variance) "
                 f"{'finds' if s.welch_significant else 'does not find'} "
-                f"a significant change from {levels[i]} to {levels[i + 1]}: ({show(lo, False)}, {show(hi)}); "
+                f"a significant change from {levels[i]} to {levels[i + 1]}: {interval}; "
                 "the pooled s_e assumes equal variances — check the residual spread per level."
             )
 
@@ -167,11 +168,9 @@ def _significance_reason(
         )
     # the interval and s are of the difference, in its unit: percentage points for a loss, as the rise
     # ('rises by +6.38 pp, 95 % interval (6.34, 6.43 %)' put a difference of percentages in %)
-    unit = display_unit(anova.response)
-    apart = unit.delta_label or unit.label
-    low, high = (minus(show(v, False)) for v in (c.ci_low, c.ci_high))
+    interval = format_metric_interval(anova.response, c.ci_low, c.ci_high, unit=True, delta=True)
     return (
-        f"{rise}, {100 * confidence:g} % interval ({low}, {high}{' ' + apart if apart else ''}) excludes 0 "
+        f"{rise}, {100 * confidence:g} % interval {interval} excludes 0 "
         f"(s_e = {show(anova.s_e)}, t[{c.dof}] = {c.t_quantile:.4g}, "
         f"s = s_e·√(Σh²/r) = {show(c.sd, True, True).lstrip('+')})."
     )

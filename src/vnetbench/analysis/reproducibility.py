@@ -31,7 +31,6 @@ the band like any interval.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
@@ -48,6 +47,7 @@ from vnetbench.spec.units import (
     cannot_be_negative,
     display_unit,
     format_metric,
+    format_metric_interval,
     metric_name,
     minus,
     plain_number,
@@ -187,7 +187,7 @@ def _one(
     exact = bool(enough and np.ptp(ref) == 0 and np.ptp(rebuilds) == 0)
     welch_ci, wt, wdf, wp, mu, mp = _tests(ref, rebuilds, th, diff, enough)
     spread = _Spread(cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp, exact)
-    verdict = _verdict(th, enough, spread, why, show)
+    verdict = _verdict(th, enough, spread, why, name)
     return MetricReproducibility(
         metric=name,
         first_build=first,
@@ -259,10 +259,11 @@ def _verdict(
     enough: bool,
     sp: _Spread,
     why: list[str],
-    show: Callable[..., str],
+    name: str,
 ) -> Verdict:
-    """Reproducible, not, or inconclusive; the reasons are appended to `why`, with values shown by
-    `show(value, unit, delta)` in the metric's display unit."""
+    """Reproducible, not, or inconclusive; the reasons are appended to `why`, with values shown in
+    the display unit of the metric `name` (`show(value, unit, delta)`)."""
+    show = partial(format_metric, name)
     cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp, exact = (
         sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp, sp.exact
     )  # fmt: skip
@@ -287,7 +288,7 @@ def _verdict(
                 f"tolerance {show(th.tolerance_abs, True, True).lstrip('+')}."
             )
         lo, hi = welch_ci
-        interval = _interval(show, lo, hi)
+        interval = format_metric_interval(name, lo, hi, unit=True, delta=True)  # pp of a ratio
         tolerance = show(band, True, True).lstrip("+")  # a difference: of a ratio, in percentage points
         tested = (
             "the exact difference (every first-build value and every rebuild's mean the same: no spread, "
@@ -356,14 +357,6 @@ def percent(ratio: float, signed: bool = False) -> str:
     if signed and ratio > 0 and text != "0":
         text = "+" + text
     return f"{minus(text)} %"
-
-
-def _interval(show: Callable[..., str], low: float, high: float) -> str:
-    """An interval of a difference as the report's tables write one: '(−0.1223, 0.1191) Mbit/s', its
-    negative end with the minus sign and no '+' on a positive one (the unit of a difference: pp)."""
-    ends = [show(v, False, True).lstrip("+") for v in (low, high)]
-    unit = show(high, True, True).lstrip("+").removeprefix(ends[1])
-    return f"({ends[0]}, {ends[1]}){unit}"
 
 
 def shown_name(name: str) -> str:

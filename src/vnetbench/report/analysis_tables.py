@@ -85,7 +85,7 @@ def one_factor_tabulars(
                 str(e.n),
                 scaled(e.mean, scale),
                 _signed(scaled(e.effect, scale)),
-                _signed(ci(e.ci_low / scale, e.ci_high / scale)),
+                ci(e.ci_low / scale, e.ci_high / scale),
                 yes(e.significant),
             ]
             for e in a.effects
@@ -107,7 +107,7 @@ def steps_tabular(title: str, steps: Sequence[Any], scale: float, shown: str, fo
             [
                 c.label,
                 _signed(scaled(c.estimate, scale)),
-                _signed(ci(c.ci_low / scale, c.ci_high / scale)),
+                ci(c.ci_low / scale, c.ci_high / scale),
                 yes(c.significant),
             ]
             for c in steps
@@ -124,7 +124,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
             e.letters,
             e.name,
             _signed(scaled(e.q, scale)),
-            _signed(ci(e.ci_low / scale, e.ci_high / scale)),
+            ci(e.ci_low / scale, e.ci_high / scale),
             yes(e.significant),
             plain(None if e.ss is None else e.ss / scale**2),
             pct(e.pct_variation),
@@ -206,8 +206,8 @@ def two_factor_tabulars(label: str, r: TwoFactorResult, scale: float, shown: str
         f"{label}: effects, level means and predicted responses ({conf}, t on {r.df_e} DF)",
         ["estimate", f"value {shown}", "interval", "prediction interval", "significant"],
         [
-            [e.label, _signed(scaled(e.value, scale)), _signed(ci(e.ci_low / scale, e.ci_high / scale)),
-             _signed(ci(e.prediction[0] / scale, e.prediction[1] / scale)) if e.prediction else "",
+            [e.label, _signed(scaled(e.value, scale)), ci(e.ci_low / scale, e.ci_high / scale),
+             ci(e.prediction[0] / scale, e.prediction[1] / scale) if e.prediction else "",
              yes(e.significant) if e.kind in ("alpha", "beta", "gamma") else ""]
             for e in r.estimates
         ],
@@ -499,7 +499,7 @@ def _rebuilds(r: cp.Rebuilds) -> Section:
             percent(m.cv_rebuilds_ratio) if math.isfinite(m.cv_rebuilds_ratio) else "",
             fmt.metric(m.metric, m.difference, delta=True)
             + (f" ({percent(m.difference_ratio, True)})" if math.isfinite(m.difference_ratio) else ""),
-            "exact: no spread" if m.exact else fmt.minus_all(fmt.metric_ci(m.metric, *m.welch_ci)),
+            "exact: no spread" if m.exact else fmt.metric_ci(m.metric, *m.welch_ci),
             num(m.mannwhitney_p, 3),
             m.verdict,
         ]
@@ -529,7 +529,7 @@ def _placement(p: cp.Placements) -> Section:
             part.items.append(str(entry.error))
             continue
         # means, intervals and differences with the metric's digits, as the findings quote them (an
-        # RTT of 0.107 ms (0 to 0.238) there was 0.1068 (0, 0.2383) here); a difference signed as there
+        # RTT of 0.107 ms (0 to 0.238) there was 0.1068 (0 to 0.2383) here); a difference signed as there
         response = entry.response
         shown = fmt.metric_label(response, entry.measurement)
         unit = fmt.display_unit(response)
@@ -545,10 +545,10 @@ def _placement(p: cp.Placements) -> Section:
                         str(x.n),
                         mean,
                         fmt.metric(response, x.sd),  # the mean's digits, as the SD beside every mean here
-                        fmt.MISSING if fmt.MISSING in (lo, hi) else f"({lo}, {hi})",
+                        fmt.metric_ci(response, x.ci_low, x.ci_high),
                     ]
                     for x in c.categories
-                    for mean, lo, hi in [fmt.mean_interval(response, x.mean, x.ci_low, x.ci_high)]
+                    for mean in [fmt.mean_interval(response, x.mean, x.ci_low, x.ci_high)[0]]
                 ],
             )
         )
@@ -562,7 +562,7 @@ def _placement(p: cp.Placements) -> Section:
                             d.first,
                             d.second,
                             fmt.metric(response, d.difference, delta=True),
-                            fmt.minus_all(fmt.metric_ci(response, d.ci_low, d.ci_high)),
+                            fmt.metric_ci(response, d.ci_low, d.ci_high),
                             num(d.p_value, 3),
                             _exact_cell(d.difference) if d.exact else yes(d.significant),
                         ]

@@ -8,8 +8,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from vnetbench.analysis.compare import Comparison, Row
+from vnetbench.report import format as fmt
 from vnetbench.report.view import TableView
-from vnetbench.spec.units import signed
+from vnetbench.spec.units import minus, plain_number, signed
 
 DISPLAY = {  # scale and unit per metric in tables
     "throughput_bps": (1e6, "Mbit/s", "throughput"),
@@ -45,24 +46,30 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     """The change and its interval relative to A; where A is 0 (no loss before) a relative change
     has no meaning, so the difference itself in the metric's unit (percentage points for loss). Too
     few runs for an interval at the confidence asked: "—". Signed, '−' (U+2212) for a negative and
-    no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences. The
-    interval as the report's tables write one: '(1.0, 3.0) %', '(−0.3, 0.1) pp' (no '+' on its ends)."""
+    no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences; a
+    difference with three significant digits, its zeros kept and never in exponent form ('+0.200 pp',
+    '+1230 Mbit/s', not '+0.2 pp' beside its interval's 0.100 nor '+1.23e+03 Mbit/s'). The interval
+    as the report's tables and Findings write one (`fmt.ci`): '(1.0 to 3.0) %', '(−0.300 to 0.100) pp'
+    (no '+' on its ends; a relative one with the change's one decimal, a difference with its three
+    significant digits; more where the two ends would print alike)."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
         return change, "—"
     if r.center_a:
         a = abs(r.center_a)
-        low, high = (_end(100 * v / a, ".1f") for v in (r.ci_low, r.ci_high))
-        return f"{signed(100 * r.relative_change, '.1f')} %", f"({low}, {high}) %"
+        interval = fmt.ci(100 * r.ci_low / a, 100 * r.ci_high / a, 1, "%", fixed=True)
+        return f"{signed(100 * r.relative_change, '.1f')} %", interval
     unit = "pp" if unit == "%" else unit
-    low, high = (_end(v / scale, ".3g") for v in (r.ci_low, r.ci_high))
-    return f"{signed(r.difference / scale, '.3g')} {unit}", f"({low}, {high}) {unit}".rstrip()
+    interval = fmt.ci(r.ci_low / scale, r.ci_high / scale, 3, unit)
+    return f"{_difference(r.difference / scale)} {unit}".rstrip(), interval
 
 
-def _end(x: float, spec: str) -> str:
-    """An interval's end: its minus sign (U+2212) when negative, no '+' when positive ('0.1', not
-    '+0.1'), no sign when it rounds to zero."""
-    return signed(x, spec).lstrip("+")
+def _difference(x: float) -> str:
+    """A difference with its sign and three significant digits: '+0.200', '−1.50', '0'."""
+    if not math.isfinite(x):
+        return signed(x)
+    text = plain_number(x, 3)
+    return text if float(text) == 0 else (minus(text) if x < 0 else "+" + text)
 
 
 def caption(result: Comparison) -> str:

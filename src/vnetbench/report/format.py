@@ -12,6 +12,9 @@ ASCII '-'.
 Missing values: the statistics tables (`num`, `pct`) leave the cell empty; the report's measurement
 tables, `vnetbench loss` and `analyze` show `MISSING` ("–", an en dash); an interval with a missing end
 is "–", never "(, )".
+
+Intervals: one layout, `ci`, wherever people read one (the Findings, the report's and the terminal's
+tables, a comparison): '(lo to hi)', the unit after it when a column does not name it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ import pandas as pd
 
 from vnetbench.spec.units import (
     MINUS,
+    digits_apart,
     display_unit,
+    format_interval,
+    format_metric_interval,
     metric_name,
     minus,
     parse_duration_ns,
@@ -39,8 +45,8 @@ from vnetbench.spec.units import (
 )
 from vnetbench.spec.units import format_metric as _format_metric
 
-# the unit table, for figures' axes; the minus sign of signed numbers
-__all__ = ["MINUS", "display_unit", "metric_name", "minus", "signed"]
+# the unit table, for figures' axes; the minus sign of signed numbers; a min and max's digits (html)
+__all__ = ["MINUS", "digits_apart", "display_unit", "metric_name", "minus", "signed"]
 
 MISSING = "–"  # a value that is missing or does not apply, in every table (an en dash, not '-')
 
@@ -86,7 +92,7 @@ def significant_figures(x: float, digits: int) -> str:
 
 def zeros_kept(x: float | None, digits: int = 4) -> str:
     """`digits` significant digits kept as measured, trailing zeros included: an interval
-    (95.53, 95.70) beside a mean 9.570, not (95.53, 95.7) and 9.57 — a dropped zero reads as a
+    (95.53 to 95.70) beside a mean 9.570, not (95.53 to 95.7) and 9.57 — a dropped zero reads as a
     less precise number. Exact zero stays '0'. Never in exponent form, small values included: an
     SD of 0.00007010 Mbit/s beside 0.001141, not 7.010e-05."""
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) or x == 0:
@@ -119,11 +125,15 @@ def pct(x: float | None) -> str:
     return "< 0.01 %" if x > 0 and float(text) == 0 else f"{text} %"
 
 
-def ci(lo: float | None, hi: float | None) -> str:
-    """A confidence interval: (lo, hi) with four significant digits; '–' when an end is missing."""
+def ci(lo: float | None, hi: float | None, digits: int = 4, unit: str = "", fixed: bool = False) -> str:
+    """A confidence interval as every human text of the report writes one (the Findings, the
+    tables, the terminal, a comparison): '(95.53 to 95.70)', '(−0.5100 to 0.5800)', '(1.0 to 3.0) %'
+    with `unit`; `digits` significant digits, zeros kept (`fixed`: decimals), more where the two
+    ends would print alike; '–' when an end is missing (`spec.units.format_interval`, which analysis
+    sentences use too)."""
     if _missing(lo) or _missing(hi):
         return MISSING
-    return f"({zeros_kept(lo)}, {zeros_kept(hi)})"
+    return format_interval(float(lo), float(hi), digits, unit, fixed)  # type: ignore[arg-type]
 
 
 def _missing(x: Any) -> bool:
@@ -155,17 +165,6 @@ def mean_interval(name: str, mean: float | None, lo: float | None, hi: float | N
     return shown(mean), shown(lo), shown(hi)
 
 
-def digits_apart(digits: int, low: float, high: float) -> int:
-    """`digits` significant digits, or as many more (up to 3) as write two different values apart:
-    a min of 237.9 ms and a max of 238.4 ms are '238' and '238' to the 3 digits of an RTT, 237.9 and
-    238.4 to 4. Equal values keep `digits`."""
-    wider = digits
-    if low != high:
-        while wider < digits + 3 and plain_number(low, wider) == plain_number(high, wider):
-            wider += 1
-    return wider
-
-
 def metric_sd(name: str, sd: float | None, unit: bool = True) -> str:
     """A standard deviation in the metric's unit with two significant digits, as one writes a spread
     beside a mean: '± 0.0043 K pps', not '± 0.004270 K pps' (the mean keeps the metric's digits);
@@ -177,11 +176,11 @@ def metric_sd(name: str, sd: float | None, unit: bool = True) -> str:
 
 
 def metric_ci(name: str, lo: float | None, hi: float | None, unit: bool = False) -> str:
-    """An interval in the metric's unit: '(95.10, 95.42)'; '–' when an end is missing."""
+    """An interval in the metric's unit with its digits (`ci`): '(95.10 to 95.42)', with `unit`
+    '(95.10 to 95.42) Mbit/s'; its ends as `mean_interval` writes them; '–' when one is missing."""
     if _missing(lo) or _missing(hi):
         return MISSING
-    label = f" {display_unit(name).label}" if unit and display_unit(name).label else ""
-    return f"({metric(name, lo)}, {metric(name, hi)}){label}"
+    return format_metric_interval(name, float(lo), float(hi), unit)  # type: ignore[arg-type]
 
 
 def metric_label(name: str, after: str = "") -> str:
@@ -240,7 +239,7 @@ def yes(flag: bool | None) -> str:
 
 def scaled(x: float | None, scale: float) -> str:
     """x in a display unit (x / scale, e.g. bit/s / 1e6 for Mbit/s) with four significant digits, as
-    its interval beside it (`ci`) and the findings: 95.63, not 95.6338 beside (95.55, 95.71)."""
+    its interval beside it (`ci`) and the findings: 95.63, not 95.6338 beside (95.55 to 95.71)."""
     return zeros_kept(None if x is None else x / scale)
 
 

@@ -83,7 +83,7 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
                 e.label,
                 minus_all(num(e.value)),
                 num(e.sd, 4),
-                minus_all(ci(e.ci_low, e.ci_high)),
+                ci(e.ci_low, e.ci_high),
                 "" if e.kind == "mean" else yes(e.significant),
             ]
             for e in r.estimates
@@ -97,8 +97,8 @@ def two_factor_tables(r: TwoFactorResult) -> list[Table]:
             [
                 e.label,
                 minus_all(num(e.value)),
-                minus_all(ci(e.ci_low, e.ci_high)),
-                minus_all(ci(*e.prediction)) if e.prediction else "",
+                ci(e.ci_low, e.ci_high),
+                ci(*e.prediction) if e.prediction else "",
             ]
             for e in r.estimates
             if e.kind in ("level mean", "predicted")
@@ -133,7 +133,7 @@ def tukey_table(pairs: Sequence[PairDifference], conf: str) -> Table:
             [
                 f"{p.high} − {p.low}",
                 minus_all(num(p.estimate)),
-                minus_all(ci(p.ci_low, p.ci_high)),
+                ci(p.ci_low, p.ci_high),
                 num(p.p_adjusted, 2),
                 yes(p.significant),
             ]
@@ -153,7 +153,7 @@ def adjusted_table(adjusted: Sequence[AdjustedContrast], conf: str) -> Table:
                 num(a.p_value, 2),
                 num(a.p_holm, 2),
                 num(a.p_bonferroni, 2),
-                minus_all(ci(*a.bonferroni_ci)),
+                ci(*a.bonferroni_ci),
                 yes(a.significant_holm),
             ]
             for a in adjusted

@@ -49,7 +49,7 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
             num(x.mean, 10),
             minus_all(num(x.effect)),
             num(x.sd, 4),
-            minus_all(ci(x.ci_low, x.ci_high)),
+            ci(x.ci_low, x.ci_high),
             yes(x.significant),
         )
     tables = [t, e]
@@ -58,7 +58,7 @@ def one_factor_tables(a: OneFactorAnova, contrasts: Sequence[ContrastCI] = ()) -
         for col in ("contrast", "estimate", "sd", "interval", "significant"):
             c.add_column(col, justify="right")
         for x in contrasts:
-            c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), minus_all(ci(x.ci_low, x.ci_high)),
+            c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), ci(x.ci_low, x.ci_high),
                       yes(x.significant))  # fmt: skip
         tables.append(c)
     return tables
@@ -100,7 +100,7 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
             x.letters,
             x.name,
             minus_all(num(x.q)),
-            minus_all(ci(x.ci_low, x.ci_high)),
+            ci(x.ci_low, x.ci_high),
             yes(x.significant),
             plain(x.ss),
             pct(x.pct_variation),
@@ -127,6 +127,6 @@ def factorial_tables(f: FactorialAnova, contrasts: Sequence[ContrastCI] = ()) ->
     for col in ("contrast", "estimate", "sd", "interval", "significant"):
         c.add_column(col, justify="right")
     for x in contrasts:
-        c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), minus_all(ci(x.ci_low, x.ci_high)),
+        c.add_row(x.label, minus_all(num(x.estimate)), num(x.sd, 4), ci(x.ci_low, x.ci_high),
                   yes(x.significant))  # fmt: skip
     return [t, c]

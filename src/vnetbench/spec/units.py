@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -263,6 +264,65 @@ def format_metric(metric: str, value: float | None, unit: bool = True, delta: bo
         text = minus(text) if value < 0 else ("+" + text if value > 0 else text)
     label = (u.delta_label or u.label) if delta else u.label
     return f"{text} {label}" if unit and label else text
+
+
+def format_interval(low: float, high: float, digits: int = 4, label: str = "", fixed: bool = False) -> str:
+    """A confidence interval as people read one, in every text vnetbench prints (the report's Findings
+    and tables, the terminal, analysis sentences): '(95.53 to 95.70)', '(−0.5100 to 0.5800)', with
+    `label` '(1.0 to 3.0) %'. Each end has `digits` significant digits, its zeros kept (`fixed`:
+    `digits` decimals), or as many more (up to 3) as write two different ends apart ('(237.9 to
+    238.0)', not '(238 to 238)'); a negative end has the minus sign (`MINUS`), a positive one no '+';
+    '–' (an en dash) when an end is missing. 'to', not a comma: a comma between the ends reads as a
+    list, or as a thousands separator beside '1,204'. Exports and `--json` keep the two numbers."""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return "–"
+    ends = interval_ends(float(low), float(high), digits, fixed)
+    return f"({ends[0]} to {ends[1]})" + (f" {label}" if label else "")
+
+
+def format_metric_interval(
+    metric: str, low: float, high: float, unit: bool = False, delta: bool = False
+) -> str:
+    """`format_interval` in a stored metric's display unit with its digits: ('throughput_bps', 95.1e6,
+    95.42e6) -> '(95.10 to 95.42)'; with `unit` '(95.10 to 95.42) Mbit/s'; `delta` for an interval of
+    a difference, in the difference's unit (percentage points of a loss: '(−0.300 to 0.100) pp')."""
+    u = display_unit(metric)
+    label = (u.delta_label or u.label) if delta else u.label
+    if low is None or high is None:
+        return format_interval(low, high)  # type: ignore[arg-type]
+    return format_interval(u.of(low), u.of(high), u.digits, label if unit else "")
+
+
+def interval_ends(low: float, high: float, digits: int = 4, fixed: bool = False) -> tuple[str, str]:
+    """The two ends `format_interval` writes: (−1.601, −1.571) -> ('−1.601', '−1.571')."""
+    if fixed:
+        wider = _widened(digits, low, high, _fixed)
+        return minus(_fixed(low, wider)), minus(_fixed(high, wider))
+    wider = digits_apart(digits, low, high)
+    return minus(plain_number(low, wider)), minus(plain_number(high, wider))
+
+
+def digits_apart(digits: int, low: float, high: float) -> int:
+    """`digits` significant digits, or as many more (up to 3) as write two different values apart:
+    a min of 237.9 ms and a max of 238.4 ms are '238' and '238' to the 3 digits of an RTT, 237.9 and
+    238.4 to 4. Equal values keep `digits`."""
+    return _widened(digits, low, high, plain_number)
+
+
+def _widened(digits: int, low: float, high: float, write: Callable[[float, int], str]) -> int:
+    """`digits` (significant digits or decimals, as `write` counts them), or up to 3 more while two
+    different values would be written alike."""
+    wider = digits
+    if low != high:
+        while wider < digits + 3 and write(low, wider) == write(high, wider):
+            wider += 1
+    return wider
+
+
+def _fixed(x: float, decimals: int) -> str:
+    """x with `decimals` decimals, never '-0.0'."""
+    text = f"{x:.{decimals}f}"
+    return text.lstrip("-") if float(text) == 0 else text
 
 
 # Annotated types for the pydantic models: parse on input, keep base units inside.

@@ -37,8 +37,9 @@ def test_threshold_and_first_significant_increase() -> None:
     assert "tenants ≤ 3 keeps the mean loss ≤ 1.00 %" in rec.text
     assert "from 3 to 4" in rec.text
     # the difference, its interval and s in percentage points: 5.1 ∓ 2.7764 · 0.71764 = (3.11, 7.09);
-    # onl-udp-receivers read 'rises by +6.38 pp, 95 % interval (6.34, 6.43 %)'
-    assert "the mean rises by +5.10 pp, 95 % interval (3.11, 7.09 pp) excludes 0" in rec.text
+    # onl-udp-receivers read 'rises by +6.38 pp, 95 % interval (6.34, 6.43 %)'; the interval as the
+    # report's Findings and tables write one, '(lo to hi)', its unit after it
+    assert "the mean rises by +5.10 pp, 95 % interval (3.11 to 7.09) pp excludes 0" in rec.text
     assert "s_e = 0.718 %, t[4] = 2.776, s = s_e·√(Σh²/r) = 0.718 pp)" in rec.text
     assert rec.to_dict()["recommended"] == 3
 

@@ -243,8 +243,8 @@ def test_small_percentages_keep_three_digits_in_the_table_and_the_sentence() -> 
 def test_the_welch_interval_in_the_sentence_is_written_as_the_tables_write_one() -> None:
     # first build 1 and 3 Mbit/s (mean 2, variance 2), rebuild means 2, 2, 2 (no spread): by hand the
     # difference is 0, its standard error √(2/2 + 0) = 1 with Welch df 1, t(0.975, 1) = 12.7062:
-    # (−12.71, 12.71) Mbit/s, the positive end without '+', as the tables' '(−0.0235, 0.0166)'
+    # (−12.71 to 12.71) Mbit/s, the positive end without '+', as the tables' '(−0.0235 to 0.0166)'
     rows = [{"build": 0, "metric": "tcp a→b throughput_bps", "value": v} for v in (1e6, 3e6)]
     rows += [{"build": b, "metric": "tcp a→b throughput_bps", "value": 2e6} for b in (1, 2, 3)]
     (r,) = reproducibility(pd.DataFrame(rows))
-    assert "the 95 % Welch interval of the difference (−12.71, 12.71) Mbit/s against" in r.text
+    assert "the 95 % Welch interval of the difference (−12.71 to 12.71) Mbit/s against" in r.text

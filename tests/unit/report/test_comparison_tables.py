@@ -29,8 +29,8 @@ def test_a_change_is_relative_to_a() -> None:
         "95 Mbit/s",
         "96.9 Mbit/s",
         "+2.0 %",
-        "(1.0, 3.0) %",
-    ]  # the interval as the tables: no "+"
+        "(1.0 to 3.0) %",
+    ]  # the interval as the tables and the Findings: "lo to hi", no "+"
 
 
 def test_both_sides_carry_their_unit() -> None:
@@ -43,13 +43,14 @@ def test_both_sides_carry_their_unit() -> None:
 
 
 def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
-    # no loss in A, 0.2 % in B: a relative change is undefined, the difference is +0.2 points
+    # no loss in A, 0.2 % in B: a relative change is undefined, the difference is +0.2 points, with
+    # three significant digits as its interval (not '+0.2 pp' beside '(0.100 to 0.300) pp')
     (row,) = _table(_row("loss_ratio", 0.0, 0.002, 0.001, 0.003))
-    assert row[3:5] == ["+0.2 pp", "(0.1, 0.3) pp"]
+    assert row[3:5] == ["+0.200 pp", "(0.100 to 0.300) pp"]
     # both without loss (the regenerated quickstart's cross-site UDP): 0, not "+nan %" — nor "+0",
     # a zero has no sign, as the report's differences ('loss (0 pp)' in its Findings)
     (row,) = _table(_row("loss_ratio", 0.0, 0.0, 0.0, 0.0, test="exact"))
-    assert row[3:5] == ["0 pp", "(0, 0) pp"]
+    assert row[3:5] == ["0 pp", "(0 to 0) pp"]
     assert not any("nan" in cell for cell in row)
 
 
@@ -57,9 +58,9 @@ def test_a_fall_has_the_minus_sign_beside_a_rise_s_plus() -> None:
     # 95.0 -> 47.5 Mbit/s: −50.0 %, interval (−50.0, −45.0) Mbit/s / 95 = −52.6 … −47.4 %; the
     # ASCII '-' of '-50.0 %' beside '+2.0 %' is a hyphen in a typeset report, not a minus
     (row,) = _table(_row("throughput_bps", 95e6, 47.5e6, -50e6, -45e6))
-    assert row[3:5] == ["−50.0 %", "(−52.6, −47.4) %"]
+    assert row[3:5] == ["−50.0 %", "(−52.6 to −47.4) %"]
     (row,) = _table(_row("loss_ratio", 0.0, 0.0, -0.003, 0.001))  # A without loss: pp, as above
-    assert row[4] == "(−0.3, 0.1) pp"  # as the placement table's (−0.0235, 0.0166)
+    assert row[4] == "(−0.300 to 0.100) pp"  # as the placement table's (−0.0235 to 0.0166)
     # a change that rounds to zero has no sign: 0.0 %, not -0.0 % nor +0.0 %
     (row,) = _table(_row("throughput_bps", 95e6, 94.97e6, -1e6, 1e6))
     assert row[3] == "0.0 %"
@@ -71,7 +72,7 @@ def test_no_interval_is_a_dash_not_nan() -> None:
     (row,) = _table(_row("rtt_ns", 100_000, 110_000, float("nan"), float("nan"), test="mann-whitney"))
     assert row[3:5] == ["+10.0 %", "—"]
     (row,) = _table(_row("loss_ratio", 0.0, 0.002, float("nan"), float("nan")))
-    assert row[3:5] == ["+0.2 pp", "—"]
+    assert row[3:5] == ["+0.200 pp", "—"]
 
 
 def _printed(result: Comparison, monkeypatch: pytest.MonkeyPatch) -> str:
@@ -101,3 +102,19 @@ def test_the_caption_counts_one_row_in_the_singular() -> None:
     one = Comparison("a", "b", 0.05, 0.95, (_row("throughput_bps", 95e6, 96.9e6, 0.95e6, 2.85e6),))
     assert "Holm over all 1 row;" in caption(one)
     assert "Holm over all 2 rows;" in caption(replace(one, rows=one.rows * 2))
+
+
+def test_a_difference_keeps_its_zeros_and_never_takes_an_exponent() -> None:
+    # A without loss, B lost 12.345 %: '+12.3 pp' with its interval; a throughput that rose from
+    # 0 by 1234.5 Mbit/s is '+1234 Mbit/s', not '+1.23e+03 Mbit/s'
+    (row,) = _table(_row("loss_ratio", 0.0, 0.12345, 0.1, 0.15))
+    assert row[3:5] == ["+12.3 pp", "(10.0 to 15.0) pp"]
+    (row,) = _table(_row("throughput_bps", 0.0, 1234.5e6, 1200e6, 1269e6))
+    assert row[3:5] == ["+1234 Mbit/s", "(1200 to 1269) Mbit/s"]
+
+
+def test_ends_that_would_print_alike_get_the_digits_to_tell_them_apart() -> None:
+    # interval 0.02 … 0.04 Mbit/s / 95 = +0.0211 … +0.0421 %: one decimal writes both ends '0.0',
+    # two write them apart
+    (row,) = _table(_row("throughput_bps", 95e6, 95.03e6, 0.02e6, 0.04e6))
+    assert row[4] == "(0.02 to 0.04) %"

@@ -72,7 +72,7 @@ def test_the_findings_sign_a_fall_with_the_minus_sign() -> None:
 def test_the_placement_table_quotes_the_findings_numbers() -> None:
     section = _placement(quickstart())
     means, differences = section.tables
-    assert means.rows[2] == ["cross-site", "2", "9.560", "0.008485", "(9.484, 9.636)"]
+    assert means.rows[2] == ["cross-site", "2", "9.560", "0.008485", "(9.484 to 9.636)"]
     assert differences.title == "tcp: differences of throughput (Mbit/s) (second − first, Welch 95 %)"
     first, second, difference, interval = differences.rows[1][:4]
     assert (first, second, difference) == ("same-host", "cross-site", "−86.08")
@@ -96,7 +96,7 @@ def test_rtt_means_have_the_digits_the_findings_give_them() -> None:
     means, differences = _placement(placements).tables
     assert "same-host 0.107 ms (0 to 0.238)" in line
     # SD (117.15 − 96.45) / √2 = 14.64 µs by hand, to an RTT's 3 digits as the mean beside it: 0.0146 ms
-    assert means.rows[0][2:] == ["0.107", "0.0146", "(0, 0.238)"]
+    assert means.rows[0][2:] == ["0.107", "0.0146", "(0 to 0.238)"]  # the Findings' interval
     assert differences.rows[0][2] == "+0.0173"
 
 
@@ -184,7 +184,7 @@ def test_an_interval_whose_ends_read_the_same_gets_the_digits_to_tell_them_apart
     assert "same-site 50.9 ms (50.8 to 51.0), cross-site 238.0 ms (237.9 to 238.0)" in line
     means = _placement(placements).tables[0]
     assert [row[2] for row in means.rows] == ["50.9", "238.0"]
-    assert [row[4] for row in means.rows] == ["(50.8, 51.0)", "(237.9, 238.0)"]
+    assert [row[4] for row in means.rows] == ["(50.8 to 51.0)", "(237.9 to 238.0)"]
     assert fmt.mean_interval("rtt_mean_ns", 238e6, 238e6, 238e6) == (
         "238",
         "238",

@@ -15,9 +15,9 @@ from vnetbench.report.sections.probe import _cpushare_section
 
 
 def test_intervals_and_scaled_means_keep_four_significant_digits() -> None:
-    assert fmt.ci(95.53, 95.7) == "(95.53, 95.70)"
-    assert fmt.ci(0.5, 1.0) == "(0.5000, 1.000)"
-    assert fmt.ci(0.0, 0.1327) == "(0, 0.1327)"  # an exact zero stays 0 (a cut at the domain)
+    assert fmt.ci(95.53, 95.7) == "(95.53 to 95.70)"
+    assert fmt.ci(0.5, 1.0) == "(0.5000 to 1.000)"
+    assert fmt.ci(0.0, 0.1327) == "(0 to 0.1327)"  # an exact zero stays 0 (a cut at the domain)
     assert fmt.scaled(9.57e6, 1e6) == "9.570"
     assert fmt.scaled(86_064_100.0, 1e6) == "86.06"
     assert fmt.scaled(-0.0179743e6, 1e6) == "-0.01797"
@@ -81,7 +81,7 @@ def test_small_scaled_values_and_interval_ends_are_written_without_exponents() -
     # printed as '7.010e-05' Mbit/s beside SDs of 0.001141; 70.10 / 1e6 to four digits is 0.00007010.
     sd_bps = abs(9_720_384.41493198 - 9_720_285.27242413) / 2**0.5
     assert fmt.scaled(sd_bps, 1e6) == "0.00007010"
-    assert fmt.ci(-7.3e-05, 4.25e-05) == "(-0.00007300, 0.00004250)"
+    assert fmt.ci(-7.3e-05, 4.25e-05) == "(−0.00007300 to 0.00004250)"  # the minus sign
     assert "e" not in fmt.zeros_kept(1.234e-09)
 
 

@@ -91,11 +91,12 @@ def _mean_ci(metric: str, mean: float, lo: float, hi: float) -> tuple[str, str]:
     different ends apart ('238.0 ms (237.9 to 238.0)', not '238 ms (238 to 238)'), a negative end
     with the minus sign as the signed differences beside it ('(−0.51 to 0.58)'); the interval ''
     without one (a single value)."""
-    shown, low, high = fmt.mean_interval(metric, mean, lo, hi)
+    shown = fmt.mean_interval(metric, mean, lo, hi)[0]
     label = fmt.display_unit(metric).label
     if label and shown != fmt.MISSING:
         shown += f" {label}"
-    return shown, "" if fmt.MISSING in (low, high) else f"({low} to {high})"
+    interval = fmt.metric_ci(metric, lo, hi)  # the tables' interval: one formatter
+    return shown, "" if interval == fmt.MISSING else interval
 
 
 def design_findings(
@@ -182,9 +183,9 @@ def _effect(r: Any, e: Any) -> str:
     """'q = −1.586 Mbit/s, interval −1.601 to −1.571: flows 2 → 3 changes the mean by −3.172 Mbit/s'
     (the minus sign U+2212, as '+' of a positive q)."""
     text = f"q = {fmt.metric(r.response, e.q, True, delta=True)}"
-    low, high = (fmt.minus(fmt.metric(r.response, v)) for v in (e.ci_low, e.ci_high))
-    if fmt.MISSING not in (low, high):
-        text += f", interval {low} to {high}"
+    interval = fmt.metric_ci(r.response, e.ci_low, e.ci_high)  # '(−1.601 to −1.571)', as the tables
+    if interval != fmt.MISSING:
+        text += f", interval {interval[1:-1]}"
     if e.name in r.coding:
         lo, hi = r.coding[e.name]
         change = fmt.metric(r.response, 2 * e.q, True, delta=True)
