@@ -35,6 +35,7 @@ from vnetbench.report.view import Figure, TableView
 
 TOGETHER = ("together", "parallel")
 REF_STYLES = ((":", "s"), ("-.", "^"), ((0, (1, 3)), "D"))  # the alone references: black, told apart
+KPPS = fmt.display_unit("pps").label  # "K pps": the unit of the probe section's sweep table and the Findings
 SATURATED = 0.95  # a flow alone saturated when it received less than this share of its top offered rate
 COLUMNS = (
     "payload_bytes",
@@ -169,9 +170,9 @@ def multi_flow_part(
                 "group",
                 "flows",
                 "payload B",
-                "max mean per flow (pps)",
-                "max aggregate (pps)",
-                "max of one flow alone (pps)",
+                "max mean per flow (K pps)",
+                "max aggregate (K pps)",
+                "max of one flow alone (K pps)",
                 "alone saturated",
                 "aggregate / alone",
                 "steps with host CPU saturated",
@@ -191,13 +192,13 @@ def multi_flow_part(
                 "group",
                 "flows",
                 "payload B",
-                "offered per flow (pps)",
-                "received per flow, mean (pps)",
-                "per flow min – max",
-                "one flow alone (pps)",
+                "offered per flow (K pps)",
+                "received per flow, mean (K pps)",
+                "per flow min – max (K pps)",
+                "one flow alone (K pps)",
                 "mean per flow / alone %",
-                "aggregate received (pps)",
-                "total offered (pps)",
+                "aggregate received (K pps)",
+                "total offered (K pps)",
                 "Jain",
                 "max loss %",
                 "start skew ms",
@@ -223,12 +224,24 @@ def _machine_items(steps: pd.DataFrame) -> list[str]:
         if len(hot):
             items.append(
                 f"Machine as bottleneck: {group}: in {len(hot)} of {len(g)} steps of simultaneous flows the "
-                f"host's CPU was {SATURATED_BUSY} busy (up to {fmt.sig(hot['offered_pps'].max())} "
-                "packets/s offered per flow). There, senders, receivers and the forwarding softirqs "
+                f"host's CPU was {SATURATED_BUSY} busy (up to {_kpps(hot['offered_pps'].max(), True)} "
+                "offered per flow). There, senders, receivers and the forwarding softirqs "
                 "competed for the same cores: the received rates say what this machine forwarded, not "
                 "what the switch can."
             )
     return items
+
+
+def _kpps(pps: Any, unit: bool = False) -> str:
+    """A packet rate as the probe section's sweep table and the Findings write it: in K pps with the
+    metric's digits, 60457 -> '60.46' (`unit`: '60.46 K pps'); '–' when missing."""
+    return fmt.metric("pps", None if pps is None else float(pps), unit)
+
+
+def kpps_ticks(ax: Any) -> None:
+    """Both axes of a figure drawn in packets/s ticked in K pps, as their labels say (and the tables)."""
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}" if v else "0"))
 
 
 @dataclass
@@ -263,16 +276,15 @@ def _size_figure(sweep: _Sweep, size: Any, path: Path) -> Path:
         top_flow, top_total = max(top_flow, tops[0]), max(top_total, tops[1])
     left.plot([0, top_flow], [0, top_flow], color="grey", lw=0.8, label="received = offered")
     right.plot([0, top_total], [0, top_total], color="grey", lw=0.8)
-    left.set_xlabel("offered rate per flow (packets/s)")
-    left.set_ylabel("received rate per flow (packets/s)")
+    left.set_xlabel(f"offered rate per flow ({KPPS})")
+    left.set_ylabel(f"received rate per flow ({KPPS})")
     left.set_title("per flow: thin = each flow, thick = mean per flow", fontsize=9)
-    right.set_xlabel("total offered rate (packets/s)")
-    right.set_ylabel("aggregate received rate (packets/s)")
+    right.set_xlabel(f"total offered rate ({KPPS})")
+    right.set_ylabel(f"aggregate received rate ({KPPS})")
     right.set_title("aggregate: sum of the flows (dashed: sent)", fontsize=9)
     for ax in (left, right):
         ax.grid(alpha=0.3)
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1000:g}K" if v else "0"))
+        kpps_ticks(ax)
     left.legend(fontsize=7)
     right.legend(fontsize=7)
     fig.suptitle(
@@ -347,13 +359,13 @@ def _point_rows(
                 group,
                 str(int(p["flows"])),
                 str(size),
-                fmt.sig(p["offered_pps"]),
-                fmt.sig(mean),
-                f"{fmt.sig(at.min())} – {fmt.sig(at.max())}",
-                fmt.sig(alone),
+                _kpps(p["offered_pps"]),
+                _kpps(mean),
+                f"{_kpps(at.min())} – {_kpps(at.max())}",
+                _kpps(alone),
                 fmt.sig(mean / alone * 100 if alone else np.nan),
-                fmt.sig(p["aggregate_pps"]),
-                fmt.sig(p["offered_pps"] * p["flows"]),
+                _kpps(p["aggregate_pps"]),
+                _kpps(p["offered_pps"] * p["flows"]),
                 fmt.sig(p["jain"], 4),
                 fmt.sig(p["loss_max"] * 100, 2),
                 fmt.sig(p["skew_ns"] / 1e6, 2),
@@ -375,9 +387,9 @@ def _summary_row(group: str, n: int, size: int, agg: pd.DataFrame, ref: pd.DataF
         group,
         str(n),
         str(size),
-        fmt.sig(float((agg["aggregate_pps"] / agg["flows"]).max())),
-        fmt.sig(agg_max),
-        fmt.sig(alone_max),
+        _kpps(float((agg["aggregate_pps"] / agg["flows"]).max())),
+        _kpps(agg_max),
+        _kpps(alone_max),
         saturated,
         fmt.sig(agg_max / alone_max if np.isfinite(alone_max) and alone_max else np.nan),
         f"{int(agg['saturated_steps'].sum())} of {int(agg['steps'].sum())}"

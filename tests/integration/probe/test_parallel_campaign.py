@@ -142,16 +142,17 @@ def test_the_report_shows_both_tenants_and_their_aggregate(run: Run) -> None:
     section = next(s for s in summary["sections"] if s["title"] == "Packet rate: received vs offered")
     table = next(t for t in section["tables"] if t["title"] == "Simultaneous flows per sweep point")
     rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
-    assert [(r["flows"], float(r["offered per flow (pps)"])) for r in rows] == [("2", 1000.0), ("2", 2000.0)]
+    # packet rates in K pps, as the sweep summary and the Findings: 1000 pps is 1.000
+    assert [(r["flows"], float(r["offered per flow (K pps)"])) for r in rows] == [("2", 1.0), ("2", 2.0)]
     frame = run.frame
     for r in rows:
-        offered = float(r["offered per flow (pps)"])
+        offered = 1000 * float(r["offered per flow (K pps)"])
         at = frame[frame["target_pps"] == offered]
         # the report's numbers are the store's: the two tenants' received rates summed, and the
         # mean of the pairs swept alone at that rate (shown to 3-4 significant digits)
         together = at[at["group_kind"] == "together"]["received_pps"].sum()
         alone = at[at["group_kind"].isin(["alone", "single"])]["received_pps"].mean()
-        assert float(r["aggregate received (pps)"]) == pytest.approx(together, rel=0.005)
-        assert float(r["one flow alone (pps)"]) == pytest.approx(alone, rel=0.005)
+        assert 1000 * float(r["aggregate received (K pps)"]) == pytest.approx(together, rel=0.005)
+        assert 1000 * float(r["one flow alone (K pps)"]) == pytest.approx(alone, rel=0.005)
         assert together > offered  # both tenants' flows are in it
     assert (run.report / "figures" / f"probe_pps_multi_{SIZE}.png").is_file()

@@ -182,16 +182,22 @@ def test_the_report_shows_each_tenant_the_mean_per_tenant_and_the_aggregate(tmp_
     points = [dict(zip(tables["Simultaneous flows per sweep point"]["columns"], r, strict=True))
               for r in tables["Simultaneous flows per sweep point"]["rows"]]  # fmt: skip
     top = points[-1]
-    assert (top["flows"], top["offered per flow (pps)"]) == ("2", "40000")
-    assert top["received per flow, mean (pps)"] == "29000"
-    assert top["per flow min – max"] == "28000 – 30000"
-    assert top["aggregate received (pps)"] == "58000" and top["total offered (pps)"] == "80000"
-    assert top["one flow alone (pps)"] == "40000" and top["mean per flow / alone %"] == "72.5"
+    # packet rates in K pps with four digits, as the sweep summary and the Findings: 40000 pps is 40.00
+    assert (top["flows"], top["offered per flow (K pps)"]) == ("2", "40.00")
+    assert top["received per flow, mean (K pps)"] == "29.00"
+    assert top["per flow min – max (K pps)"] == "28.00 – 30.00"
+    assert top["aggregate received (K pps)"] == "58.00" and top["total offered (K pps)"] == "80.00"
+    assert top["one flow alone (K pps)"] == "40.00" and top["mean per flow / alone %"] == "72.5"
     assert top["start skew ms"] == "2"
     assert float(top["Jain"]) == pytest.approx((58000**2) / (2 * (30000**2 + 28000**2)), abs=1e-4)
     shared = tables["Simultaneous flows: saturation shared"]["rows"]
     # no telemetry was read: whether the host was saturated is unknown, not "0 of 2"
-    assert shared == [["t: sweep", "2", "18", "29000", "58000", "40000", "no", "1.45", "–"]]
+    assert tables["Simultaneous flows: saturation shared"]["columns"][3:6] == [
+        "max mean per flow (K pps)",
+        "max aggregate (K pps)",
+        "max of one flow alone (K pps)",
+    ]
+    assert shared == [["t: sweep", "2", "18", "29.00", "58.00", "40.00", "no", "1.45", "–"]]
     assert section["figures"] == ["probe_pps_18.png", "probe_pps_multi_18.png"]  # single-flow figure stays
     # only flows of the same sweep started together count; a background flow never does
     assert multi_flow_part(frame[frame["group_kind"] == "single"], tmp_path) is None
@@ -219,4 +225,4 @@ def test_steps_on_a_saturated_host_are_named_as_the_machines_limit(tmp_path: Pat
     shared = tables["Simultaneous flows: saturation shared"]
     assert shared["rows"][0][shared["columns"].index("steps with host CPU saturated")] == "1 of 2"
     [item] = [i for i in section["items"] if i.startswith("Machine as bottleneck")]
-    assert "t: sweep: in 1 of 2 steps" in item and "40000 packets/s offered per flow" in item
+    assert "t: sweep: in 1 of 2 steps" in item and "40.00 K pps offered per flow" in item

@@ -271,13 +271,14 @@ def _size_figure(
     notes = [] if limits else ["unshaped path: no link-rate limit"]
     for lim in sorted(limits):
         if lim <= 1.5 * top:
-            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {lim:,.0f} pps")
+            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {fmt.metric('pps', lim, True)}")
         else:  # drawing it would squash every curve to the axis
-            notes.append(f"link limit {lim:,.0f} pps: far above the offered rates")
+            notes.append(f"link limit {fmt.metric('pps', lim, True)}: far above the offered rates")
     if notes:
         ax.text(0.02, 0.95, "\n".join(notes), transform=ax.transAxes, fontsize=8, va="top")
-    ax.set_xlabel("offered rate (packets/s)")
-    ax.set_ylabel("received rate (packets/s)")
+    ax.set_xlabel(f"offered rate ({sweeps_multi.KPPS})")  # as the sweep summary below it
+    ax.set_ylabel(f"received rate ({sweeps_multi.KPPS})")
+    sweeps_multi.kpps_ticks(ax)
     ax.set_title(
         f"{size}-byte payloads ({frame_bytes(size)}-byte frames); dashed: sent, dotted: knee",
         fontsize=10,
