@@ -115,10 +115,9 @@ MIN_LOSSY = 3
 def correlation(df: pd.DataFrame, x: str = "host_busy_ratio", y: str = "loss_ratio") -> dict[str, Any]:
     """Pearson's r (and p) of loss against CPU over the UDP / packet-rate measurements; `n_lossy`:
     how many of the `n` lost anything, `skipped`: why there is no r (None when there is one)."""
-    out: dict[str, Any] = {"x": x, "y": y, "n": 0, "n_lossy": 0, "r": None, "p": None}
     d = df[df["kind"].isin(["udp", "pps"])][[x, y]].dropna() if not df.empty else pd.DataFrame()
-    out["n"] = len(d)
-    out["n_lossy"] = int((d[y] != 0).sum()) if len(d) else 0
+    n_lossy = int((d[y] != 0).sum()) if len(d) else 0
+    out: dict[str, Any] = {"x": x, "y": y, "n": len(d), "n_lossy": n_lossy, "r": None, "p": None}
     if out["n_lossy"] < MIN_LOSSY:
         out["skipped"] = (
             f"{out['n_lossy']} of {out['n']} measurements lost anything; "

@@ -69,13 +69,10 @@ def method_items(
 
 def _tcp_without_congestion(spec: dict[str, Any]) -> list[str]:
     """The TCP measurements whose congestion control neither the measurement nor a factor sets."""
+    paths = (str(f.get("path", "")) for f in spec.get("factors") or [] if isinstance(f, dict))
     by_factor = {
-        str(f.get("path", "")).split(".")[1]
-        for f in spec.get("factors") or []
-        if isinstance(f, dict)
-        and str(f.get("path", "")).startswith("measurements.")
-        and str(f.get("path", "")).endswith(".congestion")
-    }
+        p.split(".")[1] for p in paths if p.startswith("measurements.") and p.endswith(".congestion")
+    }  # each factor's path read once
     return [
         str(m.get("name"))
         for m in spec.get("measurements") or []
