@@ -14,7 +14,7 @@ from scipy import stats
 
 from vnetbench.analysis.fairness import index_sd_text, jain_index, mean_index_interval
 from vnetbench.analysis.stable import cut_at_zero
-from vnetbench.spec.units import cannot_be_negative, plain_number
+from vnetbench.spec.units import cannot_be_negative, interval_ends
 
 STATS = ("n", "mean", "sd", "min", "median", "p95", "max", "ci_low", "ci_high")
 CONFIDENCE = 0.95  # of the interval of the mean that describe() gives
@@ -280,11 +280,10 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     )
     low, high = comp.jain_interval
     interval = (
-        # four digits with their zeros, as the fairness table's interval: 0.6571 to 0.9982, 1.000 to
-        # 1.000 (it read '1 to 1' beside that table's '(1.000, 1.000)')
-        f", {100 * CONFIDENCE:g} % interval of the expected index {plain_number(low, 4)} to "
-        f"{plain_number(high, 4)}"
-        if np.isfinite(low)
+        # four digits with their zeros, as the fairness table's interval (`format_interval`): 0.6571
+        # to 0.9982, 1.000 to 1.000 (it read '1 to 1' beside that table's '(1.000 to 1.000)')
+        f", {100 * CONFIDENCE:g} % interval of the expected index " + " to ".join(interval_ends(low, high, 4))
+        if np.isfinite(low) and np.isfinite(high)
         else ""
     )
     reasons.append(
