@@ -261,8 +261,7 @@ def _verdict(
     why: list[str],
     name: str,
 ) -> Verdict:
-    """Reproducible, not, or inconclusive; the reasons are appended to `why`, with values shown in
-    the display unit of the metric `name` (`show(value, unit, delta)`)."""
+    """Reproducible, not, or inconclusive; the reasons go to `why`, in the display unit of `name`."""
     show = partial(format_metric, name)
     cv, sdr, diff, diff_ratio, band, welch_ci, wp, mp, exact = (
         sp.cv, sp.sdr, sp.diff, sp.diff_ratio, sp.band, sp.welch_ci, sp.wp, sp.mp, sp.exact
