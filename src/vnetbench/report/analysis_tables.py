@@ -185,7 +185,14 @@ def diag_tabular(label: str, d: Any) -> TableView:
     return TableView(
         f"{label}: diagnostics",
         ["QQ correlation r", "Shapiro–Wilk p", "residual range / predicted range", "verdict"],
-        [[num(d.qq_r, 4), "—" if d.shapiro_note else num(d.shapiro_p, 3), num(d.residual_ratio, 3), verdict]],
+        [
+            [
+                num(d.qq_r, 4),
+                fmt.MISSING if d.shapiro_note else num(d.shapiro_p, 3),
+                num(d.residual_ratio, 3),
+                verdict,
+            ]
+        ],
         f"Shapiro–Wilk {d.shapiro_note}" if d.shapiro_note else "",
     )
 

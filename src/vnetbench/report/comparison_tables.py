@@ -27,7 +27,8 @@ def display_rows(result: Comparison) -> list[list[str]]:
     for r in result.rows:
         scale, unit, _ = DISPLAY.get(r.key["metric"], (1.0, "", r.key["metric"]))
         what = key_label(r.key)
-        a, b = (f"{center / scale:.4g} {unit}".rstrip() for center in (r.center_a, r.center_b))
+        # with the metric's digits, as the Findings (was '.4g': 10 Gbit/s printed as '1e+04 Mbit/s')
+        a, b = (fmt.metric(r.key["metric"], c, unit=True) for c in (r.center_a, r.center_b))
         rows.append(
             [what, a, b, *_change(r, scale, unit),
              f"{r.p_holm:.2g}" if math.isfinite(r.p_holm) else r.test, r.verdict]
@@ -45,7 +46,7 @@ def key_label(key: Mapping[str, str]) -> str:
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     """The change and its interval relative to A; where A is 0 (no loss before) a relative change
     has no meaning, so the difference itself in the metric's unit (percentage points for loss). Too
-    few runs for an interval at the confidence asked: "—". Signed, '−' (U+2212) for a negative and
+    few runs for an interval at the confidence asked: `fmt.MISSING`. Signed, '−' (U+2212) for a negative and
     no sign for a change that rounds to zero ('0 pp', not '+0 pp'), as the report's differences; a
     difference with three significant digits, its zeros kept and never in exponent form ('+0.200 pp',
     '+1230 Mbit/s', not '+0.2 pp' beside its interval's 0.100 nor '+1.23e+03 Mbit/s'). The interval
@@ -54,14 +55,23 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     significant digits; more where the two ends would print alike)."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
-        return change, "—"
+        return change, fmt.MISSING
     if r.center_a:
         a = abs(r.center_a)
         interval = fmt.ci(100 * r.ci_low / a, 100 * r.ci_high / a, 1, "%", fixed=True)
-        return f"{signed(100 * r.relative_change, '.1f')} %", interval
+        return f"{_relative(100 * r.relative_change, 100 * r.ci_low / a, 100 * r.ci_high / a)} %", interval
     unit = "pp" if unit == "%" else unit
     interval = fmt.ci(r.ci_low / scale, r.ci_high / scale, 3, unit)
     return f"{_difference(r.difference / scale)} {unit}".rstrip(), interval
+
+
+def _relative(change: float, low: float, high: float) -> str:
+    """A relative change in % with one decimal, more (up to three) where one would print 0.0 though
+    its interval excludes 0: '+0.03 %' beside '(0.02 to 0.04) %', not '0.0 %'."""
+    decimals = 1
+    while decimals < 3 and round(change, decimals) == 0 and (low > 0 or high < 0):
+        decimals += 1
+    return signed(change, f".{decimals}f")
 
 
 def _difference(x: float) -> str:

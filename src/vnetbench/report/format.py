@@ -320,8 +320,8 @@ def counted(v: float, noun: str) -> str:
 
 
 def whole(n: int | None) -> str:
-    """A whole number as it is ('—' when there is none): 137, not 137.0 nor 137 with separators."""
-    return "—" if n is None else str(n)
+    """A whole number as it is (MISSING when there is none): 137, not 137.0 nor 137 with separators."""
+    return MISSING if n is None else str(n)
 
 
 def one_decimal(v: float | None) -> str:

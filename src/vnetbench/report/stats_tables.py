@@ -17,7 +17,7 @@ from vnetbench.analysis.multiple import AdjustedContrast, PairDifference
 from vnetbench.analysis.planning import PlanRow
 from vnetbench.analysis.table_analysis import TableAnalysis
 from vnetbench.analysis.two_factor import TwoFactorResult
-from vnetbench.report.format import ci, f_cell, minus_all, num, p_cell, pct, plain, whole, yes
+from vnetbench.report.format import MISSING, ci, f_cell, minus_all, num, p_cell, pct, plain, whole, yes
 from vnetbench.report.terminal import (
     anova_columns,
     factorial_tables,
@@ -203,7 +203,7 @@ def plan_table(rows: Sequence[PlanRow], precision: float, conf: str) -> Table:
                 str(r.n),
                 num(r.mean),
                 num(r.sd, 4),
-                f"{100 * r.half_width_ratio:.3g} %" if math.isfinite(r.half_width_ratio) else "—",
+                f"{100 * r.half_width_ratio:.3g} %" if math.isfinite(r.half_width_ratio) else MISSING,
                 whole(r.needed_jain),
                 whole(r.needed),
             ]

@@ -26,8 +26,8 @@ def test_a_change_is_relative_to_a() -> None:
     # 95.0 -> 96.9 Mbit/s: +1.9 / 95 = +2.0 %; interval (0.95, 2.85) Mbit/s / 95 = +1.0 … +3.0 %
     (row,) = _table(_row("throughput_bps", 95e6, 96.9e6, 0.95e6, 2.85e6))
     assert row[1:5] == [
-        "95 Mbit/s",
-        "96.9 Mbit/s",
+        "95.00 Mbit/s",  # throughput with two decimals in Mbit/s, as the Findings write it
+        "96.90 Mbit/s",
         "+2.0 %",
         "(1.0 to 3.0) %",
     ]  # the interval as the tables and the Findings: "lo to hi", no "+"
@@ -39,7 +39,19 @@ def test_both_sides_carry_their_unit() -> None:
     (row,) = _table(_row("rtt_ns", 81_500, 92_500, -8_000, 30_000, test="hodges-lehmann"))
     assert row[1:3] == ["0.0815 ms", "0.0925 ms"]
     (row,) = _table(_row("jain_index", 0.99, 0.98, -0.02, 0.0))
-    assert row[1:3] == ["0.99", "0.98"]  # a metric without a unit: no trailing space
+    assert row[1:3] == ["0.9900", "0.9800"]  # a metric without a unit: no trailing space
+
+
+def test_ten_gigabit_is_not_written_in_exponent_form() -> None:
+    # '.4g' printed 1e10 bit/s as '1e+04 Mbit/s'
+    (row,) = _table(_row("throughput_bps", 10e9, 9.9e9, -0.2e9, 0.0))
+    assert row[1:3] == ["10000 Mbit/s", "9900 Mbit/s"]
+
+
+def test_a_small_change_whose_interval_excludes_zero_is_not_printed_as_zero() -> None:
+    # +0.03 % of 95 Mbit/s (28.5 kbit/s), interval 0.02 .. 0.04 %: one decimal would print '+0.0 %'
+    (row,) = _table(_row("throughput_bps", 95e6, 95.0285e6, 19_000, 38_000))
+    assert row[3:5] == ["+0.03 %", "(0.02 to 0.04) %"]
 
 
 def test_loss_from_zero_is_shown_in_percentage_points_not_as_nan() -> None:
@@ -70,9 +82,9 @@ def test_no_interval_is_a_dash_not_nan() -> None:
     # 3 v 3 run medians of RTT: no 95 % Hodges–Lehmann interval exists (analysis/compare.py), and a
     # Welch row of one run a side has none either; the change is still shown
     (row,) = _table(_row("rtt_ns", 100_000, 110_000, float("nan"), float("nan"), test="mann-whitney"))
-    assert row[3:5] == ["+10.0 %", "—"]
+    assert row[3:5] == ["+10.0 %", "–"]
     (row,) = _table(_row("loss_ratio", 0.0, 0.002, float("nan"), float("nan")))
-    assert row[3:5] == ["+0.200 pp", "—"]
+    assert row[3:5] == ["+0.200 pp", "–"]
 
 
 def _printed(result: Comparison, monkeypatch: pytest.MonkeyPatch) -> str:

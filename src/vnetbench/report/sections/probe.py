@@ -246,7 +246,7 @@ def _size_figure(
         if lim is not None:
             limits.add(lim)
         top_rx = ceiling(rows, str(series), float(size))
-        spread = "—"
+        spread = fmt.MISSING
         if top_rx and top_rx[2] > 1:  # as the Findings quote it: '60.46 ± 0.0043', not '60,457 ± 4'
             spread = f"{_kpps(top_rx[0])} ± {fmt.metric_sd('pps', top_rx[1], unit=False)} (n={top_rx[2]})"
         limited = int((s["achieved_pps"] < KNEE_SENT * s["offered_pps"]).sum())
@@ -257,7 +257,7 @@ def _size_figure(
                 str(size),
                 str(int(frame_bytes(size))),
                 _kpps(k) if k is not None else "none passed",
-                ", ".join("none passed" if r is None else _kpps(r) for r in per_rep) or "—",
+                ", ".join("none passed" if r is None else _kpps(r) for r in per_rep) or fmt.MISSING,
                 _kpps(float(s["received_pps"].max())),
                 spread,
                 _kpps(lim) if lim is not None else "no link-rate limit (unshaped)",
