@@ -40,7 +40,7 @@ def _shaping_needs(layout: Layout, need: Callable[[str, str, str], None]) -> Non
         need("htb", "rate shaping (shaper: htb)", "use `shaper: tbf`, or run where sch_htb exists")
         need("bfifo", "the htb shaper's queue", "run where the fifo qdiscs exist")
     if any(i.shaper.placement == "network" for i in layout.interfaces() if i.shaper):
-        for kind in ("ifb", "redirect"):
+        for kind in ("ifb", "redirect", "bfifo"):  # bfifo: the fifo qdiscs' module, the relay's pfifo
             need(kind, "a link with `shaping: network` (the default)", "set `shaping: sender` on the link")
 
 
