@@ -99,6 +99,13 @@ def test_gso_sender_is_received_exactly_at_the_rate(napi: str) -> None:
     assert st["lost_packets"] == 0 and st["duplicate_packets"] == 0
     assert st["reordered_packets"] == 0 and st["late_packets"] == 0
     assert st["received_bytes"] == sent * SIZE
-    # the receiver's rate follows what was sent (every packet arrived, above): within the sender's
-    # own bounds, not ±0.5 % (8,447 of 8,492 pps seen in a CI run's timing phase)
-    assert 0.95 <= st["received_pps"] / target_pps <= 1.005, st["received_pps"]
+    # the receiver's rate follows what was sent (every packet arrived, above): the same packets over
+    # the sender's own window, give or take the delivery delay at either end. The receiving window
+    # was 1.0062 × the target in a CI run on a busy machine while the sender's own rate was within
+    # 1.005: in threaded NAPI the first frames wait for the napi kthread, which runs at normal
+    # priority and can be a few ms late; the sender (SCHED_FIFO) is not. So the windows are compared
+    # (within 20 ms of 2 s), not the receiver's rate against ±0.5 %.
+    gap_ms = (s["send_window_ns"] - st["receive_window_ns"]) / 1e6
+    assert abs(gap_ms) <= 20, (gap_ms, s["send_window_ns"], st["receive_window_ns"])
+    assert st["received_pps"] == pytest.approx((sent - 1) / st["receive_window_ns"] * 1e9, rel=1e-9)
+    assert st["received_pps"] / target_pps >= 0.95, st["received_pps"]
