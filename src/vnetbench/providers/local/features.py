@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from vnetbench.layout import Interface, Netem, Shaper
 from vnetbench.providers.local import kernel, netshaping, shaping, signals
-from vnetbench.providers.local.netlink import Batch, NetlinkFailure, Op
+from vnetbench.providers.local.netlink import Batch, NetlinkFailure, Op, qdisc_op
 from vnetbench.providers.local.netns import netlink_socket
 
 LINK_KINDS = ("veth", "bridge", "vxlan")
@@ -56,14 +56,7 @@ def _qdisc_op(kind: str, index: int) -> Op:
         options = {"limit": 10_000}
     else:
         options = shaping.netem_options(Netem(1_000_000, None, None), None, 1500, None)
-    return Op(
-        f"{kind} qdisc",
-        "qdisc",
-        index,
-        create=True,
-        fields={"handle": 0x10000, "parent": 0xFFFFFFFF},
-        attrs=[["TCA_KIND", kind], ["TCA_OPTIONS", options]],
-    )
+    return qdisc_op(f"{kind} qdisc", index, 0x10000, 0xFFFFFFFF, kind, options)
 
 
 def _redirect_works(attempt: Callable[[Op], bool]) -> bool:

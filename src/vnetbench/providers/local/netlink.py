@@ -262,3 +262,9 @@ class Batch:
 def link_up(index: int, what: str) -> Op:
     """The netlink request that brings interface `index` up."""
     return Op(what, "link", index, fields={"flags": IFF_UP, "change": IFF_UP})
+
+
+def qdisc_op(what: str, index: int, handle: int, parent: int, kind: str, options: Any = None) -> Op:
+    """The request that adds a qdisc of `kind` (with pyroute2's TCA_OPTIONS, if any) to interface `index`."""
+    attrs: list[Any] = [["TCA_KIND", kind]] + ([["TCA_OPTIONS", options]] if options is not None else [])
+    return Op(what, "qdisc", index, create=True, fields={"handle": handle, "parent": parent}, attrs=attrs)

@@ -40,7 +40,7 @@ import socket
 from pyroute2.netlink.rtnl import TC_H_CLSACT, TC_H_ROOT
 
 from vnetbench.layout import Interface, Layout
-from vnetbench.providers.local.netlink import Op, link_up
+from vnetbench.providers.local.netlink import Op, link_up, qdisc_op
 
 CLSACT_HANDLE = 0xFFFF0000
 EGRESS_PARENT = 0xFFFFFFF3  # TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
@@ -86,13 +86,13 @@ def relay_ops(iface: Interface, ifb_index: int) -> list[Op]:
     (measured; 0.8 GB at 1,000 nodes). A pfifo holds the same frames in a list: ~15 KiB."""
     name = ifb_name(iface)
     return [
-        Op(
+        qdisc_op(
             f"pfifo {TXQUEUE_FRAMES} frames on {name} in {iface.ns}",
-            "qdisc",
             ifb_index,
-            create=True,
-            fields={"handle": RELAY_QDISC_HANDLE, "parent": TC_H_ROOT},
-            attrs=[["TCA_KIND", "pfifo"], ["TCA_OPTIONS", {"limit": TXQUEUE_FRAMES}]],
+            RELAY_QDISC_HANDLE,
+            TC_H_ROOT,
+            "pfifo",
+            {"limit": TXQUEUE_FRAMES},
         ),
         link_up(ifb_index, f"{name} up in {iface.ns}"),
     ]
@@ -117,14 +117,7 @@ def redirect_ops(iface: Interface, index: int, ifb_index: int) -> list[Op]:
         ]
     }
     return [
-        Op(
-            f"clsact on {where}",
-            "qdisc",
-            index,
-            create=True,
-            fields={"handle": CLSACT_HANDLE, "parent": TC_H_CLSACT},
-            attrs=[["TCA_KIND", "clsact"]],
-        ),
+        qdisc_op(f"clsact on {where}", index, CLSACT_HANDLE, TC_H_CLSACT, "clsact"),
         Op(
             f"egress redirect {where} -> {ifb_name(iface)}",
             "filter",

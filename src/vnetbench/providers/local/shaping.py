@@ -19,7 +19,7 @@ from pyroute2.netlink.rtnl.tcmsg import sched_htb, sched_netem, sched_pfifo, sch
 
 from vnetbench.layout import Interface, Netem, Shaper
 from vnetbench.providers.local import netemdist
-from vnetbench.providers.local.netlink import Op
+from vnetbench.providers.local.netlink import Op, qdisc_op
 
 # bfifo takes the same options as pfifo (one int: the limit, here in bytes); pyroute2 only names pfifo.
 tc_plugins.setdefault("bfifo", sched_pfifo)
@@ -92,27 +92,11 @@ def qdisc_ops(iface: Interface, index: int) -> list[Op]:
     shaper, netem = iface.shaper, iface.netem
     ops: list[Op] = []
     if shaper is not None and shaper.kind == "tbf":
-        ops.append(
-            Op(
-                f"tbf {_bit(shaper.rate_bps)} on {where}",
-                "qdisc",
-                index,
-                create=True,
-                fields={"handle": ROOT, "parent": TC_H_ROOT},
-                attrs=[["TCA_KIND", "tbf"], ["TCA_OPTIONS", tbf_options(shaper)]],
-            )
-        )
+        what = f"tbf {_bit(shaper.rate_bps)} on {where}"
+        ops.append(qdisc_op(what, index, ROOT, TC_H_ROOT, "tbf", tbf_options(shaper)))
     elif shaper is not None and shaper.kind == "htb":
-        ops.append(
-            Op(
-                f"htb root on {where}",
-                "qdisc",
-                index,
-                create=True,
-                fields={"handle": ROOT, "parent": TC_H_ROOT},
-                attrs=[["TCA_KIND", "htb"], ["TCA_OPTIONS", sched_htb.get_parameters({"default": 1})]],
-            )
-        )
+        root = sched_htb.get_parameters({"default": 1})
+        ops.append(qdisc_op(f"htb root on {where}", index, ROOT, TC_H_ROOT, "htb", root))
         params = sched_htb.get_class_parameters(
             {
                 "rate": _bit(shaper.rate_bps),
@@ -135,27 +119,19 @@ def qdisc_ops(iface: Interface, index: int) -> list[Op]:
         )
         if netem is None:
             ops.append(
-                Op(
+                qdisc_op(
                     f"bfifo {shaper.queue_bytes} B under htb on {where}",
-                    "qdisc",
                     index,
-                    create=True,
-                    fields={"handle": LEAF, "parent": CLASS},
-                    attrs=[["TCA_KIND", "bfifo"], ["TCA_OPTIONS", {"limit": shaper.queue_bytes}]],
+                    LEAF,
+                    CLASS,
+                    "bfifo",
+                    {"limit": shaper.queue_bytes},
                 )
             )
     if netem is not None:
         rate = shaper.rate_bps if shaper else None
         queue = shaper.queue_bytes if shaper else None
         handle, parent = (LEAF, CLASS) if shaper else (ROOT, TC_H_ROOT)
-        ops.append(
-            Op(
-                f"netem on {where}",
-                "qdisc",
-                index,
-                create=True,
-                fields={"handle": handle, "parent": parent},
-                attrs=[["TCA_KIND", "netem"], ["TCA_OPTIONS", netem_options(netem, rate, iface.mtu, queue)]],
-            )
-        )
+        options = netem_options(netem, rate, iface.mtu, queue)
+        ops.append(qdisc_op(f"netem on {where}", index, handle, parent, "netem", options))
     return ops
