@@ -7,6 +7,8 @@ misspelt one. Used by the campaign loader and the inventory loader alike.
 
 from __future__ import annotations
 
+import difflib
+import re
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -80,24 +82,61 @@ def pydantic_errors(
     err: ValidationError, data: Any, source: str, line_of: Any, root: type[BaseModel]
 ) -> list[SpecError]:
     """One located error per problem pydantic found validating `data` as `root`."""
+    items = [(_real_loc(item["loc"], data), item) for item in err.errors(include_url=False)]
+    items = [(loc, item) for loc, item in items if not _misspelt(loc, item, items)]
+    messages: dict[Loc, list[str]] = {}
+    for loc, item in items:
+        loc, message = _explain(item, loc, data, root)
+        said = messages.setdefault(loc, [])
+        if message not in said:  # unions report one problem per member; say it once
+            said.append(message)
     out: list[SpecError] = []
-    seen: set[tuple[str, str]] = set()
-    for item in err.errors(include_url=False):
-        loc = _real_loc(item["loc"], data)
-        message = _explain(item, loc, data, root)
-        key = (dotted(loc), message)
-        if key in seen:  # unions report one problem per member; say it once
-            continue
-        seen.add(key)
-        out.append(SpecError(source, line_of(loc), dotted(loc), message))
+    for loc, said in messages.items():
+        for message in _union_alternatives(said):
+            out.append(SpecError(source, line_of(loc), dotted(loc), message))
     return out
+
+
+def _misspelt(loc: Loc, item: dict[str, Any], items: list[tuple[Loc, dict[str, Any]]]) -> bool:
+    """A required field reported missing beside an unknown key that is its misspelling
+    (`measurments:`): the unknown key's error says it all ("did you mean 'measurements'?")."""
+    if item["type"] != "missing" or not loc or not isinstance(loc[-1], str):
+        return False
+    unknown = [
+        other[-1]
+        for other, it in items
+        if it["type"] == "extra_forbidden" and other[:-1] == loc[:-1] and isinstance(other[-1], str)
+    ]
+    return any(loc[-1] in _close(key, [loc[-1]]) for key in unknown)
+
+
+def _close(word: str, choices: list[str]) -> list[str]:
+    return difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+
+
+def _union_alternatives(messages: list[str]) -> list[str]:
+    """A value refused by every member of a union (a rate, or the word 'link') in one message:
+    "'fast' is not a rate; expected …, or 'link'" rather than two lines that each forget the other."""
+    literals = [m for m in messages if m.startswith(_LITERAL)]
+    others = [m for m in messages if not m.startswith(_LITERAL)]
+    if not literals or not others:
+        return messages
+    words = " or ".join(m.removeprefix(_LITERAL).split(", got ")[0] for m in literals)
+    return [f"{others[0]}, or {words}", *others[1:]]
+
+
+_LITERAL = "input should be "
 
 
 def _real_loc(loc: tuple[Any, ...], data: Any) -> Loc:
     """Drop pydantic's union-member tags (e.g. 'tcp', 'function-before[...]') from a location."""
     real: list[str | int] = []
     node = data
+    tagged = None  # the mapping whose union tag was skipped: `kind: pairs` tags 'pairs' before its `pairs:`
     for part in loc:
+        if isinstance(node, dict) and part == node.get("kind") and tagged is not node:
+            tagged = node
+            continue
         in_mapping = isinstance(node, dict) and part in node
         in_sequence = isinstance(node, list | tuple) and isinstance(part, int) and part < len(node)
         if in_mapping or in_sequence:
@@ -113,55 +152,180 @@ def _is_tag(part: str, node: dict[str, Any]) -> bool:
     return part == node.get("kind") or "[" in part or part in {"str", "int", "float", "bool"}
 
 
-def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -> str:
+def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -> tuple[Loc, str]:
+    """The location to report and the message: what is wrong, and what to write instead."""
     kind = item["type"]
+    given = item.get("input")
     if kind == "extra_forbidden":
         accepted = _accepted_keys(loc[:-1], data, root)
-        return f"unknown key '{loc[-1]}'" + (f"; accepted here: {', '.join(accepted)}" if accepted else "")
+        near = _close(str(loc[-1]), accepted)
+        return loc, (
+            f"unknown key '{loc[-1]}'"
+            + (f"; did you mean '{near[0]}'?" if near else "")
+            + (f" accepted here: {', '.join(accepted)}" if accepted and near else "")
+            + (f"; accepted here: {', '.join(accepted)}" if accepted and not near else "")
+        )
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return _kind_error(item, loc, data, root)
+    if kind == "missing" and isinstance(item["loc"][-1], int) and isinstance(given, list | tuple):
+        # a fixed-length list (a link's endpoints, a [source, destination] pair) given too few items
+        return loc, (
+            f"has {len(given)} item{'s' if len(given) != 1 else ''}, needs {item['loc'][-1] + 1}: "
+            f"give every one, e.g. [{', '.join(chr(ord('a') + k) for k in range(item['loc'][-1] + 1))}]"
+        )
     if kind == "missing":
-        return "required field is missing"
-    if kind == "union_tag_invalid" or kind == "union_tag_not_found":
-        ctx = item.get("ctx", {})
-        return f"'kind' must be one of {ctx.get('expected_tags', '')}"
+        return loc, "required field is missing"
+    if kind in _EXPECTED:
+        return loc, _type_error(kind, given, loc, data) + _field_help(loc, data, root)
     message = item["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
+    message = re.sub(r"^(List|Tuple) should have", "must have", message.replace(" after validation", ""))
     if kind == "string_pattern_mismatch" and loc and loc[-1] == "name":
         message = "must be 1–31 letters, digits, '-' or '_', starting with a letter"
-    if kind.startswith("datetime"):  # 'input is too short' alone does not say what a time looks like
-        given = f"{item.get('input')!r} is not a time: " if isinstance(item.get("input"), str) else ""
-        message = f"{given}{message[0].lower()}{message[1:]}; {DATETIME_HELP}"
-    return message[0].lower() + message[1:] if message else message
+        message += f", got {given!r}" if isinstance(given, str) else ""
+    elif kind.startswith("datetime"):  # 'input is too short' alone does not say what a time looks like
+        given_text = f"{given!r} is not a time: " if isinstance(given, str) else ""
+        message = f"{given_text}{message[0].lower()}{message[1:]}; {DATETIME_HELP}"
+    elif kind == "literal_error":
+        near = _close(str(given), re.findall(r"'([^']*)'", item.get("ctx", {}).get("expected", "")))
+        message += f", got {given!r}" + (f"; did you mean '{near[0]}'?" if near else "")
+    elif kind in _BOUNDS and not isinstance(given, dict | list):
+        message += f", got {given!r}" + _field_help(loc, data, root)
+    return loc, message[0].lower() + message[1:] if message else message
+
+
+_BOUNDS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+_EXPECTED = {  # pydantic's type errors, as what the field needs
+    "model_type": "a mapping of keys (key: value lines, or {key: value})",
+    "model_attributes_type": "a mapping of keys (key: value lines, or {key: value})",
+    "dict_type": "a mapping of keys (key: value lines, or {key: value})",
+    "list_type": "a list ('- item' lines, or [a, b])",
+    "tuple_type": "a list like [a, b]",
+    "string_type": "a text value",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+
+
+def _type_error(kind: str, given: Any, loc: Loc, data: Any) -> str:
+    """'expected a list …, got a mapping' — with the usual way the value was meant to be written."""
+    message = f"expected {_EXPECTED[kind]}, got {_describe(given)}"
+    if (
+        isinstance(given, str)
+        and re.fullmatch(r"[A-Za-z_][\w-]*:\S.*", given)
+        and "mapping" in _EXPECTED[kind]
+    ):
+        key, value = given.split(":", 1)
+        message += f"; YAML needs a space after a key's colon: write '{key}: {value}'"
+    parent = _node_at(loc[:-1], data) if loc and isinstance(loc[-1], int) else None
+    if kind == "tuple_type" and isinstance(parent, list) and all(isinstance(x, str) for x in parent):
+        message += (
+            f"; each item is itself a list: write [[{', '.join(parent[:2])}]], not [{', '.join(parent[:2])}]"
+        )
+    return message
+
+
+def _field_help(loc: Loc, data: Any, root: type[BaseModel]) -> str:
+    """'; cpu: CPU quota as a fraction of one core …': the field's own description, where it has one."""
+    if not loc or not isinstance(loc[-1], str):
+        return ""
+    model = _model_for(*_annotation_at(loc[:-1], data, root))
+    field = model.model_fields.get(loc[-1]) if isinstance(model, type) else None
+    return f"; {loc[-1]}: {field.description}" if field is not None and field.description else ""
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "nothing (the value is empty)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a yes/no value)"
+    if isinstance(value, str):
+        return f"the text {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, dict):
+        return "a mapping (key: value)"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return repr(value)
+
+
+def _node_at(loc: Loc, data: Any) -> Any:
+    node = data
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _kind_error(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -> tuple[Loc, str]:
+    """A tagged union's `kind` that is missing or not one of its kinds, located at the `kind` key."""
+    tags = _kind_tags(_annotation_at(loc, data, root)[0])
+    one_of = f"'kind' must be one of {', '.join(repr(t) for t in tags)}"
+    given = item.get("input")
+    if isinstance(given, dict) and "kind" in given:
+        near = _close(str(given["kind"]), tags)
+        hint = f"; did you mean '{near[0]}'?" if near else ""
+        return (*loc, "kind"), f"{one_of}, got {given['kind']!r}{hint}"
+    return (*loc, "kind"), f"required field is missing: {one_of}"
+
+
+def _kind_tags(annotation: Any) -> list[str]:
+    tags: list[str] = []
+    for model in _models_in(annotation):
+        field = model.model_fields.get("kind")
+        if field is not None:
+            tags += [t for t in typing.get_args(field.annotation) if isinstance(t, str) and t not in tags]
+    return tags
 
 
 def _accepted_keys(loc: Loc, data: Any, root: type[BaseModel]) -> list[str]:
     """The field names the model at `loc` accepts (to tell a user what they could have meant)."""
-    model: Any = root
-    node = data
-    for part in loc:
-        node = node[part] if isinstance(node, dict | list) else None
-        if isinstance(part, int):
-            continue
-        field = model.model_fields.get(part) if isinstance(model, type) else None
-        if field is None:
-            return []
-        model = _model_for(field.annotation, node)
+    model = _model_for(*_annotation_at(loc, data, root))
     if isinstance(model, type) and issubclass(model, BaseModel):
         return sorted(model.model_fields)
     return []
 
 
-def _model_for(annotation: Any, node: Any) -> Any:
-    """Find the BaseModel class inside an annotation (list[X], X | None, a tagged union)."""
+def _annotation_at(loc: Loc, data: Any, root: type[BaseModel]) -> tuple[Any, Any]:
+    """The type annotation of the value at `loc`, and that value (None where the data has none).
+    Each list item picks its own member of a tagged union (measurements[1] may be udp, [0] tcp)."""
+    annotation: Any = root
+    node = data
+    for part in loc:
+        if isinstance(part, str):
+            model = _model_for(annotation, node)
+            field = model.model_fields.get(part) if isinstance(model, type) else None
+            if field is None:
+                return None, None
+            annotation = field.annotation
+        node = _node_at((part,), node)
+    return annotation, node
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """Every BaseModel class inside an annotation (list[X], X | None, a tagged union)."""
     candidates = []
     stack = [annotation]
     while stack:
-        ann = stack.pop()
+        ann = stack.pop(0)  # in the order written: a union's kinds as the models list them
         if isinstance(ann, type) and issubclass(ann, BaseModel):
             candidates.append(ann)
         stack.extend(typing.get_args(ann))
-    if isinstance(node, list) and node:
-        node = node[0]
+    return candidates
+
+
+def _model_for(annotation: Any, node: Any) -> Any:
+    """The BaseModel class inside an annotation that describes `node` (by its `kind` in a union)."""
+    candidates = _models_in(annotation)
     if isinstance(node, dict) and "kind" in node:
         for cand in candidates:
             field = cand.model_fields.get("kind")

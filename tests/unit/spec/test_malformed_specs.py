@@ -40,7 +40,13 @@ schedule: {repetitions: 2}
 
 # (id, text replacement (old, new) applied to VALID, expected line, expected field path, expected words)
 CASES = [
-    ("unknown-top-key", ("schedule:", "schedul:"), 23, "schedul", "unknown key 'schedul'; accepted here:"),
+    (
+        "unknown-top-key",
+        ("schedule:", "schedul:"),
+        23,
+        "schedul",
+        "unknown key 'schedul'; did you mean 'schedule'? accepted here:",
+    ),
     (
         "unknown-link-key",
         ("rate: 100mbit}\n    - {endpoints: [vm2", "rat: 100mbit}\n    - {endpoints: [vm2"),
@@ -64,8 +70,14 @@ CASES = [
         "expected a duration like",
     ),
     ("bad-interval", ("interval: 0.2s", "interval: soon"), 20, "measurements[2].interval", "duration"),
-    ("bad-kind", ("kind: rtt", "kind: icmp"), 20, "measurements[2]", "'kind' must be one of"),
-    ("missing-kind", ("{name: ping, kind: rtt, ", "{name: ping, "), 20, "measurements[2]", "kind"),
+    ("bad-kind", ("kind: rtt", "kind: icmp"), 20, "measurements[2].kind", "'kind' must be one of"),
+    (
+        "missing-kind",
+        ("{name: ping, kind: rtt, ", "{name: ping, "),
+        20,
+        "measurements[2].kind",
+        "required field is missing: 'kind' must be one of 'tcp', 'udp', 'rtt'",
+    ),
     (
         "link-to-missing-node",
         ("[vm2, sw]", "[vm9, sw]"),

@@ -1,0 +1,161 @@
+"""What a user reads when a campaign file is wrong: the field's path, what is wrong, and the fix.
+
+Each case mutates one valid spec and asserts the key parts of the message: the located path and the
+words that say what to write instead (never a Python class name, never a message that contradicts
+the value given).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import parse_spec
+
+VALID = """\
+name: small
+topology:
+  nodes:
+    - {name: vm1, cpu: 0.5}
+    - {name: vm2}
+  switches:
+    - {name: sw}
+  links:
+    - {endpoints: [vm1, sw], rate: 100mbit}
+    - {name: wan, endpoints: [vm2, sw], rate: 10mbit, delay: 5ms}
+measurements:
+  - {name: tcp, kind: tcp, duration: 5s}
+  - {name: udp, kind: udp, rate: link}
+  - {name: ping, kind: rtt, count: 5, interval: 200ms}
+patterns:
+  - {name: p, kind: pairs, pairs: [[vm1, vm2]], measurements: [tcp, udp, ping]}
+schedule:
+  repetitions: 2
+"""
+
+
+def errors(old: str, new: str, base: str = VALID) -> list[str]:
+    """The error lines of VALID with `old` replaced by `new` (once), without the file name."""
+    assert old in base, old
+    with pytest.raises(SpecInvalid) as info:
+        parse_spec(base.replace(old, new, 1), "c.yaml")
+    return [str(e).removeprefix("c.yaml") for e in info.value.errors]
+
+
+def test_the_base_spec_is_valid() -> None:
+    assert parse_spec(VALID, "c.yaml").campaign.name == "small"
+
+
+def test_a_misspelt_key_suggests_the_right_one() -> None:
+    assert errors("rate: 100mbit}", "rat: 100mbit}") == [
+        ":9: topology.links[0].rat: unknown key 'rat'; did you mean 'rate'? accepted here: delay, delay_cdf, "
+        "emulator, endpoints, jitter, jitter_distribution, loss, loss_burst, loss_model, mtu, name, overlay, "
+        "pps, queue, rate, reorder, shaper, shaping"
+    ]
+
+
+def test_a_misspelt_required_key_is_one_error_not_also_a_missing_one() -> None:
+    found = errors("measurements:", "measurments:")
+    assert len(found) == 1, found
+    assert found[0].startswith(":11: measurments: unknown key 'measurments'; did you mean 'measurements'?")
+
+
+def test_a_misspelt_key_of_a_udp_measurement_lists_the_udp_fields() -> None:
+    # the accepted keys were the first measurement's (tcp: congestion, reverse, …), not this one's
+    (found,) = errors("kind: udp, rate: link", "kind: udp, rte: link")
+    assert found.startswith(":13: measurements[1].rte: unknown key 'rte'; did you mean 'rate'?")
+    assert "rate_factor" in found and "congestion" not in found
+
+
+def test_a_misspelt_kind_is_located_at_kind_and_suggests_one() -> None:
+    (found,) = errors("kind: tcp", "kind: tpc")
+    assert found.startswith(":12: measurements[0].kind: 'kind' must be one of 'tcp', 'udp', 'rtt'")
+    assert found.endswith("got 'tpc'; did you mean 'tcp'?")
+
+
+def test_a_missing_kind_lists_the_kinds() -> None:
+    # was "'kind' must be one of" with nothing after it
+    (found,) = errors("{name: p, kind: pairs, ", "{name: p, ")
+    assert found == (
+        ":16: patterns[0].kind: required field is missing: "
+        "'kind' must be one of 'pairs', 'star', 'fan-in', 'parallel', 'mesh', 'nodes'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (  # was: "input should be a valid dictionary or instance of Schedule"
+            "schedule:\n  repetitions: 2",
+            "schedule: [2]",
+            ":17: schedule: expected a mapping of keys (key: value lines, or {key: value}), got a list of 1 item",
+        ),
+        (
+            "  links:\n",
+            "  links:\n    wan: {endpoints: [vm1, vm2]}\n  old_links:\n",
+            ":8: topology.links: expected a list ('- item' lines, or [a, b]), got a mapping (key: value)",
+        ),
+        (  # YAML read `repetitions:2` as one word
+            "repetitions: 2",
+            "repetitions:2",
+            ":17: schedule: expected a mapping of keys (key: value lines, or {key: value}), got the text "
+            "'repetitions:2'; YAML needs a space after a key's colon: write 'repetitions: 2'",
+        ),
+        (
+            "repetitions: 2",
+            "repetitions: three",
+            ":18: schedule.repetitions: expected a whole number, got the text 'three'",
+        ),
+        (
+            "cpu: 0.5",
+            "cpu: 50%",
+            ":4: topology.nodes[0].cpu: expected a number, got the text '50%'; "
+            "cpu: CPU quota of this node alone (fraction of a core)",
+        ),
+        (
+            "pairs: [[vm1, vm2]]",
+            "pairs: [vm1, vm2]",
+            ":16: patterns[0].pairs[0]: expected a list like [a, b], got the text 'vm1'; "
+            "each item is itself a list: write [[vm1, vm2]], not [vm1, vm2]",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_says_what_was_expected_and_got(old: str, new: str, expected: str) -> None:
+    assert errors(old, new)[0] == expected
+
+
+def test_a_link_with_one_end_says_how_many_it_needs() -> None:
+    # was "required field is missing" about a field that is there
+    assert errors("[vm1, sw]", "[vm1]") == [
+        ":9: topology.links[0].endpoints: has 1 item, needs 2: give every one, e.g. [a, b]"
+    ]
+
+
+def test_a_list_too_long_or_empty_has_no_pydantic_words() -> None:
+    # (a pairs pattern's fields were located under its `pairs:`: the union's tag 'pairs' read as the key)
+    assert errors("[vm1, sw]", "[vm1, vm2, sw]") == [
+        ":9: topology.links[0].endpoints: must have at most 2 items, not 3"
+    ]
+    assert errors("measurements: [tcp, udp, ping]", "measurements: []") == [
+        ":16: patterns[0].measurements: must have at least 1 item, not 0"
+    ]
+
+
+def test_a_bound_says_the_value_given() -> None:
+    assert errors("repetitions: 2", "repetitions: 0") == [
+        ":18: schedule.repetitions: input should be greater than or equal to 1, got 0"
+    ]
+
+
+def test_a_choice_says_the_value_given_and_suggests_one() -> None:
+    found = errors("repetitions: 2", "repetitions: 2\n  order: randm")
+    assert found == [
+        ":19: schedule.order: input should be 'as-written' or 'random', got 'randm'; did you mean 'random'?"
+    ]
+
+
+def test_a_rate_or_link_is_one_message_naming_both() -> None:
+    # was two lines: "'fast' is not a rate; …" and "input should be 'link'"
+    (found,) = errors("rate: link", "rate: fast")
+    assert found.startswith(":13: measurements[1].rate: 'fast' is not a rate; expected a rate like 10mbit")
+    assert found.endswith(", or 'link'")
