@@ -8,6 +8,7 @@ so that every error carries the path of the field that is wrong.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -119,6 +120,20 @@ class Link(Strict):
     @classmethod
     def _delay_cdf_points(cls, value: Any) -> Any:
         return check_points(value)
+
+    @field_validator("delay", "jitter", mode="before")
+    @classmethod
+    def _no_bare_seconds(cls, value: Any) -> Any:
+        # a bare number is seconds: `delay: 10` meant 10 ms far more often than a 10 s one-way delay
+        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+            number = float(value)
+        if number is not None and number >= 1:
+            raise ValueError(
+                f"{value!r} without a unit is {number:g} s one way; write {number:g}ms for milliseconds "
+                f"(or {number:g}s if you mean seconds)"
+            )
+        return value
 
 
 class Topology(Strict):

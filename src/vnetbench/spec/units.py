@@ -46,14 +46,35 @@ SIZE_HELP = "a size in bytes like 1470, 64K or 4M (K = 1024 bytes)"
 PERCENT_HELP = "a percentage like 1% or 0.5% (or a ratio between 0 and 1)"
 
 
+def _negative(value: object, help_text: str, what: str = "must not be negative") -> None:
+    """'-1ms', '-100mbit': a sign the number pattern does not take; say so rather than 'not a duration'."""
+    text = str(value).strip()
+    if text.startswith("-") and re.fullmatch(_NUMBER + r"[a-zA-Z/%]*", text[1:].strip()):
+        raise ValueError(f"{what}, got {value!r}; expected {help_text}")
+
+
+# Below this, a rate without a unit is a forgotten unit (`rate: 100` meaning 100mbit), not 100 bit/s.
+MIN_BARE_RATE = 1000
+
+
 def parse_rate(value: object) -> int:
-    """'100mbit' -> 100_000_000 (bits per second)."""
+    """'100mbit' -> 100_000_000 (bits per second); a bare number (1e8, or the text '1e8') is bit/s."""
     if isinstance(value, bool):
         raise ValueError(f"expected {RATE_HELP}")
+    if isinstance(value, str) and re.fullmatch(
+        r"[-+]?\d+(\.\d*)?[eE][-+]?\d+|[-+]?\d+(\.\d*)?", value.strip()
+    ):
+        value = float(value)  # YAML reads 1e8 (no dot) as text: the number it looks like
     if isinstance(value, int | float):
         if value <= 0:
-            raise ValueError(f"must be positive; expected {RATE_HELP}")
+            raise ValueError(f"must be positive, got {value!r}; expected {RATE_HELP}")
+        if value < MIN_BARE_RATE:
+            raise ValueError(
+                f"{value!r} without a unit is {value:g} bit/s (a 1500-byte frame would take "
+                f"{12000 / value:.0f} s); write the unit, e.g. {value:g}mbit; expected {RATE_HELP}"
+            )
         return int(value)
+    _negative(value, RATE_HELP, "must be positive")
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z/]+)", str(value).strip())
     byte_unit = match and re.fullmatch(r"(?P<prefix>[kKmMgGtT]?)B(?:ps|/s)", match["unit"])
     if byte_unit:
@@ -68,7 +89,7 @@ def parse_rate(value: object) -> int:
         raise ValueError(f"{value!r} is not a rate; expected {RATE_HELP}")
     bits = float(match["num"]) * _RATE_UNITS[unit]
     if bits <= 0:
-        raise ValueError(f"must be positive; expected {RATE_HELP}")
+        raise ValueError(f"must be positive, got {value!r}; expected {RATE_HELP}")
     return round(bits)
 
 
@@ -78,8 +99,9 @@ def parse_duration_ns(value: object) -> int:
         raise ValueError(f"expected {DURATION_HELP}")
     if isinstance(value, int | float):
         if value < 0:
-            raise ValueError(f"must not be negative; expected {DURATION_HELP}")
+            raise ValueError(f"must not be negative, got {value!r}; expected {DURATION_HELP}")
         return round(value * 10**9)
+    _negative(value, DURATION_HELP)
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-z]*)", str(value).strip().lower())
     if not match or match["unit"] not in {*_DURATION_UNITS, ""}:
         raise ValueError(f"{value!r} is not a duration; expected {DURATION_HELP}")
@@ -92,14 +114,15 @@ def parse_size_bytes(value: object) -> int:
         raise ValueError(f"expected {SIZE_HELP}")
     if isinstance(value, int):
         if value <= 0:
-            raise ValueError(f"must be positive; expected {SIZE_HELP}")
+            raise ValueError(f"must be positive, got {value!r}; expected {SIZE_HELP}")
         return value
+    _negative(value, SIZE_HELP, "must be positive")
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z]*)", str(value).strip())
     if not match or match["unit"].lower() not in _SIZE_UNITS:
         raise ValueError(f"{value!r} is not a size; expected {SIZE_HELP}")
     size = int(float(match["num"]) * _SIZE_UNITS[match["unit"].lower()])
     if size <= 0:
-        raise ValueError(f"must be positive; expected {SIZE_HELP}")
+        raise ValueError(f"must be positive, got {value!r}; expected {SIZE_HELP}")
     return size
 
 
@@ -112,8 +135,16 @@ def parse_ratio(value: object) -> float:
         ratio = float(text[:-1]) / 100 if text.endswith("%") else float(text)
     except ValueError:
         raise ValueError(f"{value!r} is not a percentage; expected {PERCENT_HELP}") from None
-    if not 0 <= ratio <= 1:
-        raise ValueError(f"{value!r} is outside 0–100 %; expected {PERCENT_HELP}")
+    if ratio < 0:
+        raise ValueError(f"must not be negative, got {value!r}; expected {PERCENT_HELP}")
+    if ratio > 1 and not text.endswith("%"):
+        # `loss: 5` meant 5 %: a bare number is a ratio, so it read as 500 %
+        raise ValueError(
+            f"{value!r} without '%' is a ratio, {ratio * 100:g} %; write {text}% for {text} percent "
+            f"(or the ratio {ratio / 100:g}); expected {PERCENT_HELP}"
+        )
+    if ratio > 1:
+        raise ValueError(f"{value!r} is above 100 %; expected {PERCENT_HELP}")
     return ratio
 
 

@@ -159,3 +159,59 @@ def test_a_rate_or_link_is_one_message_naming_both() -> None:
     (found,) = errors("rate: link", "rate: fast")
     assert found.startswith(":13: measurements[1].rate: 'fast' is not a rate; expected a rate like 10mbit")
     assert found.endswith(", or 'link'")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (  # was "'-1ms' is not a duration": it is one, with a sign it cannot have
+            "delay: 5ms",
+            "delay: -1ms",
+            ":10: topology.links[1].delay: must not be negative, got '-1ms'; expected a duration like",
+        ),
+        ("rate: 10mbit", "rate: -100mbit", ":10: topology.links[1].rate: must be positive, got '-100mbit'"),
+        ("rate: 10mbit", "rate: 0", ":10: topology.links[1].rate: must be positive, got 0"),
+        (  # 100 bit/s: the unit was forgotten
+            "rate: 10mbit",
+            "rate: 100",
+            ":10: topology.links[1].rate: 100 without a unit is 100 bit/s (a 1500-byte frame would take 120 s); "
+            "write the unit, e.g. 100mbit",
+        ),
+        (  # 10 s one way: the unit was forgotten
+            "delay: 5ms",
+            "delay: 10",
+            ":10: topology.links[1].delay: 10 without a unit is 10 s one way; write 10ms for milliseconds "
+            "(or 10s if you mean seconds)",
+        ),
+        (  # was "5 is outside 0–100 %", which 5 % is not
+            "delay: 5ms",
+            "delay: 5ms, loss: 5",
+            ":10: topology.links[1].loss: 5 without '%' is a ratio, 500 %; write 5% for 5 percent (or the ratio 0.05)",
+        ),
+        (
+            "delay: 5ms",
+            "delay: 5ms, loss: -1%",
+            ":10: topology.links[1].loss: must not be negative, got '-1%'",
+        ),
+        ("delay: 5ms", "delay: 5ms, loss: 150%", ":10: topology.links[1].loss: '150%' is above 100 %"),
+        ("duration: 5s", "duration: -5s", ":12: measurements[0].duration: must not be negative, got '-5s'"),
+    ],
+)
+def test_a_unit_mistake_says_what_to_write(old: str, new: str, expected: str) -> None:
+    (found,) = errors(old, new)
+    assert found.startswith(expected), found
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "bps", "delay_ns", "loss"),
+    [
+        ("rate: 10mbit", "rate: 1e8", 10**8, 5 * 10**6, None),  # YAML reads 1e8 (no dot) as text
+        ("rate: 10mbit", "rate: 100 Mbit/s", 10**8, 5 * 10**6, None),
+        ("delay: 5ms", "delay: 10 ms", 10**7, 10**7, None),
+        ("delay: 5ms", "delay: 0.01", 10**7, 10**7, None),  # a bare number below 1 is still seconds
+        ("delay: 5ms", "delay: 5ms, loss: 5%", 10**7, 5 * 10**6, 0.05),
+    ],
+)
+def test_units_that_are_accepted(old: str, new: str, bps: int, delay_ns: int, loss: float | None) -> None:
+    link = parse_spec(VALID.replace(old, new, 1), "c.yaml").campaign.topology.links[1]
+    assert (link.rate, link.delay, link.loss) == (bps, delay_ns, loss)
