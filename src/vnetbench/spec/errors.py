@@ -75,6 +75,50 @@ class LineMap:
         return self.lines.get(loc, 1)
 
 
+_OPENERS = {"flow sequence": "'['", "flow mapping": "'{'", "quoted scalar": "quote"}
+
+
+def yaml_error(err: yaml.YAMLError, text: str, source: str) -> SpecError:
+    """A YAML syntax error as one located line that says what to change: a tab that indents, a Markdown
+    fence copied with the example, a bracket or quote left open (and where it was opened)."""
+    mark = getattr(err, "problem_mark", None)
+    line = mark.line + 1 if mark else 0
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    lines = text.splitlines()
+    here = lines[mark.line] if mark and mark.line < len(lines) else ""
+    char = here[mark.column] if mark and mark.column < len(here) else ""
+    column = f" (column {mark.column + 1})" if mark else ""
+    if "cannot start any token" in problem and char == "\t":
+        return SpecError(
+            source, line, "", f"not valid YAML: a tab{column}; YAML indents with spaces only: replace the tab"
+        )
+    if "cannot start any token" in problem and char == "`":
+        return SpecError(
+            source,
+            line,
+            "",
+            f"not valid YAML: '`'{column} cannot start a value; a Markdown fence (```) copied with an "
+            "example? remove it, or quote the value",
+        )
+    if "cannot start any token" in problem and char:
+        return SpecError(
+            source, line, "", f"not valid YAML: {char!r}{column} cannot start a value; quote the value"
+        )
+    context, opened = getattr(err, "context", None) or "", getattr(err, "context_mark", None)
+    what = next((sign for name, sign in _OPENERS.items() if name in context), None)
+    if what and opened is not None:
+        where = "line" if opened.line + 1 != line else "this line"
+        where += f" {opened.line + 1}" if opened.line + 1 != line else ""
+        return SpecError(
+            source,
+            line,
+            "",
+            f"not valid YAML: {problem}{column}: the {what} opened on {where} (column {opened.column + 1}) "
+            "is not closed; close it",
+        )
+    return SpecError(source, line, "", f"not valid YAML: {problem}{column}")
+
+
 DATETIME_HELP = "expected an ISO-8601 time like 2026-12-11T00:00:00Z (UTC if no zone is given)"
 
 

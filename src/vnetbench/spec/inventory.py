@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from vnetbench.spec.errors import LineMap, SpecError, SpecInvalid, pydantic_errors
+from vnetbench.spec.errors import LineMap, SpecError, SpecInvalid, pydantic_errors, yaml_error
 from vnetbench.spec.units import DurationNs
 
 # Never starts with '-': a tool would read it as an option (argument injection, not only shell).
@@ -203,10 +203,7 @@ def load_inventory(path: Path | str) -> Inventory:
     except OSError as err:
         raise SpecInvalid([SpecError(source, 0, "", f"cannot read the inventory: {err.strerror}")]) from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise SpecInvalid(
-            [SpecError(source, mark.line + 1 if mark else 0, "", f"not valid YAML: {err}")]
-        ) from None
+        raise SpecInvalid([yaml_error(err, text, source)]) from None
     if isinstance(data, dict) and "inventory" in data and "hosts" not in data:
         data, prefix = data["inventory"], ("inventory",)
     else:

@@ -14,7 +14,16 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from vnetbench.spec.errors import SAFE_LOADER, LineMap, Loc, SpecError, SpecInvalid, dotted, pydantic_errors
+from vnetbench.spec.errors import (
+    SAFE_LOADER,
+    LineMap,
+    Loc,
+    SpecError,
+    SpecInvalid,
+    dotted,
+    pydantic_errors,
+    yaml_error,
+)
 from vnetbench.spec.inventory import inventory_text, load_inventory
 from vnetbench.spec.models import Campaign
 from vnetbench.spec.paths import PathError, apply_overrides
@@ -62,10 +71,7 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
         data = yaml.load(text, Loader=SAFE_LOADER)  # safe: CSafeLoader or SafeLoader
         lines = LineMap(text, source)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = mark.line + 1 if mark else 0
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise SpecInvalid([SpecError(source, line, "", f"not valid YAML: {problem}")]) from None
+        raise SpecInvalid([yaml_error(err, text, source)]) from None
     except ValueError as err:  # YAML read a date or time that does not exist (2026-13-01, 2026-02-30)
         raise SpecInvalid(
             [
@@ -78,17 +84,7 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
             ]
         ) from None
     if not isinstance(data, dict):
-        raise SpecInvalid(
-            [
-                SpecError(
-                    source,
-                    1,
-                    "",
-                    "a campaign is a YAML mapping with keys name, topology, "
-                    "measurements, patterns (and optional schedule)",
-                )
-            ]
-        )
+        raise SpecInvalid([SpecError(source, 1, "", f"{_what_it_is(data)}; {CAMPAIGN_SHAPE}")])
     if lines.duplicates:
         raise SpecInvalid(
             [
@@ -115,6 +111,20 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
     if overrides:  # the text kept in the store is what runs: the report shows it, resume plans from it
         text = overridden_text(source, overrides, data)
     return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
+
+
+CAMPAIGN_SHAPE = (
+    "a campaign is a YAML mapping with keys name, topology, measurements, patterns (and optional "
+    "schedule): see `vnetbench scenarios show quickstart`"
+)
+
+
+def _what_it_is(data: Any) -> str:
+    if data is None:
+        return "the file is empty (or only comments)"
+    if isinstance(data, list):
+        return "the file is a list (its lines start with '- ')"
+    return f"the file is a single value ({str(data)[:40]!r})"
 
 
 def overridden_text(source: str, overrides: dict[str, Any], data: dict[str, Any]) -> str:

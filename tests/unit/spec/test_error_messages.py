@@ -215,3 +215,39 @@ def test_a_unit_mistake_says_what_to_write(old: str, new: str, expected: str) ->
 def test_units_that_are_accepted(old: str, new: str, bps: int, delay_ns: int, loss: float | None) -> None:
     link = parse_spec(VALID.replace(old, new, 1), "c.yaml").campaign.topology.links[1]
     assert (link.rate, link.delay, link.loss) == (bps, delay_ns, loss)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (  # was "found character that cannot start any token"
+            VALID.replace("schedule:\n  repetitions: 2", "schedule:\n\trepetitions: 2"),
+            ":18: not valid YAML: a tab (column 1); YAML indents with spaces only: replace the tab",
+        ),
+        (
+            "```yaml\n" + VALID,
+            ":1: not valid YAML: '`' (column 1) cannot start a value; a Markdown fence (```) copied with an "
+            "example? remove it, or quote the value",
+        ),
+        (
+            VALID.replace("pairs: [[vm1, vm2]],", "pairs: [[vm1, vm2],"),
+            ":16: not valid YAML: did not find expected ',' or ']' (column 78): the '[' opened on this line "
+            "(column 35) is not closed; close it",
+        ),
+        (
+            "",
+            ":1: the file is empty (or only comments); a campaign is a YAML mapping with keys name, topology",
+        ),
+        ("# nothing yet\n", ":1: the file is empty (or only comments); a campaign is a YAML mapping"),
+        (
+            "- name: a\n- name: b\n",
+            ":1: the file is a list (its lines start with '- '); a campaign is a YAML mapping",
+        ),
+        ("hello\n", ":1: the file is a single value ('hello'); a campaign is a YAML mapping"),
+    ],
+)
+def test_a_yaml_error_or_a_file_that_is_no_mapping_says_what_to_change(text: str, expected: str) -> None:
+    with pytest.raises(SpecInvalid) as info:
+        parse_spec(text, "c.yaml")
+    (found,) = [str(e).removeprefix("c.yaml") for e in info.value.errors]
+    assert found.startswith(expected), found
