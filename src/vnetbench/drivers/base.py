@@ -87,6 +87,11 @@ class Driver(Protocol):
         """What the tool cannot do with this measurement (checked before a campaign starts)."""
         ...
 
+    def spec_problems(self, m: Any) -> list[tuple[str, str]]:
+        """(field, message): what the tool cannot do with the measurement's own fields, with the fix;
+        the plan refuses them (validate, run) before anything is built. Nothing about this machine."""
+        ...
+
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands: ...
 
     def parse(self, client: ToolOutput, server: ToolOutput | None = None) -> Parsed:

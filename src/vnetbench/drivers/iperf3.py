@@ -68,43 +68,62 @@ def _seconds(ns: int) -> str:
     return str(whole) if frac == 0 else f"{whole}.{frac:09d}".rstrip("0")
 
 
-def _time_problems(duration_ns: int, omit_ns: int, interval_ns: int) -> list[str]:
+def _time_problems(duration_ns: int, omit_ns: int, interval_ns: int) -> list[tuple[str, str]]:
     out = []
     if duration_ns % NS or not NS <= duration_ns <= MAX_DURATION_S * NS:
         out.append(
-            f"duration {_seconds(duration_ns)} s: iperf3 3.12 takes whole seconds from 1 to {MAX_DURATION_S} "
-            "(it would silently cut 1.5 s to 1 s); use e.g. duration: 2s"
+            (
+                "duration",
+                f"duration {_seconds(duration_ns)} s: iperf3 3.12 takes whole seconds from 1 to "
+                f"{MAX_DURATION_S} (it would silently cut 1.5 s to 1 s); use e.g. duration: 2s",
+            )
         )
     if omit_ns % NS or not 0 <= omit_ns <= MAX_OMIT_S * NS:
         out.append(
-            f"omit {_seconds(omit_ns)} s: iperf3 3.12 takes whole seconds from 0 to {MAX_OMIT_S}; "
-            "use e.g. omit: 2s (or drop samples in analysis.omit)"
+            (
+                "omit",
+                f"omit {_seconds(omit_ns)} s: iperf3 3.12 takes whole seconds from 0 to {MAX_OMIT_S}; "
+                "use e.g. omit: 2s (or drop samples in analysis.omit)",
+            )
         )
     if not MIN_INTERVAL_NS <= interval_ns <= MAX_INTERVAL_NS:
         out.append(
-            f"interval {_seconds(interval_ns)} s: iperf3 reports every 0.1 to 60 s; use e.g. interval: 1s"
+            (
+                "interval",
+                f"interval {_seconds(interval_ns)} s: iperf3 reports every 0.1 to 60 s; "
+                "use e.g. interval: 1s",
+            )
         )
     return out
 
 
-def _other_problems(m: Measurement) -> list[str]:
+def _other_problems(m: Measurement) -> list[tuple[str, str]]:
     out = []
     if m.streams > MAX_STREAMS:
-        out.append(f"streams {m.streams}: iperf3 runs at most {MAX_STREAMS} parallel streams")
+        out.append(("streams", f"streams {m.streams}: iperf3 runs at most {MAX_STREAMS} parallel streams"))
     if isinstance(m, TcpMeasurement) and m.window is not None and not 0 < m.window <= MAX_WINDOW_BYTES:
-        out.append(f"window {m.window} bytes: iperf3 accepts up to {MAX_WINDOW_BYTES} bytes (512 MiB)")
+        out.append(
+            ("window", f"window {m.window} bytes: iperf3 accepts up to {MAX_WINDOW_BYTES} bytes (512 MiB)")
+        )
     if isinstance(m, UdpMeasurement) and not UDP_MIN_LENGTH <= m.length <= UDP_MAX_LENGTH:
         out.append(
-            f"length {m.length} bytes: iperf3 UDP datagrams carry {UDP_MIN_LENGTH} to {UDP_MAX_LENGTH} "
-            f"payload bytes (its header with 64-bit counters is {UDP_MIN_LENGTH} bytes)"
+            (
+                "length",
+                f"length {m.length} bytes: iperf3 UDP datagrams carry {UDP_MIN_LENGTH} to {UDP_MAX_LENGTH} "
+                f"payload bytes (its header with 64-bit counters is {UDP_MIN_LENGTH} bytes)",
+            )
         )
     return out
+
+
+def field_problems(m: Measurement) -> list[tuple[str, str]]:
+    """(field, message) for what iperf3 3.12 cannot do with this measurement, each with the fix."""
+    return _time_problems(m.duration, m.omit, m.interval) + _other_problems(m)
 
 
 def problems(m: Measurement) -> list[str]:
     """What iperf3 3.12 cannot do with this measurement, each with the fix (empty: fine)."""
-    found = _time_problems(m.duration, m.omit, m.interval) + _other_problems(m)
-    return [f"measurement '{m.name}': {p}" for p in found]
+    return [f"measurement '{m.name}': {p}" for _, p in field_problems(m)]
 
 
 def server_command(port: int, interval_ns: int) -> list[str]:
@@ -118,7 +137,7 @@ def commands(m: Measurement, flow: FlowParams, offered_bps: float | None) -> Com
     """The server and client argv for one flow. Raises ValueError on what iperf3 would reject or truncate."""
     found = _time_problems(flow.duration_ns, flow.omit_ns, m.interval) + _other_problems(m)
     if found:
-        raise ValueError("; ".join(f"measurement '{m.name}': {p}" for p in found))
+        raise ValueError("; ".join(f"measurement '{m.name}': {p}" for _, p in found))
     client = [
         TOOL, "-c", flow.dst_address, "-p", str(flow.port), "-J",
         "-t", _seconds(flow.duration_ns), "-O", _seconds(flow.omit_ns), "-i", _seconds(m.interval),
@@ -782,6 +801,9 @@ class Iperf3Driver:
 
     def problems(self, m: Measurement) -> list[str]:
         return problems(m)
+
+    def spec_problems(self, m: Measurement) -> list[tuple[str, str]]:
+        return field_problems(m)
 
     def commands(self, m: Measurement, flow: FlowParams, offered_bps: float | None) -> Commands:
         return commands(m, flow, offered_bps)

@@ -53,28 +53,43 @@ def _ms_arg(ns: int) -> str:
     return text
 
 
-def problems(m: RttMeasurement) -> list[str]:
-    """What ping cannot do with this measurement, each with the fix (empty: fine)."""
+def field_problems(m: RttMeasurement) -> list[tuple[str, str]]:
+    """(field, message) for what ping cannot do with this measurement, each with the fix (empty: fine)."""
     out = []
     wait = m.deadline if m.deadline is not None else DEFAULT_WAIT_NS
     for name, ns in (("interval", m.interval), ("deadline", wait)):
         if ns % MS:
             out.append(
-                f"{name} {ns / MS:g} ms: ping counts whole milliseconds; use e.g. {name}: {ns // MS or 1}ms"
+                (
+                    name,
+                    f"{name} {ns / MS:g} ms: ping counts whole milliseconds; "
+                    f"use e.g. {name}: {ns // MS or 1}ms",
+                )
             )
     if m.interval < MIN_INTERVAL_NS:
         out.append(
-            f"interval {m.interval / MS:g} ms: ping sends at most every 2 ms unless it runs as root; "
-            "use 2ms or more"
+            (
+                "interval",
+                f"interval {m.interval / MS:g} ms: ping sends at most every 2 ms unless it runs as root; "
+                "use 2ms or more",
+            )
         )
     if wait < MS:
-        out.append("deadline: ping waits at least 1 ms; use e.g. deadline: 2s")
+        out.append(("deadline", "deadline: ping waits at least 1 ms; use e.g. deadline: 2s"))
     if not MIN_SIZE <= m.size <= MAX_SIZE:
         out.append(
-            f"size {m.size} bytes: ping measures RTT only with {MIN_SIZE} to {MAX_SIZE} payload bytes "
-            "(the request carries its send time)"
+            (
+                "size",
+                f"size {m.size} bytes: ping measures RTT only with {MIN_SIZE} to {MAX_SIZE} payload bytes "
+                "(the request carries its send time)",
+            )
         )
-    return [f"measurement '{m.name}': {p}" for p in out]
+    return out
+
+
+def problems(m: RttMeasurement) -> list[str]:
+    """What ping cannot do with this measurement, each with the fix (empty: fine)."""
+    return [f"measurement '{m.name}': {p}" for _, p in field_problems(m)]
 
 
 def commands(m: RttMeasurement, flow: FlowParams, offered_bps: float | None = None) -> Commands:
@@ -376,6 +391,9 @@ class PingDriver:
 
     def problems(self, m: RttMeasurement) -> list[str]:
         return problems(m)
+
+    def spec_problems(self, m: RttMeasurement) -> list[tuple[str, str]]:
+        return field_problems(m)
 
     def commands(self, m: RttMeasurement, flow: FlowParams, offered_bps: float | None = None) -> Commands:
         return commands(m, flow, offered_bps)

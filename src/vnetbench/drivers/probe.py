@@ -276,6 +276,9 @@ class ProbeFlowDriver:
     def problems(self, m: Any) -> list[str]:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
 
+    def spec_problems(self, m: Any) -> list[tuple[str, str]]:
+        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
+
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         probe = probe_path()
         target = f"{flow.dst_address}:{flow.port}"
@@ -331,6 +334,9 @@ class ProbeRttDriver:
 
     def problems(self, m: Any) -> list[str]:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
+
+    def spec_problems(self, m: Any) -> list[tuple[str, str]]:
+        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
 
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         probe = probe_path()
@@ -396,6 +402,9 @@ class CpushareDriver:
 
     def problems(self, m: Any) -> list[str]:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
+
+    def spec_problems(self, m: Any) -> list[tuple[str, str]]:
+        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
 
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         client = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import random
 from typing import Any
 
@@ -20,10 +21,12 @@ from vnetbench.layout import Layout, build_layout, link_one_way_ns, link_shaper
 from vnetbench.plan import sweeps
 from vnetbench.plan.patterns import pattern_of, pattern_steps
 from vnetbench.plan.steps import Plan, Step
+from vnetbench.spec.errors import dotted
 from vnetbench.spec.fractions import fraction_runs, parse_generators
 from vnetbench.spec.loader import LoadedSpec, SpecError, SpecInvalid, validate
 from vnetbench.spec.models import Campaign
-from vnetbench.spec.paths import PathError, apply_overrides, get_path
+from vnetbench.spec.paths import PathError, apply_overrides, get_path, path_loc
+from vnetbench.spec.units import format_duration
 
 
 def topology_key(campaign: Campaign) -> str:
@@ -72,6 +75,8 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
     _check_design(spec)
     combos = treatments(spec)
     variants = [_variant(spec, combo) for combo in combos]
+    for v in variants:
+        _check_tools(spec, v)
     layouts = [build_layout(v, campaign_id) for v in variants]
     for v, layout in zip(variants, layouts, strict=True):
         _check_rates(spec, v, layout)
@@ -119,6 +124,7 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
                     params=params,
                 )
             )
+    _check_interval(spec, steps)
     background = sum(_background_flows(variants[s.variant], s.pattern) for s in steps)
     return Plan(variants, keys, steps, seed, layouts, background)
 
@@ -143,25 +149,34 @@ def _variant(spec: LoadedSpec, combo: dict[str, Any]) -> Campaign:
     except PathError as err:
         raise SpecInvalid([spec.error(("factors",), str(err))]) from None
     try:
-        return validate(data, spec.source)
+        return validate(data, spec.source, spec.line_of)
     except SpecInvalid as err:
-        levels = ", ".join(f"{k}={v!r}" for k, v in combo.items())
-        raise SpecInvalid(
-            [
-                SpecError(e.file, e.line, e.path, f"{e.message} (with factor levels {levels})")
-                for e in err.errors
-            ]
-        ) from None
+        raise SpecInvalid([_factor_error(spec, data, combo, e) for e in err.errors]) from None
+
+
+def _factor_error(spec: LoadedSpec, data: dict[str, Any], combo: dict[str, Any], e: SpecError) -> SpecError:
+    """An error of a treatment, located at the factor that caused it: a level the field refuses at
+    `factors[i].levels[j]`, a path that names no field at `factors[i].path`. Others say the levels."""
+    for i, factor in enumerate(spec.campaign.factors):
+        target = dotted(path_loc(data, factor.path))
+        if e.path != target and not e.path.startswith((target + ".", target + "[")):
+            continue
+        if e.message.startswith("unknown key"):
+            return spec.error(
+                ("factors", i, "path"), f"'{factor.path}' names no field ({e.path}): {e.message}"
+            )
+        level = combo[factor.name]
+        j = next(k for k, lv in enumerate(factor.levels) if lv == level and type(lv) is type(level))
+        return spec.error(
+            ("factors", i, "levels", j), f"level {level!r} for {factor.path} ({e.path}): {e.message}"
+        )
+    levels = ", ".join(f"{k}={v!r}" for k, v in combo.items())
+    return SpecError(e.file, e.line, e.path, f"{e.message} (with factor levels {levels})")
 
 
 def _check_design(spec: LoadedSpec) -> None:
     campaign = spec.campaign
-    errors = []
-    for i, factor in enumerate(campaign.factors):
-        try:
-            get_path(spec.data, factor.path)
-        except PathError as err:
-            errors.append(spec.error(("factors", i, "path"), str(err)))
+    errors = _check_factor_paths(spec)
     design = campaign.design
     if design:
         if not campaign.factors:
@@ -200,6 +215,31 @@ def _check_design(spec: LoadedSpec) -> None:
         raise SpecInvalid(errors)
 
 
+def _check_factor_paths(spec: LoadedSpec) -> list[SpecError]:
+    """Every factor's path names a place in the spec, and no two factors set the same field (the
+    second would overwrite the first's level in every treatment)."""
+    errors = []
+    first: dict[tuple[str | int, ...], int] = {}
+    for i, factor in enumerate(spec.campaign.factors):
+        try:
+            get_path(spec.data, factor.path)
+            loc = path_loc(spec.data, factor.path)
+        except PathError as err:
+            errors.append(spec.error(("factors", i, "path"), str(err)))
+            continue
+        if loc in first:
+            other = spec.campaign.factors[first[loc]]
+            errors.append(
+                spec.error(
+                    ("factors", i, "path"),
+                    f"'{factor.path}' is set by factor '{other.name}' (factors[{first[loc]}]) too; "
+                    "each factor sets a field of its own: merge their levels into one factor, or remove one",
+                )
+            )
+        first.setdefault(loc, i)
+    return errors
+
+
 def _check_generators(spec: LoadedSpec) -> list[SpecError]:
     """A 2k-p design's generators are valid products of the factors' letters; no other kind has any."""
     design = spec.campaign.design
@@ -216,6 +256,39 @@ def _check_generators(spec: LoadedSpec) -> list[SpecError]:
     except ValueError as err:
         return [spec.error(("design", "generators"), str(err))]
     return []
+
+
+def _check_tools(spec: LoadedSpec, campaign: Campaign) -> None:
+    """What a measurement's tool cannot do with its fields (iperf3's whole seconds, ping's 2 ms), refused
+    here rather than by the driver in the middle of a run."""
+    errors = [
+        spec.error(("measurements", i, field), message)
+        for i, m in enumerate(campaign.measurements)
+        for field, message in kind_of(m.kind).driver.spec_problems(m)
+    ]
+    if errors:
+        raise SpecInvalid(errors)
+
+
+def _check_interval(spec: LoadedSpec, steps: list[Step]) -> None:
+    """A schedule interval shorter than one repetition's measuring alone cannot be kept."""
+    interval = spec.campaign.schedule.interval
+    per_rep: dict[int, int] = {}
+    for step in steps:
+        per_rep[step.repetition] = per_rep.get(step.repetition, 0) + step.planned_ns
+    longest = max(per_rep.values(), default=0)
+    if 0 < interval < longest and len(per_rep) > 1:
+        raise SpecInvalid(
+            [
+                spec.error(
+                    ("schedule", "interval"),
+                    f"{format_duration(interval)} is shorter than one repetition's measuring alone "
+                    f"({format_duration(longest)}): repetitions would start late, not every "
+                    f"{format_duration(interval)}; give at least {math.ceil(longest / 1e9)}s, or 0 to run "
+                    "them back to back",
+                )
+            ]
+        )
 
 
 def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:

@@ -48,6 +48,21 @@ def get_path(data: dict[str, Any], path: str) -> Any:
     return node
 
 
+def path_loc(data: dict[str, Any], path: str) -> tuple[str | int, ...]:
+    """The location a dotted path names, list items by index, as errors locate fields:
+    'measurements.tcp.duration' -> ('measurements', 0, 'duration'); PathError as get_path."""
+    loc: list[str | int] = []
+    node: Any = data
+    for part in path.split("."):
+        container, key = _step(node, part, path)
+        loc.append(key)
+        try:
+            node = container[key]
+        except (KeyError, IndexError):
+            node = {}  # a field not written yet: what is below it has no items to name
+    return tuple(loc)
+
+
 def set_path(data: dict[str, Any], path: str, value: Any) -> None:
     """Set the value at a dotted path, creating missing mappings on the way."""
     parts = path.split(".")

@@ -57,6 +57,7 @@ def _names_and_placement(campaign: Campaign) -> list[Problem]:
     problems += _unique("topology", "switches", [s.name for s in topo.switches])
     problems += _unique("topology", "links", [link.label for link in topo.links])
     problems += _unique("measurements", None, [m.name for m in campaign.measurements])
+    problems += _unique("factors", None, [f.name for f in campaign.factors])
 
     sites = [s.name for s in topo.sites]
     hosts = [h.name for h in topo.hosts]

@@ -1,0 +1,104 @@
+"""Errors only the plan finds (factor levels, the tools' limits, the schedule), located at the field
+the user must change, with the fix: `vnetbench validate` reports them before anything is built."""
+
+from __future__ import annotations
+
+import pytest
+
+from vnetbench.plan import make_plan
+from vnetbench.spec.errors import SpecInvalid
+from vnetbench.spec.loader import parse_spec
+
+SPEC = """\
+name: small
+topology:
+  nodes: [{name: vm1}, {name: vm2}]
+  links:
+    - {name: ab, endpoints: [vm1, vm2], rate: 100mbit}
+measurements:
+  - {name: tcp, kind: tcp, duration: 2s}
+  - {name: ping, kind: rtt, count: 5, interval: 200ms}
+patterns:
+  - {name: p, kind: pairs, pairs: [[vm1, vm2]], measurements: [tcp, ping]}
+factors:
+  - {name: cc, path: measurements.tcp.congestion, levels: [cubic, reno]}
+  - {name: rate, path: topology.links.ab.rate, levels: [10mbit, 100mbit]}
+"""
+
+
+def plan_errors(old: str, new: str) -> list[str]:
+    assert old in SPEC, old
+    with pytest.raises(SpecInvalid) as info:
+        make_plan(parse_spec(SPEC.replace(old, new, 1), "c.yaml"), "00000000", 0)
+    return [str(e).removeprefix("c.yaml") for e in info.value.errors]
+
+
+def test_the_base_spec_plans() -> None:
+    assert len(make_plan(parse_spec(SPEC, "c.yaml"), "00000000", 0).steps) == 8
+
+
+def test_a_level_the_field_refuses_is_located_at_the_level() -> None:
+    # was "c.yaml: topology.links[0].rate: … (with factor levels …)": no line, and the link's path
+    assert plan_errors("levels: [10mbit, 100mbit]", "levels: [10mbit, fast]") == [
+        ":13: factors[1].levels[1]: level 'fast' for topology.links.ab.rate (topology.links[0].rate): "
+        "'fast' is not a rate; expected a rate like 10mbit, 100mbit, 1gbit, 2.5gbit or 500kbit "
+        "(bits per second, SI prefixes)"
+    ]
+
+
+def test_a_path_to_a_misspelt_field_is_located_at_the_path() -> None:
+    # was located at measurements[0].congestoin, a field nobody wrote, without a line
+    (found,) = plan_errors("measurements.tcp.congestion", "measurements.tcp.congestoin")
+    assert found.startswith(
+        ":12: factors[0].path: 'measurements.tcp.congestoin' names no field (measurements[0].congestoin): "
+        "unknown key 'congestoin'; did you mean 'congestion'?"
+    )
+
+
+def test_two_factors_with_one_name_or_one_path_are_refused() -> None:
+    # both were valid: the second factor silently overwrote the first's levels in every treatment
+    assert plan_errors("{name: rate,", "{name: cc,") == [
+        ":13: factors[1].name: 'cc' is used twice (first at position 1); names must be unique"
+    ]
+    assert plan_errors(
+        "path: topology.links.ab.rate, levels: [10mbit, 100mbit]",
+        "path: measurements.0.congestion, levels: [bbr, htcp]",
+    ) == [
+        ":13: factors[1].path: 'measurements.0.congestion' is set by factor 'cc' (factors[0]) too; each factor "
+        "sets a field of its own: merge their levels into one factor, or remove one"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (  # iperf3 would have refused it in the middle of the run (a ValueError from the driver)
+            "duration: 2s",
+            "duration: 0",
+            ":7: measurements[0].duration: duration 0 s: iperf3 3.12 takes whole seconds from 1 to 86400",
+        ),
+        (
+            "duration: 2s",
+            "duration: 1.5s",
+            ":7: measurements[0].duration: duration 1.5 s: iperf3 3.12 takes whole",
+        ),
+        (
+            "interval: 200ms",
+            "interval: 0",
+            ":8: measurements[1].interval: interval 0 ms: ping sends at most every 2 ms unless it runs as root; "
+            "use 2ms or more",
+        ),
+    ],
+)
+def test_what_the_tool_cannot_do_is_refused_by_the_plan(old: str, new: str, expected: str) -> None:
+    (found,) = plan_errors(old, new)
+    assert found.startswith(expected), found
+
+
+def test_an_interval_shorter_than_a_repetition_is_refused() -> None:
+    # 4 treatments × (2 s of TCP + 1 s of ping) per repetition: an interval of 1 s cannot be kept
+    found = plan_errors("factors:", "schedule: {repetitions: 3, interval: 1s}\nfactors:")
+    assert found == [
+        ":11: schedule.interval: 1 s is shorter than one repetition's measuring alone (12 s): repetitions "
+        "would start late, not every 1 s; give at least 12s, or 0 to run them back to back"
+    ]
