@@ -144,7 +144,7 @@ def parse_ratio(value: object) -> float:
             f"(or the ratio {ratio / 100:g}); expected {PERCENT_HELP}"
         )
     if ratio > 1:
-        raise ValueError(f"{value!r} is above 100 %; expected {PERCENT_HELP}")
+        raise ValueError(f"{value!r} is outside 0–100 %; expected {PERCENT_HELP}")
     return ratio
 
 

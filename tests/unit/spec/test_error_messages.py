@@ -193,7 +193,7 @@ def test_a_rate_or_link_is_one_message_naming_both() -> None:
             "delay: 5ms, loss: -1%",
             ":10: topology.links[1].loss: must not be negative, got '-1%'",
         ),
-        ("delay: 5ms", "delay: 5ms, loss: 150%", ":10: topology.links[1].loss: '150%' is above 100 %"),
+        ("delay: 5ms", "delay: 5ms, loss: 150%", ":10: topology.links[1].loss: '150%' is outside 0–100 %"),
         ("duration: 5s", "duration: -5s", ":12: measurements[0].duration: must not be negative, got '-5s'"),
     ],
 )

@@ -163,7 +163,7 @@ CASES = [
         ("rate: 10mbit,", "rate: 10mbit, loss: 150%,"),
         16,
         "topology.links[2].loss",
-        "above 100 %",
+        "outside 0–100 %",
     ),
     (
         "bad-mtu",
