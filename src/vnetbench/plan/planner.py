@@ -260,12 +260,23 @@ def _check_generators(spec: LoadedSpec) -> list[SpecError]:
 
 def _check_tools(spec: LoadedSpec, campaign: Campaign) -> None:
     """What a measurement's tool cannot do with its fields (iperf3's whole seconds, ping's 2 ms), refused
-    here rather than by the driver in the middle of a run."""
+    here rather than by the driver in the middle of a run; a timeout that ends every step early."""
     errors = [
         spec.error(("measurements", i, field), message)
         for i, m in enumerate(campaign.measurements)
         for field, message in kind_of(m.kind).driver.spec_problems(m)
     ]
+    for i, m in enumerate(campaign.measurements):
+        runs = kind_of(m.kind).planned_ns(m)
+        if m.timeout is not None and m.kind != "background" and m.timeout <= runs:
+            errors.append(
+                spec.error(
+                    ("measurements", i, "timeout"),
+                    f"{format_duration(m.timeout)} is not longer than the measurement runs "
+                    f"({format_duration(runs)}): every step would be ended before its tool finishes; "
+                    "give more, or remove it (the default is that + 45 s)",
+                )
+            )
     if errors:
         raise SpecInvalid(errors)
 

@@ -350,7 +350,9 @@ class MeshPattern(_Pattern):
     """All ordered pairs; throughput tests never overlap on a node (perfSONAR's rule)."""
 
     kind: Literal["mesh"]
-    nodes: list[Name] | None = Field(None, description="default: every node")
+    nodes: list[Name] | None = Field(
+        None, min_length=2, description="default: every node (a mesh of one node has no pair to measure)"
+    )
     max_parallel: int = Field(1, ge=1, description="disjoint pairs measured at once")
 
 

@@ -102,3 +102,19 @@ def test_an_interval_shorter_than_a_repetition_is_refused() -> None:
         ":11: schedule.interval: 1 s is shorter than one repetition's measuring alone (12 s): repetitions "
         "would start late, not every 1 s; give at least 12s, or 0 to run them back to back"
     ]
+
+
+def test_a_timeout_no_longer_than_the_measurement_is_refused() -> None:
+    # was valid: every step ended at its timeout, before iperf3 finished, and failed
+    assert plan_errors("duration: 2s}", "duration: 2s, timeout: 1s}") == [
+        ":7: measurements[0].timeout: 1 s is not longer than the measurement runs (2 s): every step would be "
+        "ended before its tool finishes; give more, or remove it (the default is that + 45 s)"
+    ]
+
+
+def test_a_mesh_of_one_node_is_refused() -> None:
+    # was valid and measured nothing
+    (found,) = plan_errors(
+        "{name: p, kind: pairs, pairs: [[vm1, vm2]],", "{name: p, kind: mesh, nodes: [vm1],"
+    )
+    assert found.startswith(":10: patterns[0].nodes: must have at least 2 items, not 1"), found
