@@ -69,7 +69,7 @@ class CampaignSpec:
 def read_campaign_spec(row: dict[str, Any]) -> CampaignSpec:
     """Thresholds, orders and the planned step count from the stored spec text."""
     try:
-        loaded = parse_spec(row["spec_text"], row["spec_source"])
+        loaded = parse_spec(row["spec_text"], row["spec_source"], stored=True)
     except SpecInvalid as exc:
         return CampaignSpec([], {}, [], None, problem=str(exc))
     campaign = loaded.campaign

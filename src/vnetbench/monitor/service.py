@@ -134,7 +134,7 @@ def prepare(
         campaign_id = create_campaign(loaded, store, provider=provider).campaign_id
     row = store.campaign(campaign_id)
     assert row is not None
-    stored = parse_spec(row["spec_text"], row["spec_source"])
+    stored = parse_spec(row["spec_text"], row["spec_source"], stored=True)
     before, now = _measured_part(stored.campaign), _measured_part(loaded.campaign)
     if before != now:
         changed = ", ".join(k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k))

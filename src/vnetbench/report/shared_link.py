@@ -37,7 +37,7 @@ class SharedLinks:
             self.layouts = {}
 
     def _lay_out(self, campaign: dict[str, Any]) -> None:
-        spec = parse_spec(campaign["spec_text"], campaign.get("spec_source") or "<stored spec>")
+        spec = parse_spec(campaign["spec_text"], campaign.get("spec_source") or "<stored spec>", stored=True)
         plan = make_plan(spec, str(campaign["id"]), int(campaign.get("seed") or 0))
         names = [f.name for f in spec.campaign.factors]
         for combo, variant, layout in zip(treatments(spec), plan.variants, plan.layouts, strict=True):

@@ -63,7 +63,7 @@ def load_plan(store: Store, campaign_id: str) -> Plan:
     row = store.campaign(campaign_id)
     if row is None:
         raise KeyError(campaign_id)
-    spec = parse_spec(row["spec_text"], row["spec_source"])
+    spec = parse_spec(row["spec_text"], row["spec_source"], stored=True)
     return make_plan(spec, row["id"], row["seed"])
 
 

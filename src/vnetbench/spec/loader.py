@@ -38,6 +38,7 @@ class LoadedSpec:
     source: str
     data: dict[str, Any]
     line_of: Callable[[Loc], int] = field(default=lambda loc: 0, compare=False, repr=False)
+    stored: bool = False  # a stored campaign's spec: checks added since it ran are skipped (is_stored)
 
     def error(self, loc: Loc, message: str) -> SpecError:
         """A located error about this spec, for checks made after loading (plan, factors)."""
@@ -65,8 +66,13 @@ def load_spec(path: Path | str) -> LoadedSpec:
     return parse_spec(text, str(path))
 
 
-def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | None = None) -> LoadedSpec:
-    """Validate a campaign's YAML text (with --set overrides applied first); SpecInvalid on any problem."""
+def parse_spec(
+    text: str, source: str = "<spec>", overrides: dict[str, Any] | None = None, stored: bool = False
+) -> LoadedSpec:
+    """Validate a campaign's YAML text (with --set overrides applied first); SpecInvalid on any problem.
+    `stored`: the text of a campaign in the store, which ran when these checks were older; the checks
+    that refuse what was once accepted (a forgotten unit, a mesh of one node, …) are skipped, so its
+    measurements stay readable (units.is_stored)."""
     try:
         data = yaml.load(text, Loader=SAFE_LOADER)  # safe: CSafeLoader or SafeLoader
         lines = LineMap(text, source)
@@ -99,7 +105,7 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
             hint = "give the dotted path of a field, list items by name (topology.links.NAME.rate)"
             raise SpecInvalid([SpecError(source, 0, "--set", f"{err}; {hint}")]) from None
     try:
-        campaign = validate(data, source, lines.line)
+        campaign = validate(data, source, lines.line, stored)
     except SpecInvalid as err:
         if not overrides:
             raise
@@ -110,7 +116,9 @@ def parse_spec(text: str, source: str = "<spec>", overrides: dict[str, Any] | No
         ) from None
     if overrides:  # the text kept in the store is what runs: the report shows it, resume plans from it
         text = overridden_text(source, overrides, data)
-    return LoadedSpec(campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line)
+    return LoadedSpec(
+        campaign, text, hashlib.sha256(text.encode()).hexdigest(), source, data, lines.line, stored
+    )
 
 
 CAMPAIGN_SHAPE = (
@@ -152,13 +160,15 @@ def _impossible_date_line(text: str) -> int:
     return 0
 
 
-def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) -> Campaign:
+def validate(
+    data: dict[str, Any], source: str, line_of: Any = lambda loc: 0, stored: bool = False
+) -> Campaign:
     """Validate plain data as a Campaign; raise SpecInvalid with located, one-line errors."""
     try:
-        campaign = Campaign.model_validate(data)
+        campaign = Campaign.model_validate(data, context={"stored": stored})
     except ValidationError as err:
         raise SpecInvalid(pydantic_errors(err, data, source, line_of, Campaign)) from None
-    problems: list[Problem] = check_references(campaign)
+    problems: list[Problem] = check_references(campaign, stored)
     if problems:
         raise SpecInvalid([SpecError(source, line_of(p.loc), dotted(p.loc), p.message) for p in problems])
     return campaign
@@ -166,7 +176,8 @@ def validate(data: dict[str, Any], source: str, line_of: Any = lambda loc: 0) ->
 
 def spec_of(campaign_row: dict[str, Any]) -> Campaign:
     """The stored spec of a campaign row as a validated model (it was valid when the campaign ran)."""
-    return parse_spec(campaign_row["spec_text"], campaign_row.get("spec_source") or "<stored spec>").campaign
+    source = campaign_row.get("spec_source") or "<stored spec>"
+    return parse_spec(campaign_row["spec_text"], source, stored=True).campaign
 
 
 def with_inventory(loaded: LoadedSpec, path: Path | str) -> LoadedSpec:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from vnetbench.spec.delaycdf import check_points
 from vnetbench.spec.inventory import Inventory
 from vnetbench.spec.monitoring import AlertRule, MonitorSchedule
 from vnetbench.spec.thresholds import Thresholds
-from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes
+from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes, is_stored
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
 NAME_HELP = "a name of 1–31 letters, digits, '-' or '_' starting with a letter"
@@ -123,9 +123,11 @@ class Link(Strict):
 
     @field_validator("delay", "jitter", mode="before")
     @classmethod
-    def _no_bare_seconds(cls, value: Any) -> Any:
+    def _no_bare_seconds(cls, value: Any, info: ValidationInfo) -> Any:
         # a bare number is seconds: `delay: 10` meant 10 ms far more often than a 10 s one-way delay
         number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+        if is_stored(info):
+            return value
         if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
             number = float(value)
         if number is not None and number >= 1:
@@ -350,10 +352,15 @@ class MeshPattern(_Pattern):
     """All ordered pairs; throughput tests never overlap on a node (perfSONAR's rule)."""
 
     kind: Literal["mesh"]
-    nodes: list[Name] | None = Field(
-        None, min_length=2, description="default: every node (a mesh of one node has no pair to measure)"
-    )
+    nodes: list[Name] | None = Field(None, description="default: every node (at least two)")
     max_parallel: int = Field(1, ge=1, description="disjoint pairs measured at once")
+
+    @field_validator("nodes")
+    @classmethod
+    def _two_or_more(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        if value is not None and len(value) < 2 and not is_stored(info):
+            raise ValueError(f"a mesh of {len(value)} node has no pair to measure: list at least two nodes")
+        return value
 
 
 class NodesPattern(_Pattern):

@@ -28,10 +28,13 @@ class Problem:
     message: str
 
 
-def check_references(campaign: Campaign) -> list[Problem]:
+def check_references(campaign: Campaign, stored: bool = False) -> list[Problem]:
     """Every problem of names and links, each located: names, then links, then segments and patterns
-    (a later check needs the earlier ones to pass)."""
+    (a later check needs the earlier ones to pass). `stored`: a stored campaign's spec, read without
+    the checks added since campaigns could have run (two factors of one name)."""
     problems = _names_and_placement(campaign)
+    if not stored:
+        problems += _unique("factors", None, [f.name for f in campaign.factors])
     if problems:
         return problems  # later checks need hosts and sites to resolve
     problems = _links(campaign)
@@ -57,7 +60,6 @@ def _names_and_placement(campaign: Campaign) -> list[Problem]:
     problems += _unique("topology", "switches", [s.name for s in topo.switches])
     problems += _unique("topology", "links", [link.label for link in topo.links])
     problems += _unique("measurements", None, [m.name for m in campaign.measurements])
-    problems += _unique("factors", None, [f.name for f in campaign.factors])
 
     sites = [s.name for s in topo.sites]
     hosts = [h.name for h in topo.hosts]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
+from pydantic import BeforeValidator, PlainSerializer, ValidationInfo, WithJsonSchema
 
 _NUMBER = r"(?P<num>\d+(?:\.\d+)?)\s*"
 
@@ -57,6 +57,25 @@ def _negative(value: object, help_text: str, what: str = "must not be negative")
 MIN_BARE_RATE = 1000
 
 
+def is_stored(info: ValidationInfo) -> bool:
+    """Validating a stored campaign's spec (report, analyze, resume): checks added after it ran, which
+    refuse what was once accepted, are skipped there, so its measurements stay readable."""
+    return bool(info.context and info.context.get("stored"))
+
+
+def _unit_given(value: object, info: ValidationInfo) -> object:
+    """A bare rate below MIN_BARE_RATE: refused for a new campaign as a forgotten unit."""
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        value = float(value)
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is not None and 0 < number < MIN_BARE_RATE and not is_stored(info):
+        raise ValueError(
+            f"{number!r} without a unit is {number:g} bit/s (a 1500-byte frame would take "
+            f"{12000 / number:.0f} s); write the unit, e.g. {number:g}mbit; expected {RATE_HELP}"
+        )
+    return value
+
+
 def parse_rate(value: object) -> int:
     """'100mbit' -> 100_000_000 (bits per second); a bare number (1e8, or the text '1e8') is bit/s."""
     if isinstance(value, bool):
@@ -68,11 +87,6 @@ def parse_rate(value: object) -> int:
     if isinstance(value, int | float):
         if value <= 0:
             raise ValueError(f"must be positive, got {value!r}; expected {RATE_HELP}")
-        if value < MIN_BARE_RATE:
-            raise ValueError(
-                f"{value!r} without a unit is {value:g} bit/s (a 1500-byte frame would take "
-                f"{12000 / value:.0f} s); write the unit, e.g. {value:g}mbit; expected {RATE_HELP}"
-            )
         return int(value)
     _negative(value, RATE_HELP, "must be positive")
     match = re.fullmatch(_NUMBER + r"(?P<unit>[a-zA-Z/]+)", str(value).strip())
@@ -366,6 +380,7 @@ def _schema(description: str, pattern: str) -> WithJsonSchema:
 Rate = Annotated[
     int,
     BeforeValidator(parse_rate),
+    BeforeValidator(_unit_given),  # runs first (pydantic runs before-validators last to first)
     PlainSerializer(format_rate_spec, return_type=str),
     _schema(RATE_HELP, r"^\d+(\.\d+)?\s*[a-zA-Z/]+$"),
 ]

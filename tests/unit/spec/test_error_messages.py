@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from vnetbench.spec.errors import SpecInvalid
-from vnetbench.spec.loader import parse_spec
+from vnetbench.spec.loader import parse_spec, spec_of
 
 VALID = """\
 name: small
@@ -251,3 +251,27 @@ def test_a_yaml_error_or_a_file_that_is_no_mapping_says_what_to_change(text: str
         parse_spec(text, "c.yaml")
     (found,) = [str(e).removeprefix("c.yaml") for e in info.value.errors]
     assert found.startswith(expected), found
+
+
+def test_a_stored_spec_is_read_without_the_checks_added_since_it_ran() -> None:
+    # a campaign stored before the forgotten-unit checks stays readable by report, analyze and resume
+    old = (
+        VALID.replace("rate: 10mbit, delay: 5ms", "rate: 100, delay: 10")
+        .replace("{name: p, kind: pairs, pairs: [[vm1, vm2]],", "{name: p, kind: mesh, nodes: [vm1],")
+        .replace(
+            "repetitions: 2",
+            "repetitions: 2\nfactors:\n  - {name: f, path: measurements.tcp.streams, "
+            "levels: [1, 2]}\n  - {name: f, path: measurements.tcp.omit, levels: [0, 1]}",
+        )
+    )
+    with pytest.raises(SpecInvalid) as info:
+        parse_spec(old, "c.yaml")
+    assert [e.path for e in info.value.errors] == [
+        "topology.links[1].rate",
+        "topology.links[1].delay",
+        "patterns[0].nodes",
+    ]
+    stored = parse_spec(old, "c.yaml", stored=True)
+    link = stored.campaign.topology.links[1]
+    assert (link.rate, link.delay, stored.stored) == (100, 10 * 10**9, True)
+    assert spec_of({"spec_text": old, "spec_source": "c.yaml"}).patterns[0].nodes == ["vm1"]

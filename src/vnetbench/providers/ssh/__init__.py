@@ -13,7 +13,7 @@ def provider_for_campaign(campaign_id: str, store: Store) -> SshProvider:
     """The SSH provider for a stored campaign: its inventory is part of the stored spec."""
     row = store.campaign(campaign_id)
     assert row is not None
-    spec = parse_spec(row["spec_text"], row["spec_source"])
+    spec = parse_spec(row["spec_text"], row["spec_source"], stored=True)
     if spec.campaign.inventory is None:
         raise ProviderError(f"campaign {campaign_id} has no inventory: the SSH provider needs one")
     tools = sorted({driver_for(m.kind).tool for m in spec.campaign.measurements})

@@ -38,7 +38,9 @@ def clean_remote(store: Store, rows: list[dict[str, Any]]) -> tuple[list[str], l
     try:
         for cid, items in by_campaign.items():
             campaign = store.campaign(cid)
-            inventory = parse_spec(campaign["spec_text"], campaign["spec_source"]).campaign.inventory
+            inventory = parse_spec(
+                campaign["spec_text"], campaign["spec_source"], stored=True
+            ).campaign.inventory
             if inventory is None:
                 problems.append(f"campaign {cid}: remote objects but no inventory; left alone")
                 continue
