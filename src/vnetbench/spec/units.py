@@ -27,6 +27,7 @@ _RATE_UNITS = {
     "mbps": 10**6,
     "gbps": 10**9,
 }
+_PREFIX_NAMES = {"k": "kilo", "m": "mega", "g": "giga", "t": "tera"}
 RATE_HELP = "a rate like 10mbit, 100mbit, 1gbit, 2.5gbit or 500kbit (bits per second, SI prefixes)"
 
 _DURATION_UNITS = {
@@ -99,6 +100,12 @@ def parse_rate(value: object) -> int:
             f"{format_rate_spec(bits)} for the same rate; expected {RATE_HELP}"
         )
     unit = match and match["unit"].lower().removesuffix("/s")
+    if match and unit in ("k", "m", "g", "t", "kb", "mb", "gb", "tb"):  # `100mb`, `10M`: bits or bytes?
+        bits = f"{match['num']}{unit[0]}bit"
+        raise ValueError(
+            f"{value!r} is not a rate: its unit says neither bits nor bytes; write {bits} for "
+            f"{match['num']} {_PREFIX_NAMES[unit[0]]}bits per second; expected {RATE_HELP}"
+        )
     if not match or unit not in _RATE_UNITS:
         raise ValueError(f"{value!r} is not a rate; expected {RATE_HELP}")
     bits = float(match["num"]) * _RATE_UNITS[unit]

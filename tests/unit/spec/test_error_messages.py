@@ -170,6 +170,12 @@ def test_a_rate_or_link_is_one_message_naming_both() -> None:
             ":10: topology.links[1].delay: must not be negative, got '-1ms'; expected a duration like",
         ),
         ("rate: 10mbit", "rate: -100mbit", ":10: topology.links[1].rate: must be positive, got '-100mbit'"),
+        (  # was "'100mb' is not a rate"
+            "rate: 10mbit",
+            "rate: 100mb",
+            ":10: topology.links[1].rate: '100mb' is not a rate: its unit says neither bits nor bytes; write "
+            "100mbit for 100 megabits per second",
+        ),
         ("rate: 10mbit", "rate: 0", ":10: topology.links[1].rate: must be positive, got 0"),
         (  # 100 bit/s: the unit was forgotten
             "rate: 10mbit",
