@@ -158,6 +158,12 @@ def _close(word: str, choices: list[str]) -> list[str]:
     return difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
 
 
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    """ "; did you mean 'rate'?" for the choice closest to word, or "" when none is close."""
+    near = _close(word, choices)
+    return f"; did you mean '{near[0]}'?" if near else ""
+
+
 def _union_alternatives(messages: list[str]) -> list[str]:
     """A value refused by every member of a union (a rate, or the word 'link') in one message:
     "'fast' is not a rate; expected …, or 'link'" rather than two lines that each forget the other."""
@@ -202,13 +208,9 @@ def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -
     given = item.get("input")
     if kind == "extra_forbidden":
         accepted = _accepted_keys(loc[:-1], data, root)
-        near = _close(str(loc[-1]), accepted)
-        return loc, (
-            f"unknown key '{loc[-1]}'"
-            + (f"; did you mean '{near[0]}'?" if near else "")
-            + (f" accepted here: {', '.join(accepted)}" if accepted and near else "")
-            + (f"; accepted here: {', '.join(accepted)}" if accepted and not near else "")
-        )
+        hint = _did_you_mean(str(loc[-1]), accepted)
+        listed = f"{' ' if hint else '; '}accepted here: {', '.join(accepted)}" if accepted else ""
+        return loc, f"unknown key '{loc[-1]}'{hint}{listed}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return _kind_error(item, loc, data, root)
     if kind == "missing" and isinstance(item["loc"][-1], int) and isinstance(given, list | tuple):
@@ -232,8 +234,8 @@ def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -
         given_text = f"{given!r} is not a time: " if isinstance(given, str) else ""
         message = f"{given_text}{message[0].lower()}{message[1:]}; {DATETIME_HELP}"
     elif kind == "literal_error":
-        near = _close(str(given), re.findall(r"'([^']*)'", item.get("ctx", {}).get("expected", "")))
-        message += f", got {given!r}" + (f"; did you mean '{near[0]}'?" if near else "")
+        choices = re.findall(r"'([^']*)'", item.get("ctx", {}).get("expected", ""))
+        message += f", got {given!r}" + _did_you_mean(str(given), choices)
     elif kind in _BOUNDS and not isinstance(given, dict | list):
         message += f", got {given!r}" + _field_help(loc, data, root)
     return loc, message[0].lower() + message[1:] if message else message
@@ -316,8 +318,7 @@ def _kind_error(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]
     one_of = f"'kind' must be one of {', '.join(repr(t) for t in tags)}"
     given = item.get("input")
     if isinstance(given, dict) and "kind" in given:
-        near = _close(str(given["kind"]), tags)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
+        hint = _did_you_mean(str(given["kind"]), tags)
         return (*loc, "kind"), f"{one_of}, got {given['kind']!r}{hint}"
     return (*loc, "kind"), f"required field is missing: {one_of}"
 

@@ -64,10 +64,17 @@ def is_stored(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get("stored"))
 
 
+def _number_text(value: object) -> object:
+    """The number a text of digits stands for ('100', '1e8': YAML reads 1e8 without a dot as text);
+    anything else as it is."""
+    if isinstance(value, str) and re.fullmatch(r"[-+]?\d+(\.\d*)?([eE][-+]?\d+)?", value.strip()):
+        return float(value)
+    return value
+
+
 def _unit_given(value: object, info: ValidationInfo) -> object:
     """A bare rate below MIN_BARE_RATE: refused for a new campaign as a forgotten unit."""
-    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-        value = float(value)
+    value = _number_text(value)
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
     if number is not None and 0 < number < MIN_BARE_RATE and not is_stored(info):
         raise ValueError(
@@ -81,10 +88,7 @@ def parse_rate(value: object) -> int:
     """'100mbit' -> 100_000_000 (bits per second); a bare number (1e8, or the text '1e8') is bit/s."""
     if isinstance(value, bool):
         raise ValueError(f"expected {RATE_HELP}")
-    if isinstance(value, str) and re.fullmatch(
-        r"[-+]?\d+(\.\d*)?[eE][-+]?\d+|[-+]?\d+(\.\d*)?", value.strip()
-    ):
-        value = float(value)  # YAML reads 1e8 (no dot) as text: the number it looks like
+    value = _number_text(value)
     if isinstance(value, int | float):
         if value <= 0:
             raise ValueError(f"must be positive, got {value!r}; expected {RATE_HELP}")
