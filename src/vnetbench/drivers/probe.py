@@ -56,6 +56,110 @@ def _missing_binary() -> list[str]:
     return [f"{TOOL} is not built: run `pip install -e .` (or `make setup`) in the vnetbench checkout"]
 
 
+# ---------------------------------------------------------------------------------------------- fields
+# vnb-probe reads every time as seconds > 0 and at most MAX_SECONDS (units.rs parse_secs), and its
+# trace bins and the cpushare threshold in whole microseconds (at least 1); the Python side would pass
+# a 0 through and the run would fail at the tool, or round a 0.5 µs bin up to 1 µs without a word.
+MAX_SECONDS = 10_000_000
+US = 1000
+
+
+def _time_problem(name: str, ns: int, example: str, extra_ns: int = 0) -> list[tuple[str, str]]:
+    """(name, message) when vnb-probe cannot take `ns` (+ `extra_ns` it adds itself) as seconds."""
+    if ns <= 0:
+        return [
+            (
+                name,
+                f"{name} {_seconds(ns)} s: vnb-probe needs a time longer than 0; use e.g. {name}: {example}",
+            )
+        ]
+    if ns + extra_ns > MAX_SECONDS * NS:
+        return [
+            (
+                name,
+                f"{name} {_seconds(ns)} s: vnb-probe takes at most {MAX_SECONDS:,} s; "
+                f"use e.g. {name}: {example}",
+            )
+        ]
+    return []
+
+
+def _micros_problem(name: str, ns: int, example: str) -> list[tuple[str, str]]:
+    """(name, message) when `ns` is not a whole number of microseconds, at least 1."""
+    if ns >= US and ns % US == 0:
+        return []
+    return [
+        (
+            name,
+            f"{name} {ns:,} ns: vnb-probe takes whole microseconds, at least 1 µs (this would run as "
+            f"{max(1, ns // US)} µs); use e.g. {name}: {example}",
+        )
+    ]
+
+
+def flow_pps(m: Any) -> float:
+    """The lowest packet rate a probe flow measurement offers: its pps, rate / payload bits, the
+    lowest of a sweep's rates."""
+    if m.kind == "pps":
+        return float(min(m.rates))
+    if getattr(m, "pps", None):
+        return float(m.pps)
+    return float(m.rate) / (int(m.size) * 8)
+
+
+def flow_field_problems(m: Any) -> list[tuple[str, str]]:
+    """(field, message) for what vnb-probe send/recv cannot do with a pps, trace or background
+    measurement, each with the fix."""
+    out = _time_problem("duration", m.duration, "5s", RECV_GRACE_NS)
+    pps = flow_pps(m)
+    sends = math.floor(pps * m.duration / NS + 0.5)  # the sender's packets: Rust's round, half away from 0
+    if not out and m.kind != "background" and sends < 1:
+        least = math.ceil(NS / 2 / pps / 10**6) * 10**6  # round(pps × duration) >= 1 from half a packet
+        which = "the lowest of rates" if m.kind == "pps" else ("pps" if getattr(m, "pps", None) else "rate")
+        out.append(
+            (
+                "duration",
+                f"duration {_seconds(m.duration)} s at {pps:g} packets/s ({which}) sends no packet "
+                f"(vnb-probe sends round(packets/s × duration)); give at least {_seconds(least)}s",
+            )
+        )
+    if m.kind == "trace":
+        out += _micros_problem("bin", m.bin, "1ms")
+        if m.bin > m.duration > 0:
+            out.append(
+                (
+                    "bin",
+                    f"bin {_seconds(m.bin)} s is longer than the duration ({_seconds(m.duration)} s): the "
+                    "trace would have one partial bin; give a bin a small part of the duration, "
+                    "e.g. bin: 10ms",
+                )
+            )
+    return out
+
+
+def rtt_field_problems(m: Any) -> list[tuple[str, str]]:
+    """(field, message) for what vnb-probe rtt/echo cannot do with a probe-rtt measurement."""
+    lasts = m.count * m.interval + m.wait + ECHO_MARGIN_NS  # the echo's --duration
+    return _time_problem("interval", m.interval, "10ms", lasts - m.interval) + _time_problem(
+        "wait", m.wait, "1s", lasts - m.wait
+    )
+
+
+def cpushare_field_problems(m: Any) -> list[tuple[str, str]]:
+    """(field, message) for what vnb-probe cpushare cannot do with a cpushare measurement."""
+    out = _time_problem("duration", m.duration, "5s") + _micros_problem("threshold", m.threshold, "100us")
+    if not out and m.threshold >= m.duration:
+        out.append(
+            (
+                "threshold",
+                f"threshold {_seconds(m.threshold)} s is not shorter than the duration "
+                f"({_seconds(m.duration)} s): no time off the CPU could be counted; "
+                "use e.g. threshold: 100us",
+            )
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- parsing
 
 
@@ -277,7 +381,7 @@ class ProbeFlowDriver:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
 
     def spec_problems(self, m: Any) -> list[tuple[str, str]]:
-        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
+        return flow_field_problems(m)
 
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         probe = probe_path()
@@ -336,7 +440,7 @@ class ProbeRttDriver:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
 
     def spec_problems(self, m: Any) -> list[tuple[str, str]]:
-        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
+        return rtt_field_problems(m)
 
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         probe = probe_path()
@@ -404,7 +508,7 @@ class CpushareDriver:
         return [f"measurement '{m.name}': {p}" for p in _missing_binary()]
 
     def spec_problems(self, m: Any) -> list[tuple[str, str]]:
-        return []  # vnb-probe takes what the spec's models allow; problems() is about this machine
+        return cpushare_field_problems(m)
 
     def commands(self, m: Any, flow: FlowParams, offered_bps: float | None) -> Commands:
         client = [
