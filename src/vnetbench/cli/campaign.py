@@ -94,6 +94,15 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
     from vnetbench.run.campaign import run_campaign
 
     row = find_campaign(store, campaign_id)
+    for name, reason in dict.fromkeys(
+        (name, why) for (_, name), why in plan.refused.items()
+    ):  # stored specs'
+        err.print(
+            f"[yellow]warning[/yellow]: measurement '{name}' {reason}; its steps are stored as failed, "
+            "the rest runs",
+            highlight=False,
+            soft_wrap=True,
+        )
     provider = make_provider(row["provider"], campaign_id, store)
     try:
         summary = run_campaign(store, campaign_id, provider, err, plan)

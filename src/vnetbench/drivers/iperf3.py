@@ -68,6 +68,11 @@ def _seconds(ns: int) -> str:
     return str(whole) if frac == 0 else f"{whole}.{frac:09d}".rstrip("0")
 
 
+def _cut(ns: int) -> str:
+    """' (it would silently cut 1.5 s to 1 s)' for a fraction of a second iperf3 would drop."""
+    return f" (it would silently cut {_seconds(ns)} s to {ns // NS} s)" if ns > NS and ns % NS else ""
+
+
 def _time_problems(duration_ns: int, omit_ns: int, interval_ns: int) -> list[tuple[str, str]]:
     out = []
     if duration_ns % NS or not NS <= duration_ns <= MAX_DURATION_S * NS:
@@ -75,7 +80,7 @@ def _time_problems(duration_ns: int, omit_ns: int, interval_ns: int) -> list[tup
             (
                 "duration",
                 f"duration {_seconds(duration_ns)} s: iperf3 3.12 takes whole seconds from 1 to "
-                f"{MAX_DURATION_S} (it would silently cut 1.5 s to 1 s); use e.g. duration: 2s",
+                f"{MAX_DURATION_S}{_cut(duration_ns)}; use e.g. duration: 2s",
             )
         )
     if omit_ns % NS or not 0 <= omit_ns <= MAX_OMIT_S * NS:

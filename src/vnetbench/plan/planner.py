@@ -75,8 +75,12 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
     _check_design(spec)
     combos = treatments(spec)
     variants = [_variant(spec, combo) for combo in combos]
-    for v in variants if not spec.stored else ():  # a stored campaign ran before these checks
-        _check_tools(spec, v)
+    refused: dict[tuple[int, str], str] = {}
+    for t, v in enumerate(variants):
+        if spec.stored:  # a stored campaign ran before these checks: its measured steps stay readable
+            refused.update(_refused_measurements(spec, t, v))
+        else:
+            _check_tools(spec, v)
     layouts = [build_layout(v, campaign_id) for v in variants]
     for v, layout in zip(variants, layouts, strict=True):
         _check_rates(spec, v, layout)
@@ -127,7 +131,7 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
     if not spec.stored:
         _check_interval(spec, steps)
     background = sum(_background_flows(variants[s.variant], s.pattern) for s in steps)
-    return Plan(variants, keys, steps, seed, layouts, background)
+    return Plan(variants, keys, steps, seed, layouts, background, refused)
 
 
 def _background_flows(variant: Campaign, pattern_label: str) -> int:
@@ -259,14 +263,33 @@ def _check_generators(spec: LoadedSpec) -> list[SpecError]:
     return []
 
 
-def _check_tools(spec: LoadedSpec, campaign: Campaign) -> None:
-    """What a measurement's tool cannot do with its fields (iperf3's whole seconds, ping's 2 ms), refused
-    here rather than by the driver in the middle of a run; a timeout that ends every step early."""
-    errors = [
-        spec.error(("measurements", i, field), message)
+def _tool_errors(spec: LoadedSpec, campaign: Campaign) -> list[tuple[str, SpecError]]:
+    """(measurement name, located error) for what a measurement's tool cannot do with its fields."""
+    return [
+        (m.name, spec.error(("measurements", i, field), message))
         for i, m in enumerate(campaign.measurements)
         for field, message in kind_of(m.kind).driver.spec_problems(m)
     ]
+
+
+def _refused_measurements(spec: LoadedSpec, variant: int, campaign: Campaign) -> dict[tuple[int, str], str]:
+    """A stored campaign's measurements that their tool cannot run (a spec stored before the check):
+    not refused here, which would leave the campaign unresumable and its measured steps unread, but
+    each of their steps is stored as failed with this reason, and the rest runs (run/runner.py)."""
+    found: dict[str, list[str]] = {}
+    for name, error in _tool_errors(spec, campaign):
+        found.setdefault(name, []).append(str(error))
+    return {
+        (variant, name): f"not run: {'; '.join(errors)} (this campaign's stored spec predates the check; "
+        "correct the spec and run it as a new campaign)"
+        for name, errors in found.items()
+    }
+
+
+def _check_tools(spec: LoadedSpec, campaign: Campaign) -> None:
+    """What a measurement's tool cannot do with its fields (iperf3's whole seconds, ping's 2 ms), refused
+    here rather than by the driver in the middle of a run; a timeout that ends every step early."""
+    errors = [error for _, error in _tool_errors(spec, campaign)]
     for i, m in enumerate(campaign.measurements):
         runs = kind_of(m.kind).planned_ns(m)
         if m.timeout is not None and m.kind != "background" and m.timeout <= runs:

@@ -63,6 +63,9 @@ class Plan:
     seed: int
     layouts: list[Layout] = field(default_factory=list)
     background_count: int = 0  # background flows over all steps: measurements of their own (run/background)
+    # (variant, measurement) -> why its steps are stored as failed, not run: a stored campaign's spec
+    # that its tool cannot run (checked since it ran; planner._refused_measurements, run/runner.py)
+    refused: dict[tuple[int, str], str] = field(default_factory=dict)
 
     @property
     def flow_count(self) -> int:

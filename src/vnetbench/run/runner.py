@@ -151,7 +151,8 @@ class Runner:
         attempts = self.store.attempts(self.campaign_id)
         retries = self.plan.variants[0].schedule.retries
         for step in pending:
-            self._ensure_topology(step, force_rebuild=step.rebuild_before)
+            if (step.variant, step.measurement) not in self.plan.refused:  # a refused step builds nothing
+                self._ensure_topology(step, force_rebuild=step.rebuild_before)
             self._wait_until(started_utc_ns + step.not_before_ns, progress, task)
             progress.update(task, description=_describe(step))
             with self.step_guard(step) if self.step_guard else contextlib.nullcontext():
@@ -166,6 +167,10 @@ class Runner:
     def _attempts(self, step: Step, attempt: int, retries: int, summary: RunSummary) -> None:
         """Run a step until it succeeds: `retries` re-runs after a failure, and, on a budget of its
         own, up to SETUP_ATTEMPTS runs while the tool's setup fails (a lost handshake is no result)."""
+        refused = self.plan.refused.get((step.variant, step.measurement))
+        if refused is not None:  # the spec, not the run, is wrong: stored as failed once, no retry
+            self._commit(self._refused_step(step, attempt + 1, refused), summary)
+            return
         failed_runs = setup_runs = 0
         while True:
             attempt += 1
@@ -182,6 +187,26 @@ class Runner:
             failed_runs += 1
             if failed_runs > retries:
                 return
+
+    def _refused_step(self, step: Step, attempt: int, reason: str) -> list[MeasurementRecord]:
+        """A step its tool cannot run (a stored spec's, Plan.refused): every flow stored as failed with
+        the reason, which names the spec's field and the fix; nothing is built or started."""
+        variant = self.plan.variants[step.variant]
+        layout = (
+            self.plan.layouts[step.variant] if self.plan.layouts else build_layout(variant, self.campaign_id)
+        )
+        records = []
+        for flow in step.flows:
+            rec = self._record(step, flow, attempt, variant, layout)
+            rec.build_id = None  # measured on no build
+            _fail(rec, reason)
+            records.append(rec)
+        self._end_step(RunningStep(step, variant, layout, variant.measurement(step.measurement), []), records)
+        return records
+
+    def _end_step(self, running: RunningStep, records: list[MeasurementRecord]) -> None:
+        for observer in self.observers:
+            observer.on_step_end(running, records)
 
     def _commit(self, records: list[MeasurementRecord], summary: RunSummary) -> None:
         self.store.save_measurements(records)
@@ -269,6 +294,10 @@ class Runner:
         m = variant.measurement(step.measurement)
         flows = self._flows(step, attempt, variant, layout)
         records = [f.record for f in flows]
+        if any(r.status != "ok" for r in records):  # the driver refused a flow's commands: nothing runs
+            _mark_incomplete_groups(step, records)
+            self._end_step(RunningStep(step, variant, layout, m, []), records)
+            return records
         if variant.schedule.prime:
             prime_paths(self.provider, records, lambda dst, src: self.provider.address_of(layout, dst, src))
         running = RunningStep(step, variant, layout, m, [])  # its flows: those whose client started
@@ -285,8 +314,7 @@ class Runner:
                         _fail(rec, str(err))
             _mark_incomplete_groups(step, records)
         finally:
-            for observer in self.observers:
-                observer.on_step_end(running, records)
+            self._end_step(running, records)
             for flow in flows:
                 for proc in (flow.client, flow.server):
                     if proc is not None:
@@ -305,12 +333,21 @@ class Runner:
             params = FlowParams(
                 flow.src, flow.dst, address, self._next_port(), duration_ns, omit_ns, step.params
             )
-            cmds = driver.commands(m, params, rec.offered_bps)
+            try:
+                cmds = driver.commands(m, params, rec.offered_bps)
+            except (
+                ValueError
+            ) as err:  # what the plan let through (a stored spec): a failed flow, no traceback
+                _fail(rec, f"not run: the {driver.tool} driver refused it: {err}")
+                flows.append(_FlowRun(rec, Commands(client=[])))
+                continue
             rec.command = {"client": cmds.client, **({"server": cmds.server} if cmds.server else {})}
             path = path_facts(layout, flow.src, flow.dst)
             if not self.provider.shapes_links:  # no queue of ours on the path for a late start to overflow
                 path = replace(path, queue_bytes=None)
             flows.append(_FlowRun(rec, cmds, path=path, omit_ns=omit_ns))
+        if any(f.record.status != "ok" for f in flows):
+            return flows
         background = background_plans(
             step,
             variant,

@@ -75,12 +75,14 @@ def test_two_factors_with_one_name_or_one_path_are_refused() -> None:
         (  # iperf3 would have refused it in the middle of the run (a ValueError from the driver)
             "duration: 2s",
             "duration: 0",
-            ":7: measurements[0].duration: duration 0 s: iperf3 3.12 takes whole seconds from 1 to 86400",
+            ":7: measurements[0].duration: duration 0 s: iperf3 3.12 takes whole seconds from 1 to 86400; "
+            "use e.g. duration: 2s",
         ),
         (
             "duration: 2s",
             "duration: 1.5s",
-            ":7: measurements[0].duration: duration 1.5 s: iperf3 3.12 takes whole",
+            ":7: measurements[0].duration: duration 1.5 s: iperf3 3.12 takes whole seconds from 1 to 86400 "
+            "(it would silently cut 1.5 s to 1 s); use e.g. duration: 2s",
         ),
         (
             "interval: 200ms",
