@@ -13,11 +13,26 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import pairwise
+from typing import Annotated, Any
 
-from vnetbench.spec.units import format_duration
+from pydantic import BeforeValidator, ValidationInfo
+
+from vnetbench.spec.units import DurationNs, format_duration, no_bare_seconds
 
 EXAMPLE = "e.g. [[0, 49.5ms], [0.75, 52.5ms], [0.95, 90ms], [1, 400ms]]"
 Points = tuple[tuple[float, int], ...]
+
+
+def _point_delay_unit(value: Any, info: ValidationInfo) -> Any:
+    """A point's delay as a bare number of 1 or more (`[1, 40]`): refused as a link's `delay: 40` is,
+    at the point (delay_cdf[j]); a stored spec keeps reading it as seconds."""
+    if isinstance(value, list | tuple) and len(value) == 2:
+        no_bare_seconds(value[1], info)
+    return value
+
+
+# One point (cumulative probability, one-way delay), its delay in the spec's duration units.
+CdfPoint = Annotated[tuple[float, DurationNs], BeforeValidator(_point_delay_unit)]
 
 
 def check_points(points: Points | None) -> Points | None:

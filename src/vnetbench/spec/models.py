@@ -8,16 +8,15 @@ so that every error carries the path of the field that is wrong.
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from vnetbench.spec.delaycdf import check_points
+from vnetbench.spec.delaycdf import CdfPoint, check_points
 from vnetbench.spec.inventory import Inventory
 from vnetbench.spec.monitoring import AlertRule, MonitorSchedule
 from vnetbench.spec.thresholds import Thresholds
-from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes, is_stored
+from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes, is_stored, no_bare_seconds
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
 NAME_HELP = "a name of 1–31 letters, digits, '-' or '_' starting with a letter"
@@ -96,7 +95,7 @@ class Link(Strict):
         None, description="delay variation: uniform half-width, normal sd, or netem's pareto scale"
     )
     jitter_distribution: Literal["uniform", "normal", "pareto", "paretonormal"] = "uniform"
-    delay_cdf: tuple[tuple[float, DurationNs], ...] | None = Field(
+    delay_cdf: tuple[CdfPoint, ...] | None = Field(
         None,
         description="empirical one-way delay per direction instead of delay/jitter: (probability, delay)"
         " points of its CDF, probabilities rising from 0 to 1, delays not falling, joined linearly",
@@ -124,18 +123,7 @@ class Link(Strict):
     @field_validator("delay", "jitter", mode="before")
     @classmethod
     def _no_bare_seconds(cls, value: Any, info: ValidationInfo) -> Any:
-        # a bare number is seconds: `delay: 10` meant 10 ms far more often than a 10 s one-way delay
-        number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-        if is_stored(info):
-            return value
-        if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-            number = float(value)
-        if number is not None and number >= 1:
-            raise ValueError(
-                f"{value!r} without a unit is {number:g} s one way; write {number:g}ms for milliseconds "
-                f"(or {number:g}s if you mean seconds)"
-            )
-        return value
+        return no_bare_seconds(value, info)  # `delay: 10` meant 10 ms far more often than 10 s one way
 
 
 class Topology(Strict):

@@ -72,6 +72,23 @@ def _number_text(value: object) -> object:
     return value
 
 
+def no_bare_seconds(value: object, info: ValidationInfo) -> object:
+    """A one-way delay written as a bare number of 1 or more (`delay: 10`, a delay_cdf point's
+    `[1, 40]`): refused for a new campaign, since it meant milliseconds far more often than that
+    many seconds one way. Below 1 (`0.01`) it is seconds, as every duration of the spec."""
+    if is_stored(info):
+        return value
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        number = float(value)
+    if number is not None and number >= 1:
+        raise ValueError(
+            f"{value!r} without a unit is {number:g} s one way; write {number:g}ms for milliseconds "
+            f"(or {number:g}s if you mean seconds)"
+        )
+    return value
+
+
 def _unit_given(value: object, info: ValidationInfo) -> object:
     """A bare rate below MIN_BARE_RATE: refused for a new campaign as a forgotten unit."""
     value = _number_text(value)

@@ -89,3 +89,21 @@ def test_quantile_and_cdf_are_inverse_and_the_cli_form_round_trips() -> None:
     assert delaycdf.quantile(points, 0.375) == pytest.approx(51_000_000)
     assert delaycdf.cdf(points, 1_000_000) == 0.0 and delaycdf.cdf(points, 1e12) == 1.0
     assert delaycdf.cli(points) == "0.0:49500000ns,0.75:52500000ns,0.95:90000000ns,1.0:400000000ns"
+
+
+def test_a_bare_delay_of_one_or_more_is_refused_at_the_point() -> None:
+    # was read as seconds: [[0, 25], [1, 40]] emulated a 25–40 s one-way delay
+    with pytest.raises(SpecInvalid) as info:
+        _link('delay_cdf: [[0, 25], [0.5, 30ms], [1, "40"]]')
+    assert [f"{e.line}: {e.path}: {e.message}" for e in info.value.errors] == [
+        "5: topology.links[0].delay_cdf[0]: 25 without a unit is 25 s one way; write 25ms for milliseconds "
+        "(or 25s if you mean seconds)",
+        "5: topology.links[0].delay_cdf[2]: '40' without a unit is 40 s one way; write 40ms for milliseconds "
+        "(or 40s if you mean seconds)",
+    ]
+
+
+def test_a_stored_spec_keeps_reading_bare_delays_as_seconds() -> None:
+    text = SPEC.replace("LINK", "delay_cdf: [[0, 25], [1, 40]]")
+    links = parse_spec(text, "d.yaml", stored=True).campaign.topology.links
+    assert links[0].delay_cdf == ((0.0, 25 * 10**9), (1.0, 40 * 10**9))
