@@ -145,6 +145,11 @@ def parse_sets(values: list[str] | None) -> dict[str, Any]:
             raise fail(
                 f"--set {item!r}: the value is not valid YAML ({problem}); quote it or close its brackets"
             ) from None
+        except ValueError as exc:  # YAML read a date that does not exist (2026-02-30): was a traceback
+            raise fail(
+                f"--set {item!r}: YAML reads the value as a date, which does not exist ({exc}); write a real "
+                "date, e.g. 2026-12-11T00:00:00Z, or quote it if it is text"
+            ) from None
     return overrides
 
 

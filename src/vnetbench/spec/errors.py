@@ -7,6 +7,8 @@ misspelt one. Used by the campaign loader and the inventory loader alike.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import difflib
 import re
 import typing
@@ -43,18 +45,41 @@ class SpecInvalid(Exception):
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_STR_TAG = "tag:yaml.org,2002:str"
+_TIMES = yaml.constructor.SafeConstructor()
+
+
+@dataclass(frozen=True)
+class ImpossibleTime:
+    """A value YAML reads as a date or time (2026-02-30, unquoted) that does not exist."""
+
+    loc: Loc
+    line: int
+    text: str
+    why: str  # Python's reason: 'day is out of range for month'
+
+
 class LineMap:
     """Maps a location (keys and list indices) to the line it starts on in the YAML text."""
 
     def __init__(self, text: str, file: str) -> None:
         self.lines: dict[Loc, int] = {}
         self.duplicates: list[tuple[Loc, int, str]] = []
+        self.impossible_times: list[ImpossibleTime] = []  # found before loading: YAML raises on the first
         root = yaml.compose(text, Loader=SAFE_LOADER)
         if root is not None:
             self._walk(root, ())
 
     def _walk(self, node: yaml.Node, loc: Loc) -> None:
         self.lines[loc] = node.start_mark.line + 1
+        if isinstance(node, yaml.ScalarNode) and node.tag == _TIMESTAMP_TAG:
+            try:
+                _TIMES.construct_yaml_timestamp(node)
+            except ValueError as err:
+                self.impossible_times.append(
+                    ImpossibleTime(loc, node.start_mark.line + 1, node.value, str(err))
+                )
         if isinstance(node, yaml.MappingNode):
             seen: set[str] = set()
             for key_node, value_node in node.value:
@@ -63,6 +88,10 @@ class LineMap:
                     self.duplicates.append(((*loc, key), key_node.start_mark.line + 1, key))
                 seen.add(key)
                 self.lines[(*loc, key)] = key_node.start_mark.line + 1
+                if key_node.tag != _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                    # `5:` or `on:` is the key 5 or True in the data (and in pydantic's location)
+                    with contextlib.suppress(ValueError, yaml.YAMLError):
+                        self.lines[(*loc, _TIMES.construct_object(key_node))] = key_node.start_mark.line + 1
                 self._walk(value_node, (*loc, key))
                 self.lines[(*loc, key)] = key_node.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):
@@ -122,6 +151,37 @@ def yaml_error(err: yaml.YAMLError, text: str, source: str) -> SpecError:
 DATETIME_HELP = "expected an ISO-8601 time like 2026-12-11T00:00:00Z (UTC if no zone is given)"
 
 
+def load_yaml(text: str, source: str, root: type[BaseModel] | None = None) -> tuple[Any, LineMap]:
+    """The data of a YAML text and its line map; SpecInvalid, located, for a syntax error or a date
+    that does not exist (YAML's date constructor raised ValueError: a traceback before). `root`: the
+    model the data is for, to tell a field that takes a time from one where a date-like text was meant."""
+    try:
+        lines = LineMap(text, source)
+        return yaml.load(text, Loader=SAFE_LOADER), lines  # safe: CSafeLoader or SafeLoader
+    except yaml.YAMLError as err:
+        raise SpecInvalid([yaml_error(err, text, source)]) from None
+    except ValueError as err:
+        found = [_time_error(t, source, root) for t in lines.impossible_times]
+        raise SpecInvalid(found or [SpecError(source, 0, "", f"not valid YAML: {err}")]) from None
+
+
+def _time_error(t: ImpossibleTime, source: str, root: type[BaseModel] | None) -> SpecError:
+    if root is not None and _takes_time(_annotation_at(t.loc, None, root)[0]):
+        message = (
+            f"{t.text} is not a real date or time ({t.why}); write one that exists, e.g. 2026-12-11T00:00:00Z"
+        )
+    else:
+        message = (
+            f"YAML reads {t.text} as a date, which does not exist ({t.why}); write a real date, "
+            f"or quote it ('{t.text}') if it is text"
+        )
+    return SpecError(source, t.line, dotted(t.loc), message)
+
+
+def _takes_time(annotation: Any) -> bool:
+    return annotation is dt.datetime or any(_takes_time(a) for a in typing.get_args(annotation))
+
+
 def pydantic_errors(
     err: ValidationError, data: Any, source: str, line_of: Any, root: type[BaseModel]
 ) -> list[SpecError]:
@@ -129,16 +189,55 @@ def pydantic_errors(
     items = [(_real_loc(item["loc"], data), item) for item in err.errors(include_url=False)]
     items = [(loc, item) for loc, item in items if not _misspelt(loc, item, items)]
     messages: dict[Loc, list[str]] = {}
+    keys: set[Loc] = set()  # `5:` where a text key goes: on the key's line, at the mapping's path
     for loc, item in items:
-        loc, message = _explain(item, loc, data, root)
+        if loc and (item["type"] == "invalid_key" or item["loc"][-1] == "[key]"):
+            key = item.get("input", loc[-1])  # the key as read (pydantic's location has True as 1)
+            loc, message = (*loc[:-1], key), _key_error(loc[:-1], key, data, root)
+            keys.add(loc)
+        else:
+            loc, message = _explain(item, loc, data, root)
         said = messages.setdefault(loc, [])
         if message not in said:  # unions report one problem per member; say it once
             said.append(message)
     out: list[SpecError] = []
     for loc, said in messages.items():
         for message in _union_alternatives(said):
-            out.append(SpecError(source, line_of(loc), dotted(loc), message))
+            out.append(SpecError(source, line_of(loc), dotted(loc[:-1] if loc in keys else loc), message))
     return out
+
+
+def _key_kind(key: Any) -> str:
+    if isinstance(key, bool):
+        return "a yes/no value (YAML reads on, off, yes, no, true and false so)"
+    if isinstance(key, int | float):
+        return "a number"
+    if key is None:
+        return "empty (null)"
+    return f"a {type(key).__name__}"  # a date (2026-01-01:)
+
+
+def _key_error(parent: Loc, key: Any, data: Any, root: type[BaseModel]) -> str:
+    """A key that YAML read as a number, a yes/no value, … where a text key is needed."""
+    text = str(key).lower() if isinstance(key, bool) else ("null" if key is None else str(key))
+    said = f"the key {text} is {_key_kind(key)}"
+    annotation = _annotation_at(parent, data, root)[0]
+    accepted = _accepted_keys(parent, data, root)
+    if accepted and not _is_dict(annotation):
+        return f"{said}, not a field name; accepted here: {', '.join(accepted)}"
+    return f"{said}; keys here are names: quote it ('{text}') if it is one"
+
+
+def _is_dict(annotation: Any) -> bool:
+    """A mapping of names (dict[str, …]), through Annotated and unions."""
+    if typing.get_origin(annotation) is dict:
+        return True
+    if (
+        typing.get_origin(annotation) in (typing.Union, typing.Annotated)
+        or type(annotation).__name__ == "UnionType"
+    ):
+        return any(_is_dict(a) for a in typing.get_args(annotation))
+    return False
 
 
 def _misspelt(loc: Loc, item: dict[str, Any], items: list[tuple[Loc, dict[str, Any]]]) -> bool:
@@ -269,6 +368,12 @@ def _type_error(kind: str, given: Any, loc: Loc, data: Any) -> str:
     ):
         key, value = given.split(":", 1)
         message += f"; YAML needs a space after a key's colon: write '{key}: {value}'"
+    odd = [k for k in given if not isinstance(k, str)] if isinstance(given, dict) else []
+    if kind == "list_type" and odd:  # `links: {1: …, 2: …}`: a numbered list written as keys
+        message += (
+            f" whose keys are like {odd[0]!r} ({_key_kind(odd[0])}); write each item on a line of its own "
+            f"starting with '- ', instead of '{odd[0]}:'"
+        )
     parent = _node_at(loc[:-1], data) if loc and isinstance(loc[-1], int) else None
     if kind == "tuple_type" and isinstance(parent, list) and all(isinstance(x, str) for x in parent):
         message += (

@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from vnetbench.spec.errors import LineMap, SpecError, SpecInvalid, pydantic_errors, yaml_error
+from vnetbench.spec.errors import SpecError, SpecInvalid, load_yaml, pydantic_errors
 from vnetbench.spec.units import DurationNs
 
 # Never starts with '-': a tool would read it as an option (argument injection, not only shell).
@@ -198,12 +198,9 @@ def load_inventory(path: Path | str) -> Inventory:
     source = str(path)
     try:
         text = Path(path).read_text()
-        data = yaml.safe_load(text)
-        lines = LineMap(text, source)
     except OSError as err:
         raise SpecInvalid([SpecError(source, 0, "", f"cannot read the inventory: {err.strerror}")]) from None
-    except yaml.YAMLError as err:
-        raise SpecInvalid([yaml_error(err, text, source)]) from None
+    data, lines = load_yaml(text, source)
     if isinstance(data, dict) and "inventory" in data and "hosts" not in data:
         data, prefix = data["inventory"], ("inventory",)
     else:

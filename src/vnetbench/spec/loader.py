@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,14 +13,12 @@ import yaml
 from pydantic import ValidationError
 
 from vnetbench.spec.errors import (
-    SAFE_LOADER,
-    LineMap,
     Loc,
     SpecError,
     SpecInvalid,
     dotted,
+    load_yaml,
     pydantic_errors,
-    yaml_error,
 )
 from vnetbench.spec.inventory import inventory_text, load_inventory
 from vnetbench.spec.models import Campaign
@@ -73,22 +69,7 @@ def parse_spec(
     `stored`: the text of a campaign in the store, which ran when these checks were older; the checks
     that refuse what was once accepted (a forgotten unit, a mesh of one node, …) are skipped, so its
     measurements stay readable (units.is_stored)."""
-    try:
-        data = yaml.load(text, Loader=SAFE_LOADER)  # safe: CSafeLoader or SafeLoader
-        lines = LineMap(text, source)
-    except yaml.YAMLError as err:
-        raise SpecInvalid([yaml_error(err, text, source)]) from None
-    except ValueError as err:  # YAML read a date or time that does not exist (2026-13-01, 2026-02-30)
-        raise SpecInvalid(
-            [
-                SpecError(
-                    source,
-                    _impossible_date_line(text),
-                    "",
-                    f"not a real date or time ({err}); write e.g. 2026-12-11 or 2026-12-11T00:00:00Z",
-                )
-            ]
-        ) from None
+    data, lines = load_yaml(text, source, Campaign)
     if not isinstance(data, dict):
         raise SpecInvalid([SpecError(source, 1, "", f"{_what_it_is(data)}; {CAMPAIGN_SHAPE}")])
     if lines.duplicates:
@@ -142,22 +123,6 @@ def overridden_text(source: str, overrides: dict[str, Any], data: dict[str, Any]
     sets = "".join(f"#   --set {path}={json.dumps(value)}\n" for path, value in overrides.items())
     body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110, default_flow_style=None)
     return f"# {source} as run, with:\n{sets}{body}"
-
-
-_YAML_TIME = re.compile(
-    r"(?<![\w.-])(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ \t]+)?(?:(\d{1,2}):(\d{2}):(\d{2}))?"
-)
-
-
-def _impossible_date_line(text: str) -> int:
-    """The first line holding a YAML date or time that does not exist (0 if none is found)."""
-    for number, line in enumerate(text.splitlines(), 1):
-        for match in _YAML_TIME.finditer(line.split("#", 1)[0]):
-            try:
-                dt.datetime(*(int(g) for g in match.groups() if g is not None))
-            except ValueError:
-                return number
-    return 0
 
 
 def validate(

@@ -159,7 +159,7 @@ def test_an_interrupted_run_prints_the_resume_command_on_one_line(
     )  # fmt: skip
     # the run machinery is not what is tested: a run that stops at once, interrupted
     monkeypatch.setattr("vnetbench.providers.cleanup.clean", lambda store, cid: SimpleNamespace(removed=[]))
-    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: None)
+    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: SimpleNamespace(refused={}))
     monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *args: None)
     monkeypatch.setattr(
         "vnetbench.run.campaign.run_campaign", lambda *a, **k: RunSummary(flows_ok=3, interrupted=True)
@@ -211,6 +211,11 @@ def test_python_dash_m_vnetbench_is_the_command_line() -> None:
         (
             "measurements.tcp.duration=[1",  # was a yaml ParserError traceback
             "--set 'measurements.tcp.duration=[1': the value is not valid YAML",
+        ),
+        (
+            "monitor.until=2026-02-30",  # was a ValueError traceback from YAML's date constructor
+            "--set 'monitor.until=2026-02-30': YAML reads the value as a date, which does not exist (day is "
+            "out of range for month); write a real date, e.g. 2026-12-11T00:00:00Z, or quote it if it is text",
         ),
     ],
 )

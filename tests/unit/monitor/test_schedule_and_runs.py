@@ -102,9 +102,17 @@ def test_a_bad_monitor_spec_is_a_located_error_with_the_fix() -> None:
         ("tomorrow", "mon.yaml:10: monitor.until: 'tomorrow' is not a time: "),
         # a number was taken as seconds since 1970: the monitor would stop before its first run
         ("5", "mon.yaml:10: monitor.until: 5 is not a time (a bare number would be read as seconds"),
-        # YAML's own date constructor raised ValueError: a traceback instead of an error line
-        ("2026-13-01", "mon.yaml:10: not a real date or time (month must be in 1..12)"),
-        ("2026-02-30T00:00:00Z", "mon.yaml:10: not a real date or time (day is out of range for month)"),
+        # YAML's own date constructor raised ValueError: a traceback, then an error line without the field
+        (
+            "2026-13-01",
+            "mon.yaml:10: monitor.until: 2026-13-01 is not a real date or time (month must be in 1..12); "
+            "write one that exists, e.g. 2026-12-11T00:00:00Z",
+        ),
+        (
+            "2026-02-30T00:00:00Z",
+            "mon.yaml:10: monitor.until: 2026-02-30T00:00:00Z is not a real date or time (day is out of range "
+            "for month); write one that exists, e.g. 2026-12-11T00:00:00Z",
+        ),
     ],
 )
 def test_a_bad_until_names_the_line_and_what_a_time_looks_like(until: str, expected: str) -> None:

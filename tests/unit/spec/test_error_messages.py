@@ -281,3 +281,60 @@ def test_a_stored_spec_is_read_without_the_checks_added_since_it_ran() -> None:
     link = stored.campaign.topology.links[1]
     assert (link.rate, link.delay, stored.stored) == (100, 10 * 10**9, True)
     assert spec_of({"spec_text": old, "spec_source": "c.yaml"}).patterns[0].nodes == ["vm1"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (  # was ":16: not a real date or time (…)": no field, and the fix assumed a time was meant
+            "schedule:\n",
+            "monitor: {repeat: PT10M, until: 2026-02-30T10:00:00}\nschedule:\n",
+            ":17: monitor.until: 2026-02-30T10:00:00 is not a real date or time (day is out of range for month); "
+            "write one that exists, e.g. 2026-12-11T00:00:00Z",
+        ),
+        (  # a date-like text where text goes
+            "name: small",
+            "name: small\ndescription: 2026-13-01",
+            ":2: description: YAML reads 2026-13-01 as a date, which does not exist (month must be in 1..12); "
+            "write a real date, or quote it ('2026-13-01') if it is text",
+        ),
+    ],
+)
+def test_an_impossible_date_names_the_field_and_the_fix(old: str, new: str, expected: str) -> None:
+    assert errors(old, new) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (  # was "measurements[0][5]: keys should be strings": pydantic's words, the key taken for an index
+            "duration: 5s}",
+            "duration: 5s, 5: x}",
+            ":12: measurements[0]: the key 5 is a number, not a field name; accepted here: congestion, "
+            "duration, interval, kind, name, omit, reverse, streams, thresholds, timeout, window",
+        ),
+        (
+            "  - {name: ping, kind: rtt, count: 5, interval: 200ms}\n",
+            "  - name: ping\n    kind: rtt\n    on: 5\n",
+            ":16: measurements[2]: the key true is a yes/no value (YAML reads on, off, yes, no, true and false "
+            "so), not a field name; accepted here: count, deadline, interval, kind, name, size, thresholds, "
+            "timeout",
+        ),
+        (  # was "expected a list …, got a mapping (key: value)", without what made it a mapping
+            "  links:\n    - {endpoints: [vm1, sw], rate: 100mbit}\n    - {name",
+            "  links:\n    1: {endpoints: [vm1, sw], rate: 100mbit}\n    2: {name",
+            ":8: topology.links: expected a list ('- item' lines, or [a, b]), got a mapping (key: value) whose "
+            "keys are like 1 (a number); write each item on a line of its own starting with '- ', instead of "
+            "'1:'",
+        ),
+        (
+            "schedule:\n",
+            "thresholds: {5: {warning: 1%, critical: 2%}}\nschedule:\n",
+            ":17: thresholds: the key 5 is a number; keys here are names: quote it ('5') if it is one",
+        ),
+    ],
+)
+def test_a_key_that_is_no_text_says_which_where_and_what_goes_there(
+    old: str, new: str, expected: str
+) -> None:
+    assert errors(old, new) == [expected]

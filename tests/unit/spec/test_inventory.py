@@ -97,6 +97,23 @@ def test_an_inventory_file_error_names_its_file_and_line(tmp_path: Path) -> None
     assert "port" in str(err.value)  # the accepted keys are listed
 
 
+def test_an_impossible_date_or_a_number_key_in_an_inventory_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "inv.yaml"
+    path.write_text("hosts:\n  - {name: a, address: 10.0.0.1, user: 2026-02-30}\n")  # was a traceback
+    with pytest.raises(SpecInvalid) as err:
+        load_inventory(path)
+    assert str(err.value) == (
+        f"{path}:2: hosts[0].user: YAML reads 2026-02-30 as a date, which does not exist (day is out of "
+        "range for month); write a real date, or quote it ('2026-02-30') if it is text"
+    )
+    path.write_text("hosts:\n  - {name: a, address: 10.0.0.1}\nnodes:\n  1: a\n")
+    with pytest.raises(SpecInvalid) as err:
+        load_inventory(path)
+    assert str(err.value) == (
+        f"{path}:4: inventory.nodes: the key 1 is a number; keys here are names: quote it ('1') if it is one"
+    )
+
+
 def test_the_cli_reports_a_bad_inventory_in_one_line_and_exits_2(tmp_path: Path) -> None:
     spec, inv = tmp_path / "c.yaml", tmp_path / "inv.yaml"
     spec.write_text(yaml.safe_dump(CAMPAIGN))
