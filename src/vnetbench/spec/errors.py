@@ -47,7 +47,7 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _STR_TAG = "tag:yaml.org,2002:str"
-_TIMES = yaml.constructor.SafeConstructor()
+_TIMES = yaml.constructor.SafeConstructor()  # its construct_yaml_timestamp keeps nothing
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,11 @@ class ImpossibleTime:
     line: int
     text: str
     why: str  # Python's reason: 'day is out of range for month'
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    """A scalar node's value as YAML loads it (a constructor of its own: they cache what they built)."""
+    return yaml.constructor.SafeConstructor().construct_object(node)
 
 
 class LineMap:
@@ -91,7 +96,7 @@ class LineMap:
                 if key_node.tag != _STR_TAG and isinstance(key_node, yaml.ScalarNode):
                     # `5:` or `on:` is the key 5 or True in the data (and in pydantic's location)
                     with contextlib.suppress(ValueError, yaml.YAMLError):
-                        self.lines[(*loc, _TIMES.construct_object(key_node))] = key_node.start_mark.line + 1
+                        self.lines[(*loc, _scalar(key_node))] = key_node.start_mark.line + 1
                 self._walk(value_node, (*loc, key))
                 self.lines[(*loc, key)] = key_node.start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vnetbench.plan import make_plan
+from vnetbench.scenarios import Scenario, all_scenarios
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import parse_spec
 
@@ -131,3 +132,10 @@ def test_a_stored_campaign_plans_without_the_checks_added_since_it_ran() -> None
     with pytest.raises(SpecInvalid):
         make_plan(parse_spec(old, "c.yaml"), "00000000", 0)
     assert len(make_plan(parse_spec(old, "c.yaml", stored=True), "00000000", 0).steps) == 8
+
+
+@pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda sc: sc.name)
+def test_every_builtin_scenario_passes_every_check(scenario: Scenario) -> None:
+    # what `vnetbench validate` runs on a new spec (parse, then the plan's checks): no check added
+    # here may refuse a scenario vnetbench ships, the quickstart included
+    assert make_plan(parse_spec(scenario.text, f"scenario:{scenario.name}"), "00000000", 0).steps
