@@ -335,9 +335,8 @@ class Runner:
             )
             try:
                 cmds = driver.commands(m, params, rec.offered_bps)
-            except (
-                ValueError
-            ) as err:  # what the plan let through (a stored spec): a failed flow, no traceback
+            except ValueError as err:
+                # what the plan let through (a stored spec): a failed flow, no traceback
                 _fail(rec, f"not run: the {driver.tool} driver refused it: {err}")
                 flows.append(_FlowRun(rec, Commands(client=[])))
                 continue
