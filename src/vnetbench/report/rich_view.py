@@ -3,10 +3,12 @@ enough for the CLI to import at start-up; and the console that keeps a number be
 
 rich wraps a line at any whitespace character, a non-breaking space included (its word pattern is
 `\\s`, which matches U+00A0), so "9.67 Mbit/s" could end a line at "9.67" and start the next with
-"Mbit/s". `join_units` ties a number to the unit after it with a non-breaking space, and `Unbroken`
-text wraps with that space treated as part of the word, then prints it as a plain space: what a
-reader copies or greps is "9.67 Mbit/s" as before. `TerminalConsole` does both for every string it
-prints (table cells, titles, captions, `out.print` lines).
+"Mbit/s"; an interval "(1.2 to 3.4)" could end a line at "(1.2 to", which reads as two numbers.
+`join_units` ties a number to the unit after it, and an interval's ends, its 'to' and its unit to each
+other, with non-breaking spaces, and `Unbroken` text wraps with that space treated as part of the word,
+then prints it as a plain space: what a reader copies or greps is "9.67 Mbit/s" as before.
+`TerminalConsole` does both for every string it prints (table cells, titles, captions, `out.print`
+lines); wrapping happens between whole values only.
 """
 
 from __future__ import annotations
@@ -32,14 +34,21 @@ UNITS = (
     "Gbit/s", "Mbit/s", "kbit/s", "bit/s", "K pps", "pps", "ms", "µs", "ns", "s", "%", "pp",
     "GB", "MB", "kB", "bytes", "packets",
 )  # fmt: skip
-_UNIT_AFTER_NUMBER = re.compile(r"(?<=\d) (" + "|".join(re.escape(u) for u in UNITS) + r")(?![\w/])")
+_UNIT = "(?:" + "|".join(re.escape(u) for u in UNITS) + r")(?![\w/])"
+_UNIT_AFTER_NUMBER = re.compile(r"(?<=\d) (" + _UNIT + ")")
+# an interval as spec.units.format_interval writes it, with the unit after it if any: '(1.2 to 3.4)',
+# '(−0.51 to 0.58) pp'; a line broken inside it ('(1.2 to' / '3.4)') reads as two numbers
+_NUMBER = r"[−+-]?\d[\d.,]*"
+_INTERVAL = re.compile(rf"\({_NUMBER} to {_NUMBER}\)(?: {_UNIT})?")
 _BREAKABLE = re.compile(r"[^\S\u00a0]+")  # whitespace where a line may break: any but NBSP
 _MASK = "\ue000"  # stands for NBSP while rich wraps: one cell wide, not whitespace, never in our text
 
 
 def join_units(text: str) -> str:
-    """Every 'number unit' of the text tied with non-breaking spaces: '95.92 Mbit/s' → '95.92\\u00a0Mbit/s',
-    '0.0043 K pps' → '0.0043\\u00a0K\\u00a0pps'."""
+    """Every 'number unit' and every interval of the text tied with non-breaking spaces: '95.92 Mbit/s' →
+    '95.92\\u00a0Mbit/s', '0.0043 K pps' → '0.0043\\u00a0K\\u00a0pps', '(1.0 to 3.0) %' →
+    '(1.0\\u00a0to\\u00a03.0)\\u00a0%'."""
+    text = _INTERVAL.sub(lambda m: m.group(0).replace(" ", NBSP), text)
     return _UNIT_AFTER_NUMBER.sub(lambda m: NBSP + m.group(1).replace(" ", NBSP), text)
 
 
