@@ -289,10 +289,11 @@ function renderCampaign(data) {
 // chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
 const MAX_LINES = 7;
 // One colour per line: Okabe & Ito's colour-blind safe palette without its vermillion, which a reader
-// with deuteranopia or tritanopia takes for the failed attempts' red; every line stays apart from that
+// with deuteranopia or tritanopia takes for the failed attempts' red, and with a violet for its yellow,
+// too faint on white for a line (1.3:1); every line stays apart from that
 // red and from each other in normal vision and the three dichromacies. The same hex strings as
 // src/vnetbench/palette.py's SERIES (the report's figures), checked by tests/unit/dashboard/test_palette.py.
-const PALETTE = ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#F0E442"];
+const PALETTE = ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#7700CC"];
 const FAILED_COLOUR = "#B71C1C";  // the table's failed rows (dashboard.css); also a ×, never the colour alone
 const THRESHOLD_COLOUR = "#555555";  // the warning and critical levels: dashed, and named beside the line
 const BAND = "0,114,178";  // the first line's blue (#0072B2) as r,g,b: its samples' band
