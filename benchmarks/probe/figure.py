@@ -18,6 +18,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from vnetbench.palette import BLUE, NEUTRAL, ORANGE, SERIES
+
+# measured series in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
+# reference lines grey and dashed, named in the legend
+plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+
 LOSS_LIMIT = 0.01
 TARGETS = [1000, 10000, 100000]
 
@@ -119,7 +125,7 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
             med.append(statistics.median(got) if got else float("nan"))
         top = statistics.median(sent_ok[tool])
         ax.plot(rates, med, marker="o", label=f"{tool} (median best sent with < 1 % loss: {top:,.0f})")
-    ax.plot(rates, rates, color="grey", lw=0.8, label="received = offered")
+    ax.plot(rates, rates, color=NEUTRAL, lw=1, ls="--", label="received = offered")
     ax.set_xlabel("offered rate, 18-byte payloads (packets/s)")
     ax.set_ylabel("received (packets/s), median of reps")
     ax.set_ylim(bottom=0)
@@ -140,10 +146,11 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
         "iperf3 (q5 run)": "iperf3\n(beside 5 ms)",
     }
     ax = axes[1]
-    for i, xs in enumerate(cpu.values()):
+    for i, (name, xs) in enumerate(cpu.items()):
         if xs:
             med = statistics.median(xs)
-            ax.bar(i, med, yerr=[[med - min(xs)], [max(xs) - med]], capsize=4)
+            colour = ORANGE if name.startswith("iperf3") else BLUE  # each tool's, as in (a)
+            ax.bar(i, med, yerr=[[med - min(xs)], [max(xs) - med]], capsize=4, color=colour)
     ax.set_xticks(range(len(cpu)), [names[n] for n in cpu], fontsize=7)
     ax.set_ylabel("sender CPU seconds (user + system)")
     ax.set_title("(b) 100 Mbit/s of 1472-byte datagrams")
@@ -158,11 +165,11 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
             positions=[i + offset for i in range(len(TARGETS))],
             widths=0.3,
             patch_artist=True,
-            boxprops={"facecolor": "tab:blue" if offset < 0 else "tab:orange", "alpha": 0.5},
+            boxprops={"facecolor": BLUE if offset < 0 else ORANGE, "alpha": 0.5},
             label=label,
         )
     ax.set_xticks(range(len(TARGETS)), [f"{t:,}" for t in TARGETS])
-    ax.axhline(50, color="red", ls="--", lw=0.8, label="goal at 10K pps: 50 µs")
+    ax.axhline(50, color=NEUTRAL, ls="--", lw=1, label="goal at 10K pps: 50 µs")
     ax.set_yscale("log")
     ax.set_xlabel("target rate (packets/s), 18-byte payloads")
     ax.set_ylabel("send lateness p99 (µs)")

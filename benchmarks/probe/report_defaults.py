@@ -15,6 +15,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE
+
+# each tool's colour in every panel (palette.SERIES); reference lines are grey and dashed, named in the legend
+CASE_COLOURS = {"vnb": BLUE, "vnb-blocking": BLACK, "iperf3": ORANGE}
+
 COLUMNS = [
     "part",
     "case",
@@ -380,24 +385,22 @@ def _cpu_panel(a: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
     med = [s["cpu"][k]["cpu_s"]["median"] for k in cases]
     lo = [m - s["cpu"][k]["cpu_s"]["min"] for m, k in zip(med, cases, strict=True)]
     hi = [s["cpu"][k]["cpu_s"]["max"] - m for m, k in zip(med, cases, strict=True)]
-    a.barh(
-        cases, med, xerr=[lo, hi], color=["tab:gray" if k.startswith("iperf3") else "tab:blue" for k in cases]
-    )
+    a.barh(cases, med, xerr=[lo, hi], color=[ORANGE if k.startswith("iperf3") else BLUE for k in cases])
     a.invert_yaxis()
     a.set_xlabel(f"sender CPU, s per {secs:g} s run (median, min..max)")
     a.set_title("100 Mbit/s of 1472 B")
 
 
 def _acc_panel(b: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
-    for case, color in (("vnb", "tab:blue"), ("iperf3", "tab:gray")):
+    for case in ("vnb", "iperf3"):
         pts = [
             (float(r["target_pps"]) / 1e3, _f(r["lateness_p99_ns"]) / 1e3)
             for r in _rows(rows, "acc", case)
             if _f(r["lateness_p99_ns"])
         ]
         if pts:
-            b.scatter(*zip(*pts, strict=True), color=color, label=f"{case} p99")
-    b.axhline(50, color="tab:red", ls="--", lw=1, label="50 µs")
+            b.scatter(*zip(*pts, strict=True), color=CASE_COLOURS[case], label=f"{case} p99")
+    b.axhline(50, color=NEUTRAL, ls="--", lw=1, label="goal: 50 µs")
     b.set_xscale("log")
     b.set_yscale("log")
     b.set_xlabel("packets/s (thousands), 18 B")
@@ -407,14 +410,14 @@ def _acc_panel(b: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
 
 
 def _max_panel(c: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
-    for case, color in (("vnb", "tab:blue"), ("vnb-blocking", "tab:cyan"), ("iperf3", "tab:gray")):
+    for case in ("vnb", "vnb-blocking", "iperf3"):
         rs = _rows(rows, "max", case)
         targets = sorted({float(r["target_pps"]) for r in rs})
         got = [
             statistics.median([_received_pps(r) for r in rs if float(r["target_pps"]) == t]) for t in targets
         ]
-        c.plot([t / 1e3 for t in targets], [g / 1e3 for g in got], "o-", color=color, label=case)
-    c.plot([0, 500], [0, 500], color="black", lw=0.5, ls=":")
+        c.plot([t / 1e3 for t in targets], [g / 1e3 for g in got], "o-", color=CASE_COLOURS[case], label=case)
+    c.plot([0, 500], [0, 500], color=NEUTRAL, lw=1, ls="--", label="received = offered")
     c.set_xlabel("offered, kpps (18 B)")
     c.set_ylabel("sent x (1 - loss), kpps (median)")
     c.set_title("highest rate before loss")

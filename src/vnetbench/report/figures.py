@@ -19,7 +19,7 @@ import pandas as pd
 
 from vnetbench.analysis.descriptive import Competition
 from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
-from vnetbench.palette import BLACK, BLUE, ORANGE, SERIES
+from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE, SERIES
 
 # lines drawn without a colour of their own take the palette's, in its order (C0 is its blue)
 plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
@@ -194,7 +194,7 @@ def competition_bars(
     ax.bar(x + 0.2, [f.together_mean / scale for f in comp.flows], 0.4, label="together", color=ORANGE)
     if comp.link_rate and comp.metric == "throughput_bps":
         share = comp.sum_together / len(comp.flows) / scale
-        ax.axhline(share, color="black", linestyle="--", linewidth=1, label="equal share of the sum together")
+        ax.axhline(share, color=NEUTRAL, linestyle="--", linewidth=1, label="equal share of the sum together")
     ax.set_xticks(x, labels)
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room for the legend above the bars
     ax.set_ylabel(unit)

@@ -24,7 +24,7 @@ import pandas as pd
 from vnetbench.analysis.cpu import with_host_busy
 from vnetbench.analysis.knee import KNEE_LOSS, KNEE_SENT  # the dashboard's sweep cells use the same
 from vnetbench.kinds.overhead import frame_bytes
-from vnetbench.palette import ORANGE
+from vnetbench.palette import NEUTRAL, ORANGE
 from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
 from vnetbench.report.figures import plt, save
@@ -267,11 +267,13 @@ def _size_figure(
                 fmt.sig(s["lateness_p99_ns"].max() / 1e3),
             ]
         )
-    ax.plot([0, top], [0, top], color="grey", lw=0.8, label="received = offered")
+    ax.plot([0, top], [0, top], color=NEUTRAL, lw=0.8, label="received = offered")
     notes = [] if limits else ["unshaped path: no link-rate limit"]
     for lim in sorted(limits):
         if lim <= 1.5 * top:
-            ax.axhline(lim, color="black", ls="--", lw=1, label=f"link limit {fmt.metric('pps', lim, True)}")
+            # grey, not black: black is the second series' colour (palette.SERIES)
+            label = f"link limit {fmt.metric('pps', lim, True)}"
+            ax.axhline(lim, color=NEUTRAL, ls="--", lw=1.2, label=label)
         else:  # drawing it would squash every curve to the axis
             notes.append(f"link limit {fmt.metric('pps', lim, True)}: far above the offered rates")
     if notes:
@@ -348,7 +350,7 @@ def _draw_trace(
     for start, length in _runs(burst):
         ax.axvspan(t[start], t[start] + length * bin_s, color=ORANGE, alpha=0.4, lw=0)
     if offered:
-        ax.axhline(offered / 1e6, color="black", ls="--", lw=0.8, label="offered")
+        ax.axhline(offered / 1e6, color=NEUTRAL, ls="--", lw=1, label="offered")
         ax.legend(fontsize=7, loc="upper right")
     if window:
         ax.set_xlim(*window)
