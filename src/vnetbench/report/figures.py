@@ -309,10 +309,10 @@ def _draw_link(ax: Any, link: dict, pos: dict[str, tuple[float, float]]) -> None
         cy = y1 + 2 * (0.35 + 0.12 * abs(x2 - x1))
         xs = (1 - t) ** 2 * x1 + 2 * (1 - t) * t * (x1 + x2) / 2 + t**2 * x2
         ys = (1 - t) ** 2 * y1 + 2 * (1 - t) * t * cy + t**2 * y2
-        ax.plot(xs, ys, style, color="#555", linewidth=1, zorder=1)
+        ax.plot(xs, ys, style, color=NEUTRAL, linewidth=1, zorder=1)
         label_at = ((x1 + x2) / 2, float(ys.max()))
     else:
-        ax.plot([x1, x2], [y1, y2], style, color="#555", linewidth=1, zorder=1)
+        ax.plot([x1, x2], [y1, y2], style, color=NEUTRAL, linewidth=1, zorder=1)
         if y1 > y2:  # label near the lower (node) end, where lines to one switch are apart
             (x1, y1), (x2, y2) = (x2, y2), (x1, y1)
         label_at = (x1 + 0.3 * (x2 - x1), y1 + 0.3 * (y2 - y1))
@@ -321,7 +321,7 @@ def _draw_link(ax: Any, link: dict, pos: dict[str, tuple[float, float]]) -> None
             *label_at,
             link["rate"],
             fontsize=7,
-            color="#a33",
+            color=BLACK,  # a rate, not a failure: not red
             ha="center",
             va="center",
             bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5},
@@ -347,9 +347,9 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
         for host in hosts:
             nodes = [n for n, h in node_host.items() if h == host]
             box = max(1.6, 0.9 * len(nodes) + 0.4)
-            ax.add_patch(plt.Rectangle((host_x, 0), box, 1.3, fill=False, linestyle="--", color="grey"))
+            ax.add_patch(plt.Rectangle((host_x, 0), box, 1.3, fill=False, linestyle="--", color=NEUTRAL))
             if not (host == DEFAULT_HOST and len(host_site) == 1):  # the implicit single host: no label
-                ax.text(host_x + box / 2, -0.22, f"host {host}", ha="center", fontsize=8, color="grey")
+                ax.text(host_x + box / 2, -0.22, f"host {host}", ha="center", fontsize=8, color=NEUTRAL)
             for i, node in enumerate(nodes):
                 pos[node] = (host_x + 0.65 + 0.9 * i, 0.55)
                 ax.add_patch(plt.Circle(pos[node], 0.22, color=BLUE, zorder=2))

@@ -144,6 +144,9 @@ def test_the_report_names_no_colour_outside_the_palette_cycle() -> None:
         text = path.read_text()
         assert "tab10" not in text and not re.search(r"""colou?r=["']C\d["']""", text), path
         assert not re.search(r"""colou?r=["'](red|green)["']""", text), path
+        # nor a hex string of its own (the loss diagram's #b3261e and #4a6fa5, the topology's #a33 rates)
+        assert not re.search(r"""colou?r["']?\s*[=:]\s*["']#""", text), path
+        assert "tab:" not in text, path
 
 
 def test_the_contrast_formula_matches_published_values() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from matplotlib.colors import to_rgba
 from matplotlib.patches import FancyBboxPatch
 
 from vnetbench.analysis.loss import (
@@ -16,6 +17,7 @@ from vnetbench.analysis.loss import (
     cpu_busy_series,
     series,
 )
+from vnetbench.palette import BLACK, BLUE, FAILED, NEUTRAL
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import plt, save
 from vnetbench.report.sections import ReportContext
@@ -28,15 +30,18 @@ MAX_DETAILS = 4
 
 
 def path_diagram(loc: Localization, title: str, path: Path) -> Path:
-    """Boxes for every counting point along the path; the hop that lost most is red, with its counter."""
+    """Boxes for every counting point along the path; the hop that lost most is in the failure red, its
+    frame thicker and its loss followed by the words "most lost", with its counter (never the colour
+    alone); the others blue."""
     stages = [s for s in loc.stages if s.count is not None]
     fig, ax = plt.subplots(figsize=(max(8.0, 1.25 * len(stages)), 2.6))
     for i, stage in enumerate(stages):
         red = stage.key == loc.hop_key
+        edge = FAILED if red else BLUE
         ax.add_patch(
             FancyBboxPatch(
                 (i + 0.06, 0.35), 0.88, 0.5, boxstyle="round,pad=0.02",
-                facecolor="#f4c7c3" if red else "#dde7f3", edgecolor="#b3261e" if red else "#4a6fa5",
+                facecolor=to_rgba(edge, 0.15), edgecolor=edge, linewidth=2.0 if red else 1.0,
             )
         )  # fmt: skip
         label = stage.label.replace(" by the ", "\n").replace(" by ", "\n").replace("'s ", "'s\n")
@@ -45,15 +50,15 @@ def path_diagram(loc: Localization, title: str, path: Path) -> Path:
         ax.text(i + 0.5, 0.45, fmt.count(stage.count), ha="center", va="center", fontsize=8, weight="bold")
         if i:
             ax.annotate(
-                "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": "#555"}
+                "", (i + 0.06, 0.6), (i - 0.06, 0.6), arrowprops={"arrowstyle": "->", "color": NEUTRAL}
             )
         if stage.lost and stage.lost > 0.5:
-            ax.text(i + 0.5, 0.25, f"−{stage.lost:,.0f}", ha="center", va="center", fontsize=7.5,
-                    color="#b3261e" if red else "#555")  # fmt: skip
+            ax.text(i + 0.5, 0.25, f"−{stage.lost:,.0f}" + (" most lost" if red else ""), ha="center",
+                    va="center", fontsize=7.5, color=FAILED if red else BLACK)  # fmt: skip
         if red and stage.explainers:
             top = max(stage.explainers, key=lambda e: e.packets)
             ax.text(i + 0.5, 0.1, f"{top.counter}: {top.packets:,.0f}", ha="center", va="center", fontsize=7,
-                    color="#b3261e")  # fmt: skip
+                    color=FAILED)  # fmt: skip
     ax.set_xlim(0, len(stages))
     ax.set_ylim(0, 1)
     ax.axis("off")
@@ -76,14 +81,12 @@ def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -
     width = max(0.05, float(t.diff().median()) * 0.8) if len(t) > 1 else 0.5
     per_interval = drops["value"] / max(1, loc.fragments_per_datagram)
     # each reading closes the interval before it: bars end at t
-    ax.bar(t, per_interval, width=-width, align="edge", color="#d9776f", label=loc.counter)
+    ax.bar(t, per_interval, width=-width, align="edge", color=FAILED, alpha=0.6, label=loc.counter)
     ax.set_xlabel("seconds after the baseline reading (end of each interval)")
     ax.set_ylabel("datagrams per interval")
     if not cpu.empty:
         ax2 = ax.twinx()
-        ax2.plot(
-            cpu["t_ns"] / 1e9, cpu["busy_ratio"] * 100, color="#4a6fa5", marker="o", label="host CPU busy"
-        )
+        ax2.plot(cpu["t_ns"] / 1e9, cpu["busy_ratio"] * 100, color=BLUE, marker="o", label="host CPU busy")
         ax2.set_ylabel("host CPU busy (%)")
         ax2.set_ylim(0, 105)
         ax2.legend(fontsize=7, loc="lower right")
