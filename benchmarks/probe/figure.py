@@ -125,7 +125,7 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
             med.append(statistics.median(got) if got else float("nan"))
         top = statistics.median(sent_ok[tool])
         ax.plot(rates, med, marker="o", label=f"{tool} (median best sent with < 1 % loss: {top:,.0f})")
-    ax.plot(rates, rates, color=NEUTRAL, lw=1, ls="--", label="received = offered")
+    ax.plot(rates, rates, color=NEUTRAL, lw=1, ls="--", label="received = offered", zorder=1.5)
     ax.set_xlabel("offered rate, 18-byte payloads (packets/s)")
     ax.set_ylabel("received (packets/s), median of reps")
     ax.set_ylim(bottom=0)

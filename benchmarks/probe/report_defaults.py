@@ -417,7 +417,8 @@ def _max_panel(c: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
             statistics.median([_received_pps(r) for r in rs if float(r["target_pps"]) == t]) for t in targets
         ]
         c.plot([t / 1e3 for t in targets], [g / 1e3 for g in got], "o-", color=CASE_COLOURS[case], label=case)
-    c.plot([0, 500], [0, 500], color=NEUTRAL, lw=1, ls="--", label="received = offered")
+    # under the tools' lines, which run along it up to their knee
+    c.plot([0, 500], [0, 500], color=NEUTRAL, lw=1, ls="--", label="received = offered", zorder=1.5)
     c.set_xlabel("offered, kpps (18 B)")
     c.set_ylabel("sent x (1 - loss), kpps (median)")
     c.set_title("highest rate before loss")

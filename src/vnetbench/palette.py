@@ -41,5 +41,7 @@ FAILED = "#B71C1C"
 OK = BLUE
 WARNING = YELLOW
 CRITICAL = VERMILLION
-# what carries no level (a neutral reference line, a cell with no threshold)
-NEUTRAL = "#808080"
+# what carries no level: a reference line (dashed and named: a link limit, received = offered, the
+# dashboard's threshold lines), a result that is not significant. #555555, not a lighter grey: #808080
+# was within CIE76 15 of the bluish green and the reddish purple lines for a dichromat (9.6, 11.8)
+NEUTRAL = "#555555"

@@ -130,6 +130,7 @@ def test_the_dashboard_and_the_report_hold_one_palette() -> None:
     assert js["max_lines"] == len(js["palette"]) == len(set(js["palette"]))  # each line its own colour
     assert set(palette.SERIES) <= OKABE_ITO | {SEVENTH_LINE}
     assert js["failed"] == css["failed"] == css["mark"].upper() == palette.FAILED
+    assert js["threshold"] == palette.NEUTRAL  # the report's reference lines are the dashboard's grey
     assert tuple(int(v) for v in js["band"]) == tuple(
         int(palette.SERIES[0][i : i + 2], 16) for i in (1, 3, 5)
     )
@@ -183,7 +184,8 @@ def test_every_two_lines_are_apart(vision: str) -> None:
     js = _js()
     for a, b in itertools.combinations(js["palette"], 2):
         assert delta_e(a, b, VISIONS[vision]) >= SIDE_BY_SIDE, (a, b, vision)
-    # the thresholds' grey dashed lines (each named in words on the chart) against every line
+    # the thresholds' grey dashed lines (each named in words on the chart), the report's reference
+    # lines (palette.NEUTRAL, the same grey) against every line
     for colour in js["palette"]:
         assert delta_e(colour, js["threshold"], VISIONS[vision]) >= SIDE_BY_SIDE, (colour, vision)
 

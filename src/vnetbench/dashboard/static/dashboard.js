@@ -295,7 +295,7 @@ const MAX_LINES = 7;
 // src/vnetbench/palette.py's SERIES (the report's figures), checked by tests/unit/dashboard/test_palette.py.
 const PALETTE = ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#7700CC"];
 const FAILED_COLOUR = "#B71C1C";  // the table's failed rows (dashboard.css); also a ×, never the colour alone
-const THRESHOLD_COLOUR = "#555555";  // the warning and critical levels: dashed, and named beside the line
+const THRESHOLD_COLOUR = "#555555";  // palette.NEUTRAL: the warning and critical levels, dashed and named
 const BAND = "0,114,178";  // the first line's blue (#0072B2) as r,g,b: its samples' band
 let chart = null;
 let chartLines = "";  // the shown lines the chart was built for: a new set makes a new chart
