@@ -13,7 +13,9 @@ here: both pin old numpy/scipy. The published algorithm is small:
 2. The best split over all current segments is tested by permutation: the values are shuffled
    within each segment (so earlier change points are kept) and the largest Q recomputed, R times;
    p = (1 + #{Q_perm ≥ Q}) / (R + 1). If p ≤ `significance` the split is a change point and the
-   search goes on in its two halves; otherwise it stops.
+   search goes on in its two halves; otherwise it stops. The permutations stop as soon as so many
+   exceed Q that p would be above `significance` whatever the rest gave (2 of 199 at 0.01): the
+   same answer, and the last, unsuccessful test of a search costs a few permutations, not 199.
 
 Sums of |x_i − x_j| over blocks come from a 2-D prefix sum of the distance matrix, so one segment of
 n points costs O(n²) (a series is one value per run of a periodic campaign: hundreds to thousands).
@@ -73,13 +75,17 @@ def _best_split(x: np.ndarray, min_size: int) -> tuple[float, int]:
     if n < 2 * min_size:
         return float("-inf"), -1
     d = np.abs(x[:, None] - x[None, :])
-    p = np.zeros((n + 1, n + 1))
-    p[1:, 1:] = d.cumsum(0).cumsum(1)
+    # Only the block sums that start at (0, 0) are needed: rows up to τ against all (from the row
+    # sums) and against each other (twice the pairs i < j < τ, from each row's sum left of the
+    # diagonal) — one cumulative sum of d instead of a 2-D prefix sum (a third of the time).
+    rows_to = np.concatenate(([0.0], d.sum(1).cumsum()))  # Σ_{i<τ} Σ_j d_ij
+    left_of_diagonal = np.concatenate(([0.0], d.cumsum(1)[np.arange(1, n), np.arange(n - 1)]))
+    pairs_below = np.concatenate(([0.0], left_of_diagonal.cumsum()))  # Σ_{i<j<τ} d_ij
     tau = np.arange(min_size, n - min_size + 1)
     m, k = tau.astype(float), (n - tau).astype(float)
-    within_left = p[tau, tau] / 2
-    between = p[tau, n] - p[tau, tau]
-    within_right = (p[n, n] - 2 * p[tau, n] + p[tau, tau]) / 2
+    within_left = pairs_below[tau]
+    between = rows_to[tau] - 2 * pairs_below[tau]
+    within_right = (rows_to[n] - 2 * rows_to[tau] + 2 * pairs_below[tau]) / 2
     e = 2 * between / (m * k) - within_left / (m * (m - 1) / 2) - within_right / (k * (k - 1) / 2)
     q = m * k / (m + k) * e
     best = int(np.argmax(q))
@@ -130,6 +136,8 @@ def change_points(
             for start, end in itertools.pairwise(bounds):
                 shuffled[start:end] = rng.permutation(x_c[start:end])
             exceed += _strongest(shuffled, bounds, min_size)[0] >= q
+            if (1 + exceed) / (permutations + 1) > significance:
+                break  # p only grows from here: not a change point, and the search ends with it
         p = (1 + exceed) / (permutations + 1)
         if p > significance:
             break
