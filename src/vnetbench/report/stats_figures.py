@@ -16,7 +16,7 @@ from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.reproducibility import MetricReproducibility
 from vnetbench.analysis.two_k_r import TwoKRResult
-from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE, VERMILLION
+from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import plt
 
@@ -44,7 +44,7 @@ def residuals_vs_predicted(
     d = _diag(result)
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.scatter(np.asarray(d.predicted) / scale, np.asarray(d.residuals) / scale, s=14, alpha=0.7)
-    ax.axhline(0, color="grey", lw=0.8)
+    ax.axhline(0, color=NEUTRAL, lw=0.8)
     ax.set_xlabel("predicted response" + fmt.unit_suffix(unit))
     ax.set_ylabel("residual" + fmt.unit_suffix(unit))
     ax.set_title(title or "Residuals vs predicted response")
@@ -78,7 +78,8 @@ def level_means(
     unit: str = "",
 ) -> tuple[Path, Path]:
     """Mean response per level with the interval of each mean (s_e/√r_j, pooled), and the
-    capacity threshold as a line."""
+    capacity threshold as a reference line (grey dashed, named in the legend: a criterion of the
+    capacity recommendation, not the dashboard's critical level, so not its vermillion)."""
     x = np.arange(anova.a)
     means = np.array([e.mean for e in anova.effects]) / scale
     half = np.array([anova.t_quantile * anova.s_e / np.sqrt(e.n) for e in anova.effects]) / scale
@@ -86,7 +87,8 @@ def level_means(
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.errorbar(x, means, yerr=half, fmt="o-", capsize=3, label=f"mean, {100 * anova.confidence:g} % CI")
     if threshold is not None:
-        ax.axhline(threshold, color=VERMILLION, ls="--", lw=1, label=f"threshold {threshold:g}")
+        shown = f"{threshold:g} {unit}".strip()
+        ax.axhline(threshold, color=NEUTRAL, ls="--", lw=1, label=f"capacity threshold {shown}")
     ax.set_xticks(x, [str(lv) for lv in anova.levels])
     ax.set_xlabel(anova.factor)
     ax.set_ylabel(anova.response + fmt.unit_suffix(unit))
@@ -116,7 +118,7 @@ def effects_chart(
     colours = [BLUE if (a > 0 or b < 0) else NEUTRAL for a, b in zip(lo, hi, strict=True)]
     ax.barh(y, q, color=colours, alpha=0.6)
     ax.errorbar(q, y, xerr=[q - lo, hi - q], fmt="none", ecolor="black", capsize=3)
-    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(0, color=NEUTRAL, lw=0.8)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"effect{fmt.unit_suffix(unit)}, {100 * result.confidence:g} % CI; grey: not significant")
@@ -134,7 +136,7 @@ def contrast_intervals(
     y = np.arange(len(contrasts))
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(contrasts) + 1.5))
     ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt="o", capsize=3)
-    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(0, color=NEUTRAL, lw=0.8)
     ax.set_yticks(y, [c.label for c in contrasts])
     ax.invert_yaxis()
     conf = f"{100 * contrasts[0].confidence:g} %" if contrasts else ""
@@ -164,7 +166,7 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
     tolerance = f"tolerance ±{100 * th.tolerance_ratio:g} %" if relative else f"tolerance ±{absolute}"
     for sign in (-1, 1):
         label = tolerance if sign > 0 else None
-        ax.axhline((result.mean_first + sign * band) / scale, color=BLACK, ls="--", lw=0.8, label=label)
+        ax.axhline((result.mean_first + sign * band) / scale, color=NEUTRAL, ls="--", lw=0.8, label=label)
     numeric = pd.api.types.is_numeric_dtype(rebuilds["build"])
     x = rebuilds["build"] if numeric else np.arange(len(rebuilds))
     ax.plot(x, rebuilds["mean"] / scale, "o", color=BLUE, ms=4, label="rebuild mean")

@@ -2,7 +2,9 @@
 
 Before: the packet-rate sweep's link limit was a black dashed line while its second series, in the
 palette's cycle (blue, black, ...), was black too; the loss diagram's boxes and the topology's rates had
-colours of their own (#b3261e, #4a6fa5, #a33: a link's rate in a red that reads as a failure)."""
+colours of their own (#b3261e, #4a6fa5, #a33: a link's rate in a red that reads as a failure). The
+statistics' mean-per-level chart drew the capacity threshold in vermillion, the grid's critical level's
+colour, labelled only 'threshold 1'; the rebuilds' tolerance lines were black."""
 
 from __future__ import annotations
 
@@ -13,9 +15,14 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_hex
 
+from tests.helpers.stats_app import ONL
 from vnetbench import palette
+from vnetbench.analysis.contrasts import successive_differences
 from vnetbench.analysis.loss import Explainer, Localization, Stage
+from vnetbench.analysis.one_factor import one_factor_anova
+from vnetbench.analysis.reproducibility import reproducibility
 from vnetbench.report import figures
+from vnetbench.report import stats_figures as sf
 from vnetbench.report.sections import loss, probe
 
 PALETTE = {
@@ -131,3 +138,51 @@ def test_the_topology_draws_in_the_palette_and_its_rates_are_not_red(
     (ax,) = fig.axes
     rates = [t for t in ax.texts if t.get_text().endswith("bit/s")]
     assert len(rates) == 2 and all(to_hex(t.get_color()) == palette.BLACK.lower() for t in rates)
+
+
+def _capture_stats(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    saved: list[Any] = []
+
+    def keep(fig: Any, path: Path) -> tuple[Path, Path]:
+        saved.append(fig)
+        return path.with_suffix(".png"), path.with_suffix(".svg")
+
+    monkeypatch.setattr(sf, "_save", keep)
+    return saved
+
+
+def _references_are_grey_dashed_and_named(ax: Any) -> list[str]:
+    """Every dashed line of the axes is palette.NEUTRAL and named in its legend (a band's second edge
+    may go unnamed: the first names it); returns the names."""
+    legend = [t.get_text() for t in ax.get_legend().get_texts()] if ax.get_legend() else []
+    dashed = [line for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert all(to_hex(line.get_color()) == palette.NEUTRAL.lower() for line in dashed)
+    names = [line.get_label() for line in dashed if not line.get_label().startswith("_")]
+    assert set(names) <= set(legend) and (names or not dashed), (names, legend)
+    return names
+
+
+def test_the_statistics_figures_draw_references_grey_dashed_and_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    saved = _capture_stats(monkeypatch)
+    anova = one_factor_anova(pd.read_csv(ONL), "loss", "receivers")  # ratios; shown in % as the report does
+    sf.level_means(anova, tmp_path / "means", threshold=0.01, title="loss", scale=0.01, unit="%")
+    sf.residuals_vs_predicted(anova, tmp_path / "resid", scale=0.01, unit="%")
+    sf.normal_qq(anova, tmp_path / "qq", scale=0.01, unit="%")
+    sf.effects_chart(anova, tmp_path / "effects", scale=0.01, unit="%")
+    sf.contrast_intervals(successive_differences(anova), tmp_path / "steps", scale=0.01, unit="%")
+    rows = [{"build": 0, "metric": "m", "value": v} for v in (100, 102, 98, 101, 99)]
+    rows += [{"build": b, "metric": "m", "value": v} for b, v in enumerate((101, 99, 100, 102, 98), 1)]
+    (repro,) = reproducibility(pd.DataFrame(rows))
+    sf.reproducibility_chart(repro, tmp_path / "repro")
+    means, *_, rebuilds = saved
+    names = {fig: _references_are_grey_dashed_and_named(fig.axes[0]) for fig in saved}
+    # the capacity threshold: a criterion of the recommendation, not the critical level; its name says what
+    assert names[means] == ["capacity threshold 1 %"]
+    assert names[rebuilds] == ["tolerance ±5 %"]  # was black, the second series' colour
+    assert len([line for line in rebuilds.axes[0].get_lines() if line.get_linestyle() == "--"]) == 2
+    for fig in saved:
+        assert _colours(fig) <= PALETTE | {WHITE}, _colours(fig) - PALETTE
+        # no line in the grid's critical vermillion: none of these marks a critical level
+        assert all(to_hex(line.get_color()) != palette.CRITICAL.lower() for line in fig.axes[0].get_lines())
