@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.cpu import SATURATED_BUSY, saturated, with_host_busy
@@ -20,6 +21,7 @@ from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import fidelity, figures
 from vnetbench.report import format as fmt
 from vnetbench.report.prepared import TREATMENT, Prepared
+from vnetbench.report.rich_view import NBSP, join_units
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.sections import builders as section_builders
 from vnetbench.report.sections.delay_nodes import reports as node_reports
@@ -112,15 +114,8 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     ordered.append((1000, _failures_section(store, campaign_id, frame)))
     ordered.sort(key=lambda item: item[0])
     sections = [s for _, s in ordered if s is not None and (s.tables or s.figures or s.items)]
-    env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
-    html = env.get_template("report.html").render(
-        campaign=row,
-        sections=sections,
-        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        spec_text=row["spec_text"],
-    )
     index = out_dir / "index.html"
-    index.write_text(html)
+    index.write_text(page(row, sections, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")))
     summary = {
         "campaign": campaign_id,
         "sections": [
@@ -135,6 +130,28 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     }
     (out_dir / "report.json").write_text(json.dumps(summary, indent=1, default=str))
     return index
+
+
+# a word of a cell's text that join_units tied (a number and its unit, an interval): between plain spaces
+_TIED = re.compile(rf"\S*(?:{NBSP}\S*)+")  # Python's \s matches NBSP: \S never holds one
+
+
+def unbroken_html(text: Any) -> Markup:
+    """The text, escaped, with each number and its unit and each interval (rich_view.join_units: '94.1
+    Mbit/s', '(1.0 to 3.0) %') in a <span class="nowrap">, so that a cell whose text may wrap (a table's
+    last column, a note) wraps between them, never inside: '(1.766 to' / '6.234)' reads as two numbers.
+    The spans hold plain spaces: what a reader copies or greps is the text as it was."""
+    tied = str(escape(join_units(str(text))))  # escape adds no space; an entity is inside one word
+    return Markup(_TIED.sub(lambda m: f'<span class="nowrap">{m.group(0).replace(NBSP, " ")}</span>', tied))
+
+
+def page(campaign: Any, sections: list[Section], generated: str) -> str:
+    """The report's HTML: its sections' tables, items and figures (templates/report.html)."""
+    env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
+    env.filters["unbroken"] = unbroken_html
+    return env.get_template("report.html").render(
+        campaign=campaign, sections=sections, generated=generated, spec_text=campaign["spec_text"]
+    )
 
 
 def build_times(builds: pd.Series, teardowns: pd.Series) -> str:
