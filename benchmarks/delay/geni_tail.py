@@ -33,6 +33,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import signal, stats
 
+from vnetbench.palette import BLUE, NEUTRAL
 from vnetbench.spec import delaycdf, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -122,21 +123,22 @@ def main(db: Path, base_db: Path) -> None:
     ys = np.arange(1, len(xs) + 1) / len(xs)
     fig, (body_ax, tail_ax) = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax in (body_ax, tail_ax):
-        ax.axvspan(49.5, 52.5, color="tab:green", alpha=0.12, label="GENI: > 75 % within 49.5–52.5 ms")
-    body_ax.step(xs / 1e6, ys, where="post", color="tab:blue", label=f"measured ping RTT ({len(xs)} pings)")
+        ax.axvspan(49.5, 52.5, color=NEUTRAL, alpha=0.15, label="GENI: > 75 % within 49.5–52.5 ms")
+    # measured in the palette's blue; what it is compared with (configured, GENI's figures) grey, named
+    body_ax.step(xs / 1e6, ys, where="post", color=BLUE, label=f"measured ping RTT ({len(xs)} pings)")
     body_ax.plot(
         grid / 1e6,
         cdf,
-        color="black",
+        color=NEUTRAL,
         ls="--",
         lw=1.2,
         label="configured: two one-way draws + the path's own RTT",
     )
     body_ax.set(xlim=(48.5, 62), ylim=(0, 1), xlabel="RTT (ms)", ylabel="CDF", title="the body")
-    body_ax.axhline(0.75, color="grey", lw=0.6, ls=":")
+    body_ax.axhline(0.75, color=NEUTRAL, lw=0.6, ls=":", label="75 %")
     body_ax.legend(loc="lower right", fontsize=8)
-    tail_ax.step(xs / 1e6, 1 - ys + 1 / len(xs), where="post", color="tab:blue", label="measured")
-    tail_ax.plot(grid / 1e6, np.clip(1 - cdf, 1e-6, None), color="black", ls="--", lw=1.2, label="configured")
+    tail_ax.step(xs / 1e6, 1 - ys + 1 / len(xs), where="post", color=BLUE, label="measured")
+    tail_ax.plot(grid / 1e6, np.clip(1 - cdf, 1e-6, None), color=NEUTRAL, ls="--", lw=1.2, label="configured")
     tail_ax.set(
         xscale="log",
         yscale="log",
@@ -148,7 +150,7 @@ def main(db: Path, base_db: Path) -> None:
     )
     tail_ax.set_xticks([50, 100, 200, 400, 800], ["50", "100", "200", "400", "800"])
     tail_ax.minorticks_off()
-    tail_ax.axvline(400, color="tab:red", lw=0.8, ls=":", label="400 ms")
+    tail_ax.axvline(400, color=NEUTRAL, lw=0.8, ls=":", label="400 ms (GENI's upper end)")
     tail_ax.legend(loc="lower left", fontsize=8)
     fig.suptitle(
         f"geni-categories cross-site link, delay_cdf (campaign {cid}): "

@@ -14,6 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
+from vnetbench.palette import BLUE, NEUTRAL, ORANGE, SERIES
+
+# runs in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
+# targets and models grey dashed and named in the legend; black dots are single runs
+plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -28,7 +34,7 @@ def main() -> None:
     for i, rep in enumerate(res.get("accuracy", [])):
         x = np.sort(rep["rtt_samples_ms"])
         a.plot(x, np.arange(1, len(x) + 1) / len(x), label=f"run {i + 1}: median {np.median(x):.3f} ms")
-    a.axvspan(99.8, 100.2, color="green", alpha=0.1, label="target: median 100 ± 0.2 ms")
+    a.axvspan(99.8, 100.2, color=NEUTRAL, alpha=0.15, label="target: median 100 ± 0.2 ms")
     a.set_xlim(99.9, 100.6)
     a.set_xlabel("RTT, ms (vnb-probe rtt, 2000 probes)")
     a.set_ylabel("CDF")
@@ -39,9 +45,9 @@ def main() -> None:
     reps = res.get("accuracy", [])
     if reps:
         owd = np.array(reps[0]["owd_samples_ms"])
-        a.hist(owd, bins=80, density=True, alpha=0.6, label="measured one-way delay (run 1)")
+        a.hist(owd, bins=80, density=True, alpha=0.6, color=BLUE, label="measured one-way delay (run 1)")
         x = np.linspace(10, 90, 400)
-        a.plot(x, stats.norm.pdf(x, 50, 10), "k", label="configured N(50 ms, 10 ms)")
+        a.plot(x, stats.norm.pdf(x, 50, 10), color=NEUTRAL, ls="--", label="configured N(50 ms, 10 ms)")
         ps = ", ".join(f"{r['jitter']['ks_p']:.2f}" for r in reps)
         a.set_title(
             f"jitter: 10ms normal — KS p = {ps}\n(5000 probes each, seeds from the clock: see README)",
@@ -68,7 +74,7 @@ def main() -> None:
     ]
     labels, xs = [], []
     for k, (label, group, target) in enumerate(groups):
-        for j, (path, color) in enumerate((("node", "tab:blue"), ("bare", "tab:orange"))):
+        for j, (path, color) in enumerate((("node", BLUE), ("bare", ORANGE))):
             sel = [r for r in group if r["path"] == path]
             if not sel:
                 continue
@@ -81,11 +87,14 @@ def main() -> None:
                 label=("through a delay node (+10 ms)", "generator alone (bare veth)")[j] if k == 0 else None,
             )
             a.plot([x] * len(got), got, "k.")
-        a.hlines(target / 1e3, k * 3 - 0.45, k * 3 + 1.45, colors="r", linestyles="dashed")
+        target_label = "issue target" if k == 0 else None
+        a.hlines(
+            target / 1e3, k * 3 - 0.45, k * 3 + 1.45, colors=NEUTRAL, linestyles="dashed", label=target_label
+        )
         labels.append(label)
         xs.append(k * 3 + 0.5)
     a.set_xticks(xs, labels)
-    a.set_ylabel("received, kpps (red: issue target)")
+    a.set_ylabel("received, kpps (dashed: issue target)")
     a.tick_params(axis="x", labelsize=7)
     cpu = [
         r["node"]["cpu_per_frame_ns"] / 1e3 for r in rows + raw if r.get("node") and r["frame_bytes"] != "tcp"
@@ -117,7 +126,7 @@ def main() -> None:
             a.bar(
                 x,
                 statistics.median(vals),
-                color=["tab:blue", "tab:orange"][k],
+                color=[BLUE, ORANGE][k],
                 label=f"{link}: {'25' if link == 'short' else '120'} ms each way" if j == 0 else None,
             )
             a.plot([x] * len(vals), vals, "k.")
@@ -125,13 +134,14 @@ def main() -> None:
             adv = [r.get("max_snd_wnd_bytes") for r in rows if r.get("max_snd_wnd_bytes")]
             rtt = 0.050 if link == "short" else 0.240
             bound = 9.57 if window == "auto" or not adv else min(9.57, statistics.median(adv) * 8 / rtt / 1e6)
-            a.hlines(bound, x - 0.4, x + 0.4, colors="r", linestyles="dashed")
+            model = "model: min(link, window / RTT)" if (j, k) == (0, 0) else None
+            a.hlines(bound, x - 0.4, x + 0.4, colors=NEUTRAL, linestyles="dashed", label=model)
     a.set_xticks(
         [j * 3 + 0.5 for j in range(len(windows))],
         [f"iperf3 -w {w}" if w != "auto" else "autotuned" for w in windows],
     )
     a.set_ylabel("TCP goodput, Mbit/s (10 Mbit/s link)")
-    a.set_title("bandwidth-delay product (red: min(link, advertised window / RTT))")
+    a.set_title("bandwidth-delay product (dashed: min(link, advertised window / RTT))")
     a.legend(fontsize=8)
 
     fig.suptitle("vnb-probe delay nodes on a 2-vCPU machine (kernel without netem)")

@@ -166,18 +166,16 @@ def window_figure(reps: list[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from vnetbench.palette import BLACK, BLUE, NEUTRAL
+
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    ax.axhspan(25, 42, color="tab:green", alpha=0.12, label="criterion: each flow 25–42 %")
+    ax.axhspan(25, 42, color=NEUTRAL, alpha=0.15, label="criterion: each flow 25–42 %")
     for i, rep in enumerate(reps):
         hi = [100 * max(rep["windows"][str(w)]["shares"]) for w in WINDOWS_S]
         lo = [100 * min(rep["windows"][str(w)]["shares"]) for w in WINDOWS_S]
-        ax.plot(
-            WINDOWS_S, hi, "-o", color="tab:red", alpha=0.6, ms=3, label="largest share" if i == 0 else None
-        )
-        ax.plot(
-            WINDOWS_S, lo, "-o", color="tab:blue", alpha=0.6, ms=3, label="smallest share" if i == 0 else None
-        )
-    ax.axhline(100 / 3, color="grey", lw=0.8, ls=":")
+        ax.plot(WINDOWS_S, hi, "-^", color=BLACK, alpha=0.6, ms=4, label="largest share" if i == 0 else None)
+        ax.plot(WINDOWS_S, lo, "-v", color=BLUE, alpha=0.6, ms=4, label="smallest share" if i == 0 else None)
+    ax.axhline(100 / 3, color=NEUTRAL, lw=0.8, ls="--", label="equal share, 33.3 %")
     ax.set_xscale("log")
     ax.set_xticks(WINDOWS_S, [f"{w} s" for w in WINDOWS_S])
     ax.set_xlabel("measured window (first N seconds of one 120 s run)")

@@ -10,7 +10,8 @@ CPU = the machine's busy time from /proc/stat over the run (user + nice + system
 steal left out), per Gbit delivered. Nothing else should run.
 
 Usage (root):  .venv/bin/python benchmarks/fidelity/receive_queue_cpu.py [--reps 5]   # ~3 min
-Writes receive_queue_cpu.json (runs and medians) and receive_queue_cpu.png next to this file.
+Writes receive_queue_cpu.json (runs and medians) and receive_queue_cpu.png next to this file;
+`--redraw` only redraws the figure from the json's runs (no root, nothing measured).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from hand_built import hand_built  # this folder's (the script's directory is on
 
 from vnetbench.layout import Layout
 from vnetbench.layout.objects import Interface
+from vnetbench.palette import BLUE
 from vnetbench.providers.local import netshaping
 
 HERE = Path(__file__).resolve().parent
@@ -78,8 +80,15 @@ def node_interface(layout: Layout, node: str) -> Interface:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument(
+        "--redraw", action="store_true", help="only redraw the figure from receive_queue_cpu.json"
+    )
     args = ap.parse_args()
-    runs: list[dict[str, object]] = []
+    if args.redraw:  # every run is kept in the json: nothing measured
+        runs = json.loads((HERE / "receive_queue_cpu.json").read_text())["runs"]
+        figure(runs, HERE / "receive_queue_cpu.png")
+        return
+    runs = []
     with hand_built(SPEC, "receive-queue-cpu", "rq") as (layout, provider):
         server = None
         try:
@@ -130,7 +139,7 @@ def figure(runs: list[dict[str, object]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 3.2))
     for i, arm in enumerate(ARMS):
         values = [float(r["cpu_ms_per_gbit"]) for r in runs if r["arm"] == arm]  # type: ignore[arg-type]
-        ax.scatter([i] * len(values), values, color="tab:blue", alpha=0.6)
+        ax.scatter([i] * len(values), values, color=BLUE, alpha=0.6)
         ax.hlines(statistics.median(values), i - 0.25, i + 0.25, color="black")
     ax.set_xticks(range(len(ARMS)), list(ARMS), fontsize=8)
     ax.set_ylabel("machine CPU, ms per Gbit delivered")

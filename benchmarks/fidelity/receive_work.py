@@ -43,6 +43,7 @@ from hand_built import hand_built  # this folder's (the script's directory is on
 
 from vnetbench.drivers.probe import probe_path
 from vnetbench.layout import Layout
+from vnetbench.palette import NEUTRAL, SERIES
 
 HERE = Path(__file__).resolve().parent
 SECONDS = 3
@@ -221,15 +222,16 @@ def summarise(runs: list[dict[str, object]]) -> dict[str, object]:
 
 def figure(runs: list[dict[str, object]], path: Path) -> None:
     fig, (sent_ax, loss_ax, rtt_ax) = plt.subplots(1, 3, figsize=(12, 3.6))
-    colours = dict(zip(ARMS, ("tab:red", "tab:blue", "tab:green"), strict=True))
+    colours = dict(zip(ARMS, SERIES, strict=False))  # each arm also its own marker, named in the legend
+    markers = dict(zip(ARMS, "os^", strict=True))
     for arm in ARMS:
         mine = [r for r in runs if r["arm"] == arm and "offered_pps" in r]
         offered = [float(r["offered_pps"]) / FABRIC_PPS for r in mine]  # type: ignore[arg-type]
         sent_k = [k * float(r["sent_of_offered"]) for k, r in zip(offered, mine, strict=True)]  # type: ignore[arg-type]
         sent_ax.scatter(offered, [100 * k / o for k, o in zip(sent_k, offered, strict=True)],
-                        color=colours[arm], alpha=0.6, label=arm, s=18)  # fmt: skip
+                        color=colours[arm], marker=markers[arm], alpha=0.6, label=arm, s=18)  # fmt: skip
         loss_ax.scatter(sent_k, [100 * float(r["loss_of_sent"]) for r in mine],  # type: ignore[arg-type]
-                        color=colours[arm], alpha=0.6, label=arm, s=18)  # fmt: skip
+                        color=colours[arm], marker=markers[arm], alpha=0.6, label=arm, s=18)  # fmt: skip
         rtts = sorted(x for r in runs if r["arm"] == arm and "rtt_ms" in r for x in r["rtt_ms"])  # type: ignore[union-attr]
         rtt_ax.plot([1000 * x for x in rtts], [100 * (i + 1) / len(rtts) for i in range(len(rtts))],
                     color=colours[arm], label=arm)  # fmt: skip
@@ -239,7 +241,9 @@ def figure(runs: list[dict[str, object]], path: Path) -> None:
     sent_ax.set_title("what the sender managed to send", fontsize=9)
     sent_ax.legend(fontsize=7)
     ks = [1 + x / 20 for x in range(0, 121)]
-    loss_ax.plot(ks, [100 * (1 - 1 / k) for k in ks], color="black", lw=1, label="a network: 1 - 1/k")
+    loss_ax.plot(
+        ks, [100 * (1 - 1 / k) for k in ks], color=NEUTRAL, lw=1, ls="--", label="a network: 1 - 1/k"
+    )
     loss_ax.set_xlabel("sent / fabric rate (k)")
     loss_ax.set_ylabel("lost, % of sent")
     loss_ax.set_title("what the network dropped of what was sent", fontsize=9)
@@ -248,6 +252,7 @@ def figure(runs: list[dict[str, object]], path: Path) -> None:
     rtt_ax.set_xlabel("RTT s -> r, idle path, µs (log)")
     rtt_ax.set_ylabel("% of pings at or below")
     rtt_ax.set_title(f"the price: {PINGS} pings per arm and round", fontsize=9)
+    rtt_ax.legend(fontsize=7)
     fig.suptitle(
         f"One vnb-probe sender, 64-byte frames, into a {FABRIC_PPS // 1000}K packets/s fabric between "
         "two Linux bridges (2 vCPU)",

@@ -18,6 +18,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from vnetbench.palette import BLUE, NEUTRAL, SERIES
+
+# each case in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
+# goals grey dashed and named in the legend; the black ticks are medians
+plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+
 TARGETS = [1000, 10000, 100000]
 CPU_CASES = {
     "iperf3": "iperf3 -u -l 1472 -b 100M",
@@ -152,12 +158,12 @@ def draw(out: Path, secs: dict[str, list[float]], acc: dict[tuple[str, int], dic
     names = list(CPU_CASES)
     for i, c in enumerate(names):
         ys = secs[c]
-        ax[0].scatter([i] * len(ys), ys, s=18, alpha=0.7)
+        ax[0].scatter([i] * len(ys), ys, s=18, alpha=0.7, color=BLUE)  # the case: its tick
         if ys:
             ax[0].hlines(statistics.median(ys), i - 0.3, i + 0.3, color="k")
     if secs["iperf3"]:
         half = statistics.median(secs["iperf3"]) / 2
-        ax[0].axhline(half, ls="--", color="r", lw=1, label="0.5 × iperf3 median (goal)")
+        ax[0].axhline(half, ls="--", color=NEUTRAL, lw=1, label="0.5 × iperf3 median (goal)")
         ax[0].legend(fontsize=8)
     ticks = ["iperf3", "vnb default", "vnb q=1 ms", "vnb q=5 ms", "q=5 ms,\nrecv polls"]
     ax[0].set_xticks(range(len(names)), ticks)
@@ -175,7 +181,7 @@ def draw(out: Path, secs: dict[str, list[float]], acc: dict[tuple[str, int], dic
                 lo.append(max(m, 1e-5) - max(min(v), 1e-5))
                 hi.append(max(v) - m)
         ax[1].errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=ACC_CASES[c])
-    ax[1].axhline(0.5, ls="--", color="r", lw=1, label="goal ≤ 0.5 %")
+    ax[1].axhline(0.5, ls="--", color=NEUTRAL, lw=1, label="goal ≤ 0.5 %")
     ax[1].set_yscale("log")
     ax[1].set_xticks(range(len(TARGETS)), [f"{t // 1000}K pps" for t in TARGETS])
     ax[1].set_ylabel("|achieved/target − 1| %  (median, min..max)")
@@ -192,7 +198,7 @@ def draw(out: Path, secs: dict[str, list[float]], acc: dict[tuple[str, int], dic
                 lo.append(m - min(v))
                 hi.append(max(v) - m)
         ax[2].errorbar(xs, ys, yerr=[lo, hi], fmt="o", capsize=3, label=ACC_CASES[c])
-    ax[2].axhline(50, ls="--", color="r", lw=1, label="goal ≤ 50 µs at 10K")
+    ax[2].axhline(50, ls="--", color=NEUTRAL, lw=1, label="goal ≤ 50 µs at 10K")
     ax[2].set_yscale("log")
     ax[2].set_xticks(range(len(TARGETS)), [f"{t // 1000}K pps" for t in TARGETS])
     ax[2].set_ylabel("send lateness p99, µs")

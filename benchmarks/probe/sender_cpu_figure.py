@@ -22,6 +22,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from vnetbench.palette import BLUE, BLUISH_GREEN, NEUTRAL, ORANGE, REDDISH_PURPLE
+
+# vnetbench's palette (its report's figures too), each series also a marker of its own; goals grey
+# dashed and named in the legend; the black ticks are medians
+SETUP_STYLE = {"plain": (BLUISH_GREEN, "o"), "napi": (REDDISH_PURPLE, "D")}
+
 SETUPS = {
     "plain": "plain veth (receive softirq charged to the sender)",
     "napi": "receiver veth in threaded NAPI",
@@ -195,15 +201,15 @@ def draw(out: Path, data: dict[tuple[str, str], dict[int, Run]]) -> None:
         a = ax[k]
         for i, case in enumerate(CASES):
             runs = list(data[(setup, case)].values())
-            strip(a, i - 0.12, [x.cpu_s for x in runs], color="C0", label="sender" if i == 0 else None)
+            strip(a, i - 0.12, [x.cpu_s for x in runs], color=BLUE, label="sender" if i == 0 else None)
             if setup == "napi":
                 tot = [x.cpu_s + x.napi_s for x in runs]
                 label = "sender + napi thread" if i == 0 else None
-                strip(a, i + 0.12, tot, color="C1", marker="s", label=label)
+                strip(a, i + 0.12, tot, color=ORANGE, marker="s", label=label)
         base = [x.cpu_s for x in data[(setup, "iperf3")].values()]
         if base:
             half = GOAL * statistics.median(base)
-            a.axhline(half, ls="--", color="r", lw=1, label="0.5 × iperf3 sender (median)")
+            a.axhline(half, ls="--", color=NEUTRAL, lw=1, label="0.5 × iperf3 sender (median)")
         a.set_xticks(range(len(CASES)), TICKS)
         a.set_ylabel("CPU s per 10 s run")
         a.set_ylim(bottom=0)
@@ -213,8 +219,9 @@ def draw(out: Path, data: dict[tuple[str, str], dict[int, Run]]) -> None:
     for k, setup in enumerate(SETUPS):
         for i, case in enumerate(list(CASES)[1:]):
             rs = ratios(data, setup, case, False)
-            strip(a, i + (k - 0.5) * 0.3, rs, color=f"C{k + 2}", label=setup if i == 0 else None)
-    a.axhline(GOAL, ls="--", color="r", lw=1, label="goal ≤ 0.5")
+            colour, marker = SETUP_STYLE[setup]
+            strip(a, i + (k - 0.5) * 0.3, rs, color=colour, marker=marker, label=setup if i == 0 else None)
+    a.axhline(GOAL, ls="--", color=NEUTRAL, lw=1, label="goal ≤ 0.5")
     a.set_xticks(range(len(CASES) - 1), TICKS[1:])
     a.set_ylabel("sender CPU / iperf3's (same repetition and set-up)")
     a.set_ylim(bottom=0)

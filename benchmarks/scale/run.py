@@ -155,6 +155,9 @@ def figure(summary: dict[str, dict[str, dict]], samples: int, path: Path) -> Non
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from vnetbench.palette import BLACK, NEUTRAL, SERIES
+
+    fills = [c for c in SERIES if c != BLACK]  # bars under black error bars; goals grey dashed, named
     keys = list(summary)
     names = list(next(iter(summary.values())))
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
@@ -166,11 +169,15 @@ def figure(summary: dict[str, dict[str, dict]], samples: int, path: Path) -> Non
             lo = [summary[key].get(n, {}).get(field, {}).get("min", np.nan) * scale for n in names]
             hi = [summary[key].get(n, {}).get(field, {}).get("max", np.nan) * scale for n in names]
             err = [np.subtract(med, lo), np.subtract(hi, med)]
-            ax.bar(x + (i - (len(keys) - 1) / 2) * width, med, width, yerr=err, capsize=2, label=key)
-    for j, name in enumerate(names):
-        if name in LIMITS_S:
-            axes[0].hlines(LIMITS_S[name], j - 0.45, j + 0.45, colors="black", linestyles="--", lw=1)
-    axes[1].axhline(LIMIT_RSS_BYTES / 2**30, color="black", ls="--", lw=1, label="goal")
+            offset = x + (i - (len(keys) - 1) / 2) * width
+            ax.bar(offset, med, width, yerr=err, capsize=2, label=key, color=fills[i % len(fills)])
+    goals = [j for j, name in enumerate(names) if name in LIMITS_S]
+    for j in goals:
+        label = "goal" if j == goals[0] else None
+        axes[0].hlines(
+            LIMITS_S[names[j]], j - 0.45, j + 0.45, colors=NEUTRAL, linestyles="--", lw=1, label=label
+        )
+    axes[1].axhline(LIMIT_RSS_BYTES / 2**30, color=NEUTRAL, ls="--", lw=1, label="goal")
     axes[0].set_ylabel("wall time (s), median [min–max]")
     axes[1].set_ylabel("peak memory (GiB)")
     for ax in axes:
@@ -178,6 +185,7 @@ def figure(summary: dict[str, dict[str, dict]], samples: int, path: Path) -> Non
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_title("time (dashed: goal)")
     axes[1].set_title("peak resident memory")
+    axes[0].legend(fontsize=8)
     axes[1].legend(fontsize=8)
     fig.suptitle(f"a campaign of {samples:,} samples".replace(",", " "))
     fig.tight_layout()

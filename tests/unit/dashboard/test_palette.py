@@ -150,6 +150,25 @@ def test_the_report_names_no_colour_outside_the_palette_cycle() -> None:
         assert "tab:" not in text, path
 
 
+# the benchmarks' figure scripts moved to the palette (their committed figures are published with them)
+BENCHMARK_FIGURES = (
+    "delay/geni_tail.py", "delay/plot.py", "fidelity/receive_work.py", "fidelity/fairness.py",
+    "fidelity/receive_queue_cpu.py", "scale/run.py", "probe/bc_figure.py", "probe/sender_cpu_figure.py",
+    "probe/figure.py", "probe/report_defaults.py",
+)  # fmt: skip
+
+
+def test_the_benchmark_figures_draw_in_the_palette() -> None:
+    """No tab: colour, no red, green or grey of matplotlib's (a reference line is palette.NEUTRAL), no
+    "C0" of its red-beside-green cycle, no hex of their own; black stays for medians and single runs."""
+    for name in BENCHMARK_FIGURES:
+        text = (Path(__file__).parents[3] / "benchmarks" / name).read_text()
+        assert "from vnetbench.palette import" in text, name
+        assert "tab:" not in text, name
+        assert not re.search(r"""colou?rs?=["'](red|green|grey|gray|r|C\d)["']""", text), name
+        assert not re.search(r"""colou?rs?["']?\s*[=:]\s*["']#""", text), name
+
+
 def test_the_contrast_formula_matches_published_values() -> None:
     # black on white 21:1, WCAG's own example; #767676 is the lightest grey with 4.5:1 on white
     assert contrast_on_white("#000000") == pytest.approx(21.0)
