@@ -11,7 +11,8 @@ dichromacy. Ordered for the common case of few lines: blue, black and orange sta
 vision and in every dichromacy. Orange (2.2:1) and sky blue (2.3:1) are below WCAG's 3:1 for
 graphics too; darker shades of them come within ΔE 30 of the failure red or 15 of the blue for a
 dichromat, so they stay until the palette is redesigned (tests/unit/dashboard/test_palette.py names
-them).
+them). A dark outline has 3:1 by itself, but on a 1.5-2 px line it mixes with the colour into one
+within ΔE 15 of the bluish green (sky blue) or the reddish purple (orange) for a tritanope: not used.
 
 Levels (the dashboard's grid cells, the report's good/bad marks) are a blue–orange scale, never
 red–green: blue for ok, yellow for warning, vermillion for critical (a filled cell with its level's
