@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE.parents[1] / "src"))
 
 from vnetbench.layout import Layout, build_layout  # noqa: E402
 from vnetbench.layout.objects import Interface  # noqa: E402
+from vnetbench.palette import NEUTRAL  # noqa: E402
 from vnetbench.providers.local import LocalProvider, netshaping  # noqa: E402
 from vnetbench.providers.local.links import VXLAN_PORT  # noqa: E402
 from vnetbench.spec import parse_spec  # noqa: E402
@@ -359,14 +360,14 @@ def figure(runs: list[dict], sizes: list[int], path: Path) -> None:
         ax.set_ylabel("ms per node, median [min–max]")
         ax.set_title(phase)
         ax.grid(alpha=0.3, which="both")
-    axes[2].axhline(GOAL_MS_PER_NODE, color="grey", ls="--", lw=1)
+    axes[2].axhline(GOAL_MS_PER_NODE, color=NEUTRAL, ls="--", lw=1)
     axes[2].text(
         sizes[0],
         GOAL_MS_PER_NODE,
         f"goal {GOAL_MS_PER_NODE:g} ms/node",
         va="bottom",
         fontsize=8,
-        color="grey",
+        color=NEUTRAL,
     )
     axes[0].legend(fontsize=8)
     reps = sum(1 for r in runs if r["method"] == "provider" and r["nodes"] == sizes[0])

@@ -40,6 +40,8 @@ from typing import Any
 import httpx
 import numpy as np
 
+from vnetbench.palette import BLUE, NEUTRAL, ORANGE
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 TARGET_P95_MS = 300.0
@@ -566,7 +568,7 @@ def figure(summary: dict[str, Any]) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     backends = list(summary["stores"])
-    colours = {"sqlite": "#1565c0", "postgresql": "#2e7d32"}
+    colours = {"sqlite": BLUE, "postgresql": ORANGE}
     for ax, cache in zip(axes, (True, False), strict=True):
         rows = [r for r in summary["rows"] if r["cache"] == cache]
         for i, endpoint in enumerate(ENDPOINTS):
@@ -584,7 +586,7 @@ def figure(summary: dict[str, Any]) -> None:
                     label=backend if i == 0 else None,
                 )
                 ax.text(x, r["p95_ms_max"], f"{r['p95_ms_median']:.0f}", ha="center", va="bottom", fontsize=8)
-        ax.axhline(TARGET_P95_MS, color="#c62828", linestyle="--", linewidth=1, label="target 300 ms")
+        ax.axhline(TARGET_P95_MS, color=NEUTRAL, linestyle="--", linewidth=1, label="target 300 ms")
         ax.set_xticks(range(len(ENDPOINTS)), ["grid (/api/campaigns/ID)", "one pair's 10-day series"])
         ax.set_title("answer cache on (default)" if cache else "answer cache off (every request queries)")
         ax.set_ylabel("p95 latency, ms (median of rounds; bars: min–max)")

@@ -39,6 +39,7 @@ import pandas as pd
 
 from vnetbench.analysis.loss import loss_analysis
 from vnetbench.kinds.overhead import tcp_efficiency
+from vnetbench.palette import NEUTRAL
 from vnetbench.providers.local import LocalProvider
 from vnetbench.run.campaign import create_campaign, run_campaign
 from vnetbench.spec.loader import parse_spec
@@ -425,7 +426,7 @@ def figure(df: pd.DataFrame, path: Path) -> None:
     fig, axes = plt.subplots(1, len(KINDS), figsize=(3.2 * len(KINDS), 3.2), sharey=True)
     ks = np.linspace(1, 3.2, 50)
     for ax, kind in zip(axes, KINDS, strict=True):
-        ax.plot(ks, 100 * (1 - 1 / ks), color="0.6", lw=1, label="1 − 1/k")
+        ax.plot(ks, 100 * (1 - 1 / ks), color=NEUTRAL, ls="--", lw=1, label="1 − 1/k")
         for rate, marker in ((20.0, "o"), (100.0, "s")):
             g = m[(m["kind"] == kind) & (m["rate_mbit"] == rate)]
             ax.plot(g["k"], 100 * g["loss"], marker, ms=5, alpha=0.7, label=f"{rate:.0f} mbit")

@@ -31,6 +31,8 @@ import matplotlib.pyplot as plt
 import run as probe_run  # benchmarks/probe/run.py: the veth pair and one vnb-probe run
 from scipy.stats import spearmanr
 
+from vnetbench.palette import NEUTRAL
+
 HERE = Path(__file__).resolve().parent
 PPS = 10_000
 SECONDS = 5
@@ -64,12 +66,12 @@ def draw(runs: list[dict[str, Any]], arms: list[str], png: Path) -> None:
             label=arm,
             alpha=0.8,
         )
-    ax.axhline(50, color="grey", linestyle="--", linewidth=1)
+    ax.axhline(50, color=NEUTRAL, linestyle="--", linewidth=1)
     ax.text(
         0.99,
         50,
         "goal 50 µs ",
-        color="grey",
+        color=NEUTRAL,
         fontsize=8,
         ha="right",
         va="bottom",

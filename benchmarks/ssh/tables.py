@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from vnetbench.palette import NEUTRAL
+
 HERE = Path(__file__).parent
 
 
@@ -85,7 +87,8 @@ def figure() -> Path:
         ax.boxplot(data, tick_labels=["local", "ssh"])
         ax.set_title(title)
         ax.set_ylabel("control overhead per measurement (ms)")
-        ax.axhline(300, color="#c44", linestyle="--", linewidth=1)
+        ax.axhline(300, color=NEUTRAL, linestyle="--", linewidth=1, label="goal 300 ms")
+        ax.legend(fontsize=8)
     fig.suptitle(
         "wall time per measurement minus its planned measuring time (goal ≤ 300 ms, dashed)", fontsize=9
     )

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from vnetbench.layout import build_layout
 from vnetbench.layout.flowpath import flow_path
+from vnetbench.palette import BLUE, NEUTRAL
 from vnetbench.providers.local import LocalProvider
 from vnetbench.spec import parse_spec
 from vnetbench.store.db import Store
@@ -126,8 +127,8 @@ def plot(results: dict) -> Path:
         [m - s["min_core_percent"] for m, s in zip(med, summary, strict=True)],
         [s["max_core_percent"] - m for m, s in zip(med, summary, strict=True)],
     ]
-    ax.bar(range(len(summary)), med, yerr=err, capsize=4, color="#4a6fa5")
-    ax.axhline(2.0, color="#b3261e", linestyle="--", label="budget: 2 % of a core at 1 s")
+    ax.bar(range(len(summary)), med, yerr=err, capsize=4, color=BLUE)
+    ax.axhline(2.0, color=NEUTRAL, linestyle="--", label="budget: 2 % of a core at 1 s")
     ax.set_xticks(range(len(summary)), labels, fontsize=8)
     ax.set_ylabel("sampler CPU (% of one core)")
     ax.set_title(f"Sampler cost: median, min-max of {results['repeats']} runs of {results['duration_s']:g} s")

@@ -155,7 +155,8 @@ def test_the_report_names_no_colour_outside_the_palette_cycle() -> None:
 BENCHMARK_FIGURES = (
     "delay/geni_tail.py", "delay/plot.py", "fidelity/receive_work.py", "fidelity/fairness.py",
     "fidelity/receive_queue_cpu.py", "scale/run.py", "probe/bc_figure.py", "probe/sender_cpu_figure.py",
-    "probe/figure.py", "probe/report_defaults.py",
+    "probe/figure.py", "probe/report_defaults.py", "build_teardown/run.py", "dashboard/run.py",
+    "ssh/tables.py", "telemetry/run.py", "probe/lateness_steal.py", "fidelity/run.py",
 )  # fmt: skip
 
 
