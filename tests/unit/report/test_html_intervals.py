@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from tests.helpers.browser import chromium_page, missing_browser
+from tests.helpers.interval_tables import findings_view, unit_view
 from vnetbench.report import html
-from vnetbench.report.format import ci, metric_ci
 from vnetbench.report.rich_view import NBSP
 from vnetbench.report.view import Section, TableView
 
@@ -30,30 +30,8 @@ NOTE = re.compile(r'<p class="note">(.*?)</p>', re.S)
 INTERVAL = re.compile(r"\([^()]*? to [^()]*?\)(?: (?:Mbit/s|ms|%|pp)(?![\w/]))?")
 
 
-def _unit_view() -> TableView:
-    rows = [
-        ["vma→vmb", metric_ci("throughput_bps", 95.1e6, 95.42e6, unit=True)],
-        ["vmc→vmd", metric_ci("rtt_mean_ns", 0.2371e6, 0.2384e6, unit=True)],
-        ["loss", metric_ci("loss_ratio", 0.01, 0.03, unit=True)],
-    ]
-    note = f"95 % intervals; the difference {ci(-0.51, 0.58, unit='pp')}, the mean {ci(1.0, 3.0, unit='%')}"
-    return TableView("throughput, RTT and loss", ["flow", "interval"], rows, note)
-
-
-def _findings_view() -> TableView:
-    """A headerless two-column table, as the analysis' notes: its second column is long."""
-    long = (
-        f"mean 6.000, the effect of b {ci(1.766, 6.234)} and of c {ci(0.8809, 5.119)}, significant at 95 %; "
-        f"throughput {metric_ci('throughput_bps', 95.1e6, 95.42e6, unit=True)} against "
-        f"{metric_ci('throughput_bps', 94.2e6, 94.9e6, unit=True)} alone"
-    )
-    return TableView(
-        "", ["", ""], [["b against a", long], ["loss", f"{ci(-0.51, 0.58, unit='pp')} of 918,120"]]
-    )
-
-
 def _views() -> list[TableView]:
-    return [_unit_view(), _findings_view()]
+    return [unit_view(), findings_view()]
 
 
 def _page(views: list[TableView]) -> str:

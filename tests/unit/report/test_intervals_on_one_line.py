@@ -15,15 +15,14 @@ import pandas as pd
 import pytest
 from rich.table import Table
 
+from tests.helpers.interval_tables import findings_view, unit_view
 from vnetbench.analysis.contrasts import successive_differences
 from vnetbench.analysis.one_factor import one_factor_anova
 from vnetbench.cli import output
 from vnetbench.cli.output import print_table
 from vnetbench.report import rich_view
-from vnetbench.report.format import ci, metric_ci
 from vnetbench.report.rich_view import NBSP, TerminalConsole, join_units, rich_table
 from vnetbench.report.terminal import one_factor_tables
-from vnetbench.report.view import TableView
 
 # an interval's opening part at a line's (or a cell's) end, or its closing part at the start of one
 UNIT = r"(?:Mbit/s|ms|%|pp|K pps)"
@@ -40,16 +39,6 @@ def _anova_tables() -> list[Table]:
     frame = pd.DataFrame([{"f": k, "y": v} for k, vs in data.items() for v in vs])
     a = one_factor_anova(frame, "y", "f")
     return one_factor_tables(a, successive_differences(a))
-
-
-def _unit_view() -> TableView:
-    rows = [
-        ["vma→vmb", metric_ci("throughput_bps", 95.1e6, 95.42e6, unit=True)],
-        ["vmc→vmd", metric_ci("rtt_mean_ns", 0.2371e6, 0.2384e6, unit=True)],
-        ["loss", metric_ci("loss_ratio", 0.01, 0.03, unit=True)],
-    ]
-    note = f"95 % intervals; the difference {ci(-0.51, 0.58, unit='pp')}, the mean {ci(1.0, 3.0, unit='%')}"
-    return TableView("throughput, RTT and loss", ["flow", "interval"], rows, note)
 
 
 def _intervals(table: Table) -> list[str]:
@@ -76,21 +65,8 @@ def _broken(lines: list[str]) -> list[str]:
     return out
 
 
-def _findings_view() -> TableView:
-    """A headerless two-column table, as `vnetbench analyze` prints a part's notes: too wide for the
-    terminal, its second column is wrapped by rich (cli.output's `_wrapped`)."""
-    long = (
-        f"mean 6.000, the effect of b {ci(1.766, 6.234)} and of c {ci(0.8809, 5.119)}, significant at 95 %; "
-        f"throughput {metric_ci('throughput_bps', 95.1e6, 95.42e6, unit=True)} against "
-        f"{metric_ci('throughput_bps', 94.2e6, 94.9e6, unit=True)} alone"
-    )
-    return TableView(
-        "", ["", ""], [["b against a", long], ["loss", f"{ci(-0.51, 0.58, unit='pp')} of 918,120"]]
-    )
-
-
 def _tables() -> list[Table]:
-    return [*_anova_tables(), rich_table(_unit_view()), rich_table(_findings_view())]
+    return [*_anova_tables(), rich_table(unit_view()), rich_table(findings_view())]
 
 
 WIDTHS = range(42, 121, 2)  # from 42: the notes' second column holds their widest interval and unit (23)
