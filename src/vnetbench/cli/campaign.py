@@ -54,6 +54,7 @@ def run(
     ] = None,
 ) -> None:
     """Build the topology, run the whole campaign, store every sample and write the report."""
+    check_report_option(report, no_report)
     try:
         loaded = load_spec(spec)
         if inventory is not None:
@@ -71,6 +72,7 @@ def run_and_report(
     """Create the campaign in the store, run it, and write its report."""
     from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
 
+    check_report_option(report, no_report)
     store = open_store(db, create=True)
     try:
         provider = "ssh" if loaded.campaign.inventory is not None else "local"
@@ -135,12 +137,49 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         raise typer.Exit(EXIT_FAILED)
 
 
+def check_report_option(report: Path | None, no_report: bool, campaign_id: str | None = None) -> None:
+    """`--report` before anything is built: a usage error for a report that could not be written at
+    the end (it was found only after the whole run, which then exited 2), or one --no-report drops."""
+    if report is not None and no_report:
+        raise fail(f"--report {report} and --no-report together: give one of them")
+    problem = report_dir_problem(report, campaign_id) if report is not None else None
+    if problem:
+        raise fail(f"--report {problem}")
+
+
+def report_dir_problem(out_dir: Path, campaign_id: str | None) -> str | None:
+    """Why a report of `campaign_id` (None: a campaign not yet created) must not go into out_dir:
+    it is a file, or it holds another campaign's report (overwritten without a word, its figures
+    left beside the new ones) or an index.html of something else. None if it may."""
+    if out_dir.exists() and not out_dir.is_dir():
+        return f"{out_dir}: is a file, not a directory; give a directory for index.html and figures/"
+    stored = out_dir / "report.json"
+    try:
+        other = json.loads(stored.read_text()).get("campaign") if stored.is_file() else None
+    except (OSError, ValueError, AttributeError):
+        other = "?"
+    if other is None and (out_dir / "index.html").exists():
+        other = "?"
+    if other is None or other == campaign_id:
+        return None
+    what = (
+        f"the report of campaign {other}" if other != "?" else "an index.html that is not a vnetbench report"
+    )
+    return f"{out_dir}: holds {what}, which this would overwrite; give another directory, or remove that one"
+
+
 def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
     """The campaign's report into out_dir (default: reports/NAME-ID)."""
     from vnetbench.report.html import write_report as write  # matplotlib: imported when needed (start-up)
 
     row = find_campaign(store, campaign_id)
     out_dir = out_dir or Path("reports") / f"{row['name']}-{campaign_id}"
+    problem = report_dir_problem(out_dir, campaign_id)
+    if problem:
+        raise fail(
+            f"cannot write the report into {problem}; the campaign is stored: "
+            f"`vnetbench report {campaign_id} --db {store.location} --out DIR` writes it"
+        )
     try:
         return write(store, campaign_id, out_dir)
     except OSError as exc:  # a directory that cannot be made or written: a usage error, not a traceback
@@ -159,10 +198,12 @@ def resume(
     """Continue an interrupted campaign: measurements already stored are never redone."""
     # the run machinery: imported when a campaign runs, for start-up time
     from vnetbench.providers.cleanup import clean as clean_leftovers
+    from vnetbench.providers.cleanup import still_running
     from vnetbench.run.campaign import load_plan
 
     store = open_store(db)
     row = find_campaign(store, campaign)
+    check_report_option(report, no_report, row["id"])
     if MonitorStore(store).is_monitored(row["id"]):  # its runs follow the monitor's plan, not this one
         raise fail(
             f"campaign {row['id']} ({row['name']}) is run by `vnetbench monitor`; continue it with "
@@ -171,6 +212,12 @@ def resume(
     if row["status"] == "finished":
         err.print(f"campaign {row['id']} is already finished; nothing to do")
         return
+    pid = still_running(store, row["id"])
+    if pid is not None:  # a second process would build the same topology and measure the steps twice
+        raise fail(
+            f"campaign {row['id']} ({row['name']}) is still running (vnetbench pid {pid}); wait for it "
+            f"to finish, or stop it (kill -INT {pid}) and then resume"
+        )
     leftovers = clean_leftovers(store, row["id"])  # a killed run may have left its topology behind
     if leftovers.removed:
         err.print(f"removed {len(leftovers.removed)} objects left by the interrupted run")

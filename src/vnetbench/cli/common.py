@@ -92,7 +92,8 @@ def open_store(db: str, create: bool = False) -> Store:
     except Exception as exc:  # a bad URL or an unwritable path is a usage error
         # the driver's own message, without SQLAlchemy's wrapper and its "(Background on this error …)"
         reason = " ".join(str(getattr(exc, "orig", None) or exc).split())  # one line
-        hint = "; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL" if path else ""
+        postgres = db.startswith(("postgresql", "postgres:"))  # its reason says what (refused, no such role)
+        hint = "" if postgres else "; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL"
         raise fail(f"cannot open the store '{db}': {reason}{hint}") from None
 
 
@@ -103,10 +104,20 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
     if ambiguous:
         raise fail(ambiguous)
     row = store.campaign(ident)
+    if row is None and not store.campaigns():  # said "no campaign '' in …; known: none"
+        raise fail(empty_store(store))
     if row is None:
-        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
+        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:])
         raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
     return row
+
+
+def empty_store(store: Store) -> str:
+    """What to say of a store that holds no campaign."""
+    return (
+        f"the store {store.location} holds no campaign yet; check --db (or VNETBENCH_DB), or "
+        f"`vnetbench run SPEC --db {store.location}` measures one"
+    )
 
 
 def ambiguous_prefix(store: Store, ident: str | None) -> str | None:

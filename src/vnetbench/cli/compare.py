@@ -2,7 +2,8 @@
 
 A and B are campaign ids (or id prefixes, or names) in the store of `--db`, or `DB:ID` for a
 campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). Exit code 1
-when any row is worse beyond the tolerance (a CI gate), 2 for a usage error, 0 otherwise.
+when any row is worse beyond the tolerance (a CI gate), 2 for a usage error (a campaign compared
+with itself, or two with no row in common: no verdict), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from vnetbench.cli.common import (
     EXIT_FAILED,
     DbOption,
     ambiguous_prefix,
+    empty_store,
     fail,
     open_store,
     out,
@@ -53,8 +55,14 @@ def compare_command(
         raise fail(f"--tolerance {tolerance}: give a share such as 5% or 0.05") from None
     if not 0.5 < confidence < 1:
         raise fail(f"--confidence {confidence}: give a level between 0.5 and 1, e.g. 0.95")
-    label_a, obs_a = load_side(a, db)
-    label_b, obs_b = load_side(b, db)
+    side_a, side_b = find_side(a, db), find_side(b, db)
+    if side_a[1] == side_b[1]:  # every row 'same', p = 1: a verdict about nothing
+        raise fail(
+            f"A '{a}' and B '{b}' are the same campaign, {side_b[3]}: it would be 'same' in every row; "
+            f"give two different campaigns (`vnetbench campaigns --db {side_a[0].location}` lists them)"
+        )
+    label_a, obs_a = load_side(*side_a)
+    label_b, obs_b = load_side(*side_b)
     try:
         result = compare(obs_a, obs_b, share, confidence, (label_a, label_b))
     except DataError as exc:
@@ -63,6 +71,11 @@ def compare_command(
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
     else:
         print_tables(result)
+    if not result.rows:  # exit 0 passed a CI gate on a candidate whose measurements all failed
+        raise fail(
+            "no row in common, so no verdict: compare two campaigns of the same spec (the same pairs, "
+            "measurements and factors), each with ok measurements (`vnetbench campaigns` counts them)"
+        )
     if result.worse:
         raise typer.Exit(EXIT_FAILED)
 
@@ -77,10 +90,8 @@ def split_ref(ref: str, db: str) -> tuple[str, str]:
     return db, ref
 
 
-def load_side(ref: str, db: str) -> tuple[str, Any]:
-    """(label, observations) of one side of the comparison; a usage error naming `ref` otherwise."""
-    from vnetbench.analysis.compare import campaign_observations  # the statistics stack, as above
-
+def find_side(ref: str, db: str) -> tuple[Any, str, dict[str, Any], str]:
+    """(store, 'STORE:ID', campaign row, label) of one side; a usage error naming `ref` otherwise."""
     location, ident = split_ref(ref, db)
     path = sqlite_path(location)
     if path is not None and not path.exists():
@@ -93,12 +104,23 @@ def load_side(ref: str, db: str) -> tuple[str, Any]:
     if ambiguous:
         raise fail(f"{ref}: {ambiguous}")
     row = store.campaign(ident)
+    if row is None and not store.campaigns():
+        raise fail(f"{ref}: {empty_store(store)}")
     if row is None:
-        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:]) or "none"
+        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:])
         raise fail(f"{ref}: no campaign '{ident}' in {location}; known: {known}")
     label = row["id"] if location == db else f"{location}:{row['id']}"
+    path = sqlite_path(location)
+    where = f"{path.resolve() if path is not None else location}:{row['id']}"  # one name per campaign
+    return store, where, row, f"{label} ({row['name']})"
+
+
+def load_side(store: Any, where: str, row: dict[str, Any], label: str) -> tuple[str, Any]:
+    """(label, observations) of one side of the comparison."""
+    from vnetbench.analysis.compare import campaign_observations  # the statistics stack, as above
+
     try:
-        return f"{label} ({row['name']})", campaign_observations(store, row)
+        return label, campaign_observations(store, row)
     except SpecInvalid as exc:
         raise stored_spec_error(row, exc) from None
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import socket
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import TOKEN_ENV, DbOption, err, fail, is_loopback, sqlite_path
+from vnetbench.cli.common import TOKEN_ENV, DbOption, err, fail, is_loopback, open_store, sqlite_path
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -20,7 +21,12 @@ def listen(host: str, port: int) -> socket.socket:
     try:
         family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         return socket.create_server(address[:2], family=family, backlog=2048)
-    except OSError as exc:
+    except (socket.gaierror, OSError) as exc:
+        if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:  # the host, not the port
+            raise fail(
+                f"--host {host}: not an address of this machine ({exc.strerror or exc}); give one of its "
+                "addresses, e.g. the default 127.0.0.1"
+            ) from None
         raise fail(
             f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc}); "
             f"choose another --port (another dashboard or monitor may be serving on {port})"
@@ -72,6 +78,7 @@ def dashboard_command(
             f"--report {report}: no such directory; write a report first "
             "(vnetbench report --out DIR) or leave --report out"
         )
+    open_store(db)  # a bad URL or a file that is no store: the error every command gives, with its fix
     try:
         app = create_app(db, token=token, report_dir=report)
     except Exception as exc:  # a bad URL or an unreadable file is the user's to fix

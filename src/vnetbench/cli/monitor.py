@@ -33,15 +33,31 @@ def parse_until(value: str | None) -> dt.datetime | None:
         return None
     try:
         when = dt.datetime.fromisoformat(value)
-        return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+        when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
     except ValueError:
-        pass
-    try:
-        return dt.datetime.fromtimestamp((now_utc_ns() + parse_period_ns(value)) / 1e9, dt.UTC)
-    except ValueError:
+        try:
+            when = dt.datetime.fromtimestamp((now_utc_ns() + parse_period_ns(value)) / 1e9, dt.UTC)
+        except ValueError:
+            raise fail(
+                f"--until {value!r}: expected a time like 2026-12-01T00:00:00Z or a duration like PT24H "
+                "or 24h"
+            ) from None
+    if when.timestamp() * 1e9 <= now_utc_ns():  # started a campaign, measured nothing, exit 0
         raise fail(
-            f"--until {value!r}: expected a time like 2026-12-01T00:00:00Z or a duration like PT24H or 24h"
-        ) from None
+            f"--until {value!r}: {when.isoformat()} has passed, so no run would start; give a later time "
+            "or a duration from now such as PT24H"
+        )
+    return when
+
+
+def check_webhook(url: str | None) -> None:
+    """--webhook is an http(s) URL: anything else failed only when the first alert fired, days later."""
+    from urllib.parse import urlsplit
+
+    if url is not None and (urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc):
+        raise fail(
+            f"--webhook {url!r}: not an http:// or https:// URL; give e.g. https://hooks.example.org/x"
+        )
 
 
 SpecsArg = Annotated[list[Path], typer.Argument(help="campaign YAML files, each with a monitor: block")]
@@ -122,6 +138,7 @@ def monitor_command(
             f"--host {host} exposes the dashboard beyond this machine; give --token (or VNETBENCH_TOKEN)"
         )
     until_at = parse_until(until)
+    check_webhook(webhook)
     if dashboard and reports is not None and not reports.is_dir():
         raise fail(
             f"--reports {reports}: no such directory; write a report first "

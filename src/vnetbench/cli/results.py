@@ -10,7 +10,16 @@ import typer
 from rich.table import Table
 
 from vnetbench.cli.campaign import write_report
-from vnetbench.cli.common import CampaignArg, DbOption, JsonOption, fail, find_campaign, open_store, out
+from vnetbench.cli.common import (
+    CampaignArg,
+    DbOption,
+    JsonOption,
+    empty_store,
+    fail,
+    find_campaign,
+    open_store,
+    out,
+)
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.store.export import export_campaign
 
@@ -44,6 +53,9 @@ def campaigns(db: DbOption = "vnetbench.db", json_output: JsonOption = False) ->
         )
     if json_output:
         print_json([{k: v for k, v in r.items() if k != "pid"} for r in rows])
+        return
+    if not rows:  # an empty table with its headers said nothing of why
+        out.print(empty_store(store), highlight=False, soft_wrap=True)
         return
     table = Table("id", "name", "status", "created (UTC)", "measurements ok")
     for r in rows:

@@ -67,8 +67,7 @@ def test_a_spec_error_shows_the_value_as_written(tmp_path: Path, rate: str) -> N
 
 
 def test_an_unknown_campaign_is_named_as_typed(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
-    Store(str(db))
+    db = _store_with_campaign(tmp_path)  # not empty: an empty store says so (test_cli_arguments)
     res = CliRunner().invoke(app, ["report", ":abc:", "--db", str(db)])
     assert res.exit_code == 2, res.output
     assert "no campaign ':abc:' in" in res.output  # not '🔤'
@@ -244,7 +243,7 @@ def test_a_file_that_is_not_a_store_is_named_with_the_fix(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize(
     ("command", "verb"),
-    [(["analyze", "cafe0001"], "analyse"), (["compare", "cafe0001", "cafe0001"], "analyse"),
+    [(["analyze", "cafe0001"], "analyse"), (["compare", "cafe0001", "cafe0002"], "analyse"),
      (["resume", "cafe0002"], "resume")],
     ids=["analyze", "compare", "resume"],
 )  # fmt: skip

@@ -1,0 +1,218 @@
+"""What a hurried user types at each command (the audit of arguments and store states): every case
+here printed a traceback-free but wrong answer before, and is now one error line naming the argument
+and the fix, with exit 2, and nothing measured is lost or overwritten. Real SQLite stores, no mocks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.helpers.specs import MONITORED_SPEC
+from vnetbench.cli import app
+from vnetbench.store.db import Store
+
+SPEC = """\
+name: kept
+topology:
+  nodes: [{name: n1}, {name: n2}]
+  links:
+    - {endpoints: [n1, n2], rate: 100mbit}
+measurements:
+  - {name: tcp, kind: tcp, duration: 3s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
+"""
+
+
+def _store(path: Path, *campaigns: tuple[str, str, str, int | None]) -> Path:
+    """A store holding campaigns (id, name, status, pid), each of SPEC and with no measurement."""
+    store = Store(str(path))
+    for cid, name, status, pid in campaigns:
+        store.create_campaign(
+            id=cid, name=name, status=status, provider="local", spec_text=SPEC.replace("kept", name),
+            spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+        )  # fmt: skip
+        if pid is not None:
+            store.update_campaign(cid, pid=pid)
+    return path
+
+
+def _invoke(*args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output  # no traceback
+    return res.exit_code, res.output
+
+
+def test_resume_refuses_a_campaign_whose_vnetbench_process_still_runs(tmp_path: Path) -> None:
+    # a second process resumed it beside the first: the same topology built twice, steps measured twice
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
+    try:
+        db = _store(tmp_path / "s.db", ("cafe0001", "kept", "running", alive.pid))
+        code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
+    finally:
+        alive.kill()
+        alive.wait()
+    assert code == 2
+    assert output == (
+        f"error: campaign cafe0001 (kept) is still running (vnetbench pid {alive.pid}); wait for it to "
+        f"finish, or stop it (kill -INT {alive.pid}) and then resume\n"
+    )
+    assert Store(str(db)).campaign("cafe0001")["status"] == "running"  # untouched
+
+
+def test_compare_refuses_a_campaign_compared_with_itself(tmp_path: Path) -> None:
+    # was: exit 0 and a table of 'same' rows, p = 1, whatever the campaign measured
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "finished", None))
+    code, output = _invoke("compare", "cafe", f"{db}:kept", "--db", str(db))
+    assert code == 2
+    assert output == (
+        f"error: A 'cafe' and B '{db}:kept' are the same campaign, cafe0001 (kept): it would be 'same' in "
+        f"every row; give two different campaigns (`vnetbench campaigns --db {db}` lists them)\n"
+    )
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+def test_compare_with_no_row_in_common_gives_no_verdict(tmp_path: Path, json_output: bool) -> None:
+    # was: exit 0, a CI gate passed by a candidate whose measurements had all failed
+    db = _store(tmp_path / "s.db", ("aaaa0001", "a", "finished", None), ("bbbb0002", "b", "failed", None))
+    args = ["compare", "aaaa0001", "bbbb0002", "--db", str(db), *(["--json"] * json_output)]
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert res.stderr == (
+        "error: no row in common, so no verdict: compare two campaigns of the same spec (the same pairs, "
+        "measurements and factors), each with ok measurements (`vnetbench campaigns` counts them)\n"
+    )
+    if json_output:  # the document is still printed, its rows empty
+        assert json.loads(res.stdout)["rows"] == []
+    else:
+        assert res.stdout.startswith("nothing to compare: no pair · measurement · metric is in both ")
+
+
+def test_run_refuses_report_and_no_report_together_before_building(tmp_path: Path) -> None:
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC)
+    db = tmp_path / "s.db"
+    code, output = _invoke("run", str(spec), "--db", str(db), "--report", "r", "--no-report")
+    assert (code, output) == (2, "error: --report r and --no-report together: give one of them\n")
+    assert not db.exists()  # refused before the store, let alone the topology
+
+
+def test_run_refuses_a_report_path_that_is_a_file_before_building(tmp_path: Path) -> None:
+    # was: the whole campaign ran, then the report failed and the run exited 2
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC)
+    blocker = tmp_path / "notes"
+    blocker.write_text("mine")
+    db = tmp_path / "s.db"
+    code, output = _invoke("run", str(spec), "--db", str(db), "--report", str(blocker))
+    assert code == 2
+    assert output == (
+        f"error: --report {blocker}: is a file, not a directory; give a directory for index.html and figures/\n"
+    )
+    assert not db.exists() and blocker.read_text() == "mine"
+
+
+def test_report_does_not_overwrite_another_campaigns_report(tmp_path: Path) -> None:
+    # was: index.html and report.json of the other campaign replaced without a word, its figures kept
+    db = _store(tmp_path / "s.db", ("aaaa0001", "a", "finished", None), ("bbbb0002", "b", "finished", None))
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "report.json").write_text(json.dumps({"campaign": "aaaa0001"}))
+    (out / "index.html").write_text("the report of aaaa0001")
+    code, output = _invoke("report", "bbbb0002", "--db", str(db), "--out", str(out))
+    assert code == 2
+    assert output == (
+        f"error: cannot write the report into {out}: holds the report of campaign aaaa0001, which this would "
+        "overwrite; give another directory, or remove that one; the campaign is stored: "
+        f"`vnetbench report bbbb0002 --db {db} --out DIR` writes it\n"
+    )
+    assert (out / "index.html").read_text() == "the report of aaaa0001"
+
+
+def test_report_does_not_overwrite_an_index_html_of_something_else(tmp_path: Path) -> None:
+    db = _store(tmp_path / "s.db", ("bbbb0002", "b", "finished", None))
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html").write_text("my web page")
+    code, output = _invoke("report", "bbbb0002", "--db", str(db), "--out", str(out))
+    assert code == 2
+    assert (
+        f"error: cannot write the report into {out}: holds an index.html that is not a vnetbench " in output
+    )
+    assert (out / "index.html").read_text() == "my web page"
+
+
+def test_an_empty_store_says_so_and_how_to_fill_it(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    Store(str(db))
+    said = (
+        f"the store {db} holds no campaign yet; check --db (or VNETBENCH_DB), or "
+        f"`vnetbench run SPEC --db {db}` measures one\n"
+    )
+    # was: an empty table with its headers, and "no campaign '' in …; known: none"
+    assert _invoke("campaigns", "--db", str(db)) == (0, said)
+    assert _invoke("report", "--db", str(db)) == (2, "error: " + said)
+    assert _invoke("compare", "x", "y", "--db", str(db)) == (2, "error: x: " + said)
+
+
+def test_an_unsupported_store_url_says_what_db_takes(tmp_path: Path) -> None:
+    # was: "cannot open the store 'mysql://…': No module named 'MySQLdb'", and nothing more
+    code, output = _invoke("campaigns", "--db", "mysql://u@127.0.0.1:1/x")
+    assert code == 2
+    assert output.startswith("error: cannot open the store 'mysql://u@127.0.0.1:1/x': ")
+    assert output.endswith("; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL\n")
+
+
+def test_dashboard_of_a_file_that_is_no_store_gives_the_common_error(tmp_path: Path) -> None:
+    # was: "(sqlite3.DatabaseError) file is not a database" and SQLAlchemy's "(Background on this error …)"
+    db = tmp_path / "notes.db"
+    db.write_text("not a database")
+    code, output = _invoke("dashboard", "--db", str(db), "--port", "0")
+    assert code == 2
+    assert output == (
+        f"error: cannot open the store '{db}': file is not a database; --db takes a SQLite file that "
+        "vnetbench wrote, or a postgresql:// URL\n"
+    )
+
+
+def test_dashboard_names_a_host_it_cannot_listen_on_not_the_port(tmp_path: Path) -> None:
+    # was: "--host nosuch.invalid --port 0: cannot listen there (…); choose another --port"
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "finished", None))
+    code, output = _invoke(
+        "dashboard", "--db", str(db), "--host", "nosuch.invalid", "--token", "t", "--port", "0"
+    )
+    assert code == 2
+    assert output.startswith("error: --host nosuch.invalid: not an address of this machine (")
+    assert output.endswith("); give one of its addresses, e.g. the default 127.0.0.1\n")
+    assert "--port" not in output
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (
+            ["--until", "2001-01-01T00:00:00Z"],
+            "error: --until '2001-01-01T00:00:00Z': 2001-01-01T00:00:00+00:00 has passed, so no run would "
+            "start; give a later time or a duration from now such as PT24H\n",
+        ),
+        (
+            ["--webhook", "hooks.example.org/x"],
+            "error: --webhook 'hooks.example.org/x': not an http:// or https:// URL; give e.g. "
+            "https://hooks.example.org/x\n",
+        ),
+    ],
+    ids=["until-passed", "webhook-not-a-url"],
+)
+def test_monitor_refuses_before_creating_anything(tmp_path: Path, option: list[str], said: str) -> None:
+    # was: exit 0 after creating a campaign that measured nothing (--until), or a monitor whose alerts
+    # failed to be sent only when the first one fired (--webhook)
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC)
+    db = tmp_path / "m.db"
+    assert _invoke("monitor", str(spec), "--db", str(db), "--no-dashboard", *option) == (2, said)
+    assert not db.exists()
