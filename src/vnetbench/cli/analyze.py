@@ -10,7 +10,15 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import CAMPAIGN_HELP, fail, find_campaign, open_store, out, stored_spec_error
+from vnetbench.cli.common import (
+    CAMPAIGN_HELP,
+    fail,
+    find_campaign,
+    open_store,
+    out,
+    stored_spec_error,
+    unfinished_note,
+)
 from vnetbench.cli.output import print_json, print_tables
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import spec_of
@@ -60,6 +68,7 @@ def analyze_command(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
+    unfinished_note(store, row)
     try:
         settings = settings_from_spec(spec_of(row))
     except SpecInvalid as exc:

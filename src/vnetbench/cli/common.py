@@ -109,7 +109,50 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
     if row is None:
         known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:])
         raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
+    named = [c["id"] for c in store.campaigns() if c["name"] == ident]
+    if ident != row["id"] and len(named) > 1:  # it picked the newest of them without a word
+        others = ", ".join(i for i in named if i != row["id"])
+        err.print(
+            f"note: {len(named)} campaigns are named '{ident}'; this is the newest, {row['id']} "
+            f"(give the id for another: {others})",
+            highlight=False,
+            soft_wrap=True,
+        )
     return row
+
+
+def unfinished_note(store: Store, row: dict[str, Any]) -> None:
+    """On stderr, for a campaign that is not finished: what is shown covers only what it measured so
+    far (the report and analysis read as complete, their status line aside), and how to get the rest."""
+    from vnetbench.plan import make_plan  # the plan of the stored spec: only for such a campaign
+    from vnetbench.providers.cleanup import still_running
+    from vnetbench.spec.loader import parse_spec
+    from vnetbench.store.monitoring import MonitorStore
+
+    if row["status"] == "finished" or MonitorStore(store).is_monitored(row["id"]):  # a monitor's: never done
+        return
+    frame = store.measurements_frame(row["id"])
+    ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
+    try:
+        planned = make_plan(
+            parse_spec(row["spec_text"], row["spec_source"], stored=True), row["id"], row["seed"]
+        )
+        of = f" of the {planned.measurement_count} planned"
+    except SpecInvalid:  # said elsewhere, with the fix
+        of = ""
+    pid = still_running(store, row["id"])
+    rest = f"`vnetbench resume {row['id']} --db {store.location}` measures the rest"
+    if pid is not None:
+        what, rest = f"still running (vnetbench pid {pid})", "run this again when it has finished"
+    elif row["status"] == "running":  # killed with SIGKILL, or the machine rebooted
+        what = "stored as running, but its process is gone"
+    else:
+        what = f"{row['status']}, not finished"
+    err.print(
+        Text.assemble(("note:", "yellow"), f" campaign {row['id']} ({row['name']}) is {what}: this covers "
+                      f"its {ok} ok measurements{of}; {rest}"),
+        soft_wrap=True,
+    )  # fmt: skip
 
 
 def empty_store(store: Store) -> str:

@@ -25,6 +25,7 @@ from vnetbench.cli.common import (
     out,
     sqlite_path,
     stored_spec_error,
+    unfinished_note,
 )
 from vnetbench.cli.output import print_table
 from vnetbench.spec.errors import SpecInvalid
@@ -109,6 +110,7 @@ def find_side(ref: str, db: str) -> tuple[Any, str, dict[str, Any], str]:
     if row is None:
         known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:])
         raise fail(f"{ref}: no campaign '{ident}' in {location}; known: {known}")
+    unfinished_note(store, row)
     label = row["id"] if location == db else f"{location}:{row['id']}"
     path = sqlite_path(location)
     where = f"{path.resolve() if path is not None else location}:{row['id']}"  # one name per campaign

@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import CAMPAIGN_HELP, DbOption, JsonOption, find_campaign, open_store, out
+from vnetbench.cli.common import (
+    CAMPAIGN_HELP,
+    DbOption,
+    JsonOption,
+    find_campaign,
+    open_store,
+    out,
+    unfinished_note,
+)
 from vnetbench.cli.output import print_json, print_table
 
 
@@ -26,6 +34,7 @@ def loss_command(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
+    unfinished_note(store, row)
     data = loss_analysis(store, row["id"])
     located, skipped = data["loss_localization"], data["not_accounted"]
     frame = store.measurements_frame(row["id"])
@@ -42,7 +51,9 @@ def loss_command(
         print_table(out, not_accounted_table(skipped))
     for item in data["machine_as_bottleneck"]:
         out.print(item, highlight=False)
-    if not located and not skipped:
+    if frame.empty:  # said "has no UDP … measurements" of a spec full of them
+        out.print(f"campaign {row['id']} has no measurement stored: nothing to account for", highlight=False)
+    elif not located and not skipped:
         out.print(
             f"campaign {row['id']} has no UDP, packet-rate, trace, background or RTT measurements: "
             "nothing to account for (TCP retransmits what it loses)",

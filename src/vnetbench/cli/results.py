@@ -19,6 +19,7 @@ from vnetbench.cli.common import (
     find_campaign,
     open_store,
     out,
+    unfinished_note,
 )
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.store.export import export_campaign
@@ -34,6 +35,7 @@ def report(
     """Write the HTML report (tables, CDFs, per-repetition figures) of a campaign."""
     store = open_store(db)
     row = find_campaign(store, campaign)
+    unfinished_note(store, row)
     path = write_report(store, row["id"], out_dir)
     out.print(f"report: {path}", highlight=False)
 
@@ -91,8 +93,11 @@ def export(
 
     if fmt not in {"csv", "parquet"}:
         raise fail(f"--format {fmt!r}: use csv or parquet")
+    if out_dir.exists() and not out_dir.is_dir():  # said "cannot write there: File exists"
+        raise fail(f"--out {out_dir}: is a file, not a directory; give a directory to write the tables into")
     store = open_store(db)
     row = find_campaign(store, campaign)
+    unfinished_note(store, row)
     values = analysis_values(store, row)  # a spec this version refuses: exported without them, said why
     try:
         for path in export_campaign(store, row["id"], out_dir, fmt, values):

@@ -84,6 +84,8 @@ def test_compare_with_no_row_in_common_gives_no_verdict(tmp_path: Path, json_out
     res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
     assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
     assert res.stderr == (
+        "note: campaign bbbb0002 (b) is failed, not finished: this covers its 0 ok measurements of the 1 "
+        f"planned; `vnetbench resume bbbb0002 --db {db}` measures the rest\n"
         "error: no row in common, so no verdict: compare two campaigns of the same spec (the same pairs, "
         "measurements and factors), each with ok measurements (`vnetbench campaigns` counts them)\n"
     )
@@ -216,3 +218,50 @@ def test_monitor_refuses_before_creating_anything(tmp_path: Path, option: list[s
     db = tmp_path / "m.db"
     assert _invoke("monitor", str(spec), "--db", str(db), "--no-dashboard", *option) == (2, said)
     assert not db.exists()
+
+
+@pytest.mark.parametrize("command", ["analyze", "loss", "export", "report"])
+def test_a_campaign_not_finished_is_said_to_cover_only_what_it_measured(tmp_path: Path, command: str) -> None:
+    # was: its analysis and report read as complete, the status on one line of the report aside
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
+    args = [command, "cafe0001", "--db", str(db)] + (["--out", str(tmp_path / "o")] if command in
+                                                     ("export", "report") else [])  # fmt: skip
+    res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        "note: campaign cafe0001 (kept) is interrupted, not finished: this covers its 0 ok measurements of "
+        f"the 1 planned; `vnetbench resume cafe0001 --db {db}` measures the rest\n"
+    )
+
+
+def test_a_name_of_several_campaigns_says_which_it_took(tmp_path: Path) -> None:
+    # was: the newest of them, without a word of the others
+    db = _store(
+        tmp_path / "s.db", ("aaaa0001", "kept", "finished", None), ("bbbb0002", "kept", "finished", None)
+    )
+    res = CliRunner().invoke(app, ["loss", "kept", "--db", str(db)], env={"COLUMNS": "400"})
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        "note: 2 campaigns are named 'kept'; this is the newest, bbbb0002 (give the id for another: aaaa0001)\n"
+    )
+    # by id: no note
+    res = CliRunner().invoke(app, ["loss", "aaaa0001", "--db", str(db)], env={"COLUMNS": "400"})
+    assert res.exit_code == 0 and res.stderr == ""
+
+
+def test_loss_of_a_campaign_without_measurements_does_not_say_it_has_no_udp(tmp_path: Path) -> None:
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "finished", None))
+    assert _invoke("loss", "cafe0001", "--db", str(db)) == (
+        0,
+        "campaign cafe0001 has no measurement stored: nothing to account for\n",
+    )
+
+
+def test_export_into_a_file_says_it_is_a_file(tmp_path: Path) -> None:
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "finished", None))
+    blocker = tmp_path / "notes"
+    blocker.write_text("mine")
+    assert _invoke("export", "cafe0001", "--db", str(db), "--out", str(blocker)) == (
+        2,
+        f"error: --out {blocker}: is a file, not a directory; give a directory to write the tables into\n",
+    )
