@@ -198,8 +198,10 @@ def load_inventory(path: Path | str) -> Inventory:
     source = str(path)
     try:
         text = Path(path).read_text()
-    except OSError as err:
-        raise SpecInvalid([SpecError(source, 0, "", f"cannot read the inventory: {err.strerror}")]) from None
+    except (OSError, UnicodeDecodeError) as err:  # a binary file was a UnicodeDecodeError traceback
+        why = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
+        fix = "give the path of an inventory YAML file (docs/ssh-provider.md)"
+        raise SpecInvalid([SpecError(source, 0, "", f"cannot read the inventory ({why}); {fix}")]) from None
     data, lines = load_yaml(text, source)
     if isinstance(data, dict) and "inventory" in data and "hosts" not in data:
         data, prefix = data["inventory"], ("inventory",)

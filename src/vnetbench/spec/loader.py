@@ -58,7 +58,15 @@ def load_spec(path: Path | str) -> LoadedSpec:
             ]
         ) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as err:
-        raise SpecInvalid([SpecError(str(path), 0, "", f"cannot read the spec: {err}")]) from None
+        # was the bare OSError ("[Errno 21] Is a directory: '…'"), with no word of what to give instead
+        why = "not UTF-8 text" if isinstance(err, UnicodeDecodeError) else err.strerror
+        raise SpecInvalid(
+            [
+                SpecError(
+                    str(path), 0, "", f"cannot read the spec ({why}); give the path of a campaign YAML file"
+                )
+            ]
+        ) from None
     return parse_spec(text, str(path))
 
 

@@ -265,3 +265,31 @@ def test_export_into_a_file_says_it_is_a_file(tmp_path: Path) -> None:
         2,
         f"error: --out {blocker}: is a file, not a directory; give a directory to write the tables into\n",
     )
+
+
+def test_validate_of_a_directory_or_a_binary_file_says_what_to_give(tmp_path: Path) -> None:
+    # was: "cannot read the spec: [Errno 21] Is a directory: '…'", or the codec's error, and no fix
+    binary = tmp_path / "s.db"
+    binary.write_bytes(b"SQLite format 3\x00\xf6\xff")
+    assert _invoke("validate", str(tmp_path)) == (
+        2,
+        f"error: {tmp_path}: cannot read the spec (Is a directory); give the path of a campaign YAML file\n",
+    )
+    assert _invoke("validate", str(binary)) == (
+        2,
+        f"error: {binary}: cannot read the spec (not UTF-8 text); give the path of a campaign YAML file\n",
+    )
+
+
+@pytest.mark.parametrize("what", ["binary", "missing", "directory"])
+def test_doctor_of_an_unreadable_inventory_says_what_to_give(tmp_path: Path, what: str) -> None:
+    # a binary file was a UnicodeDecodeError traceback (exit 1); the others named no fix
+    path = {"binary": tmp_path / "s.db", "missing": tmp_path / "typo.yaml", "directory": tmp_path}[what]
+    if what == "binary":
+        path.write_bytes(b"SQLite format 3\x00\xf6\xff")
+    why = {"binary": "not UTF-8 text", "missing": "No such file or directory", "directory": "Is a directory"}
+    assert _invoke("doctor", "--inventory", str(path)) == (
+        2,
+        f"error: {path}: cannot read the inventory ({why[what]}); give the path of an inventory YAML file "
+        "(docs/ssh-provider.md)\n",
+    )

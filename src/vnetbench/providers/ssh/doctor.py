@@ -235,8 +235,8 @@ def load_any_inventory(path: Path) -> Inventory:
     """An inventory file, or a campaign file with an `inventory:` section."""
     try:
         data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError):
-        data = None
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):  # load_inventory says what is wrong (a binary
+        data = None  # file was a UnicodeDecodeError traceback)
     if isinstance(data, dict) and "topology" in data:
         campaign = load_spec(path).campaign
         if campaign.inventory is None:
