@@ -7,6 +7,7 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 from pathlib import Path
 from typing import Annotated, Any
@@ -87,6 +88,13 @@ def open_store(db: str, create: bool = False) -> Store:
             f"no store at '{db}': nothing has been run into it. Check --db (or VNETBENCH_DB); "
             f"`vnetbench run SPEC --db {db}` creates it"
         )
+    others = path is not None and foreign_tables(path)
+    if others:  # Store() would have added its tables to someone else's database, even to list it
+        shown = ", ".join(others[:5]) + (", …" if len(others) > 5 else "")
+        raise fail(
+            f"'{db}' is a SQLite database but not a vnetbench store (its tables: {shown}); left as it is. "
+            "Check --db (or VNETBENCH_DB): give the file `vnetbench run` wrote, or a new path"
+        )
     try:
         return Store(db)
     except Exception as exc:  # a bad URL or an unwritable path is a usage error
@@ -95,6 +103,21 @@ def open_store(db: str, create: bool = False) -> Store:
         postgres = db.startswith(("postgresql", "postgres:"))  # its reason says what (refused, no such role)
         hint = "" if postgres else "; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL"
         raise fail(f"cannot open the store '{db}': {reason}{hint}") from None
+
+
+def foreign_tables(path: Path) -> list[str]:
+    """The tables of a SQLite file that holds tables but no vnetbench store (no `campaigns`); [] for a
+    store, an empty database, no file, or a file SQLite cannot read (Store says why)."""
+    import sqlite3
+
+    if not path.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.Error:
+        return []
+    return [] if not names or "campaigns" in names else sorted(names)
 
 
 def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:

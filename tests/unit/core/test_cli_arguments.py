@@ -293,3 +293,23 @@ def test_doctor_of_an_unreadable_inventory_says_what_to_give(tmp_path: Path, wha
         f"error: {path}: cannot read the inventory ({why[what]}); give the path of an inventory YAML file "
         "(docs/ssh-provider.md)\n",
     )
+
+
+@pytest.mark.parametrize("command", [["campaigns"], ["report"], ["run", "SPEC"]], ids=lambda c: c[0])
+def test_a_sqlite_file_of_something_else_is_left_as_it_is(tmp_path: Path, command: list[str]) -> None:
+    # was: even `campaigns` added vnetbench's 17 tables to it, then said it held no campaign
+    import sqlite3
+
+    db = tmp_path / "mine.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE readings (t REAL, value REAL)")
+    before = db.read_bytes()
+    spec = tmp_path / "c.yaml"
+    spec.write_text(SPEC)
+    args = [str(spec) if a == "SPEC" else a for a in command]
+    assert _invoke(*args, "--db", str(db)) == (
+        2,
+        f"error: '{db}' is a SQLite database but not a vnetbench store (its tables: readings); left as it is. "
+        "Check --db (or VNETBENCH_DB): give the file `vnetbench run` wrote, or a new path\n",
+    )
+    assert db.read_bytes() == before
