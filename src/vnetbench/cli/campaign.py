@@ -7,6 +7,7 @@ command runs, not when the CLI starts: `vnetbench --help` stays fast.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -54,7 +55,6 @@ def run(
     ] = None,
 ) -> None:
     """Build the topology, run the whole campaign, store every sample and write the report."""
-    check_report_option(report, no_report)
     try:
         loaded = load_spec(spec)
         if inventory is not None:
@@ -72,7 +72,7 @@ def run_and_report(
     """Create the campaign in the store, run it, and write its report."""
     from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
 
-    check_report_option(report, no_report)
+    check_report_option(report, no_report, loaded.campaign.name)
     store = open_store(db, create=True)
     try:
         provider = "ssh" if loaded.campaign.inventory is not None else "local"
@@ -137,33 +137,36 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         raise typer.Exit(EXIT_FAILED)
 
 
-def check_report_option(report: Path | None, no_report: bool, campaign_id: str | None = None) -> None:
+def check_report_option(
+    report: Path | None, no_report: bool, name: str, campaign_id: str | None = None
+) -> None:
     """`--report` before anything is built: a usage error for a report that could not be written at
     the end (it was found only after the whole run, which then exited 2), or one --no-report drops."""
     if report is not None and no_report:
         raise fail(f"--report {report} and --no-report together: give one of them")
-    problem = report_dir_problem(report, campaign_id) if report is not None else None
+    problem = report_dir_problem(report, name, campaign_id) if report is not None else None
     if problem:
         raise fail(f"--report {problem}")
 
 
-def report_dir_problem(out_dir: Path, campaign_id: str | None) -> str | None:
-    """Why a report of `campaign_id` (None: a campaign not yet created) must not go into out_dir:
-    it is a file, or it holds another campaign's report (overwritten without a word, its figures
-    left beside the new ones) or an index.html of something else. None if it may."""
+def report_dir_problem(out_dir: Path, name: str, campaign_id: str | None) -> str | None:
+    """Why a report of campaign `name` (`campaign_id`; None: not yet created) must not go into out_dir:
+    it is a file, or it holds the report of a campaign of another name (overwritten without a word,
+    its figures left beside the new ones) or an index.html of something else. A newer run of the
+    same campaign replaces its report (`make demo` twice). None if it may."""
     if out_dir.exists() and not out_dir.is_dir():
         return f"{out_dir}: is a file, not a directory; give a directory for index.html and figures/"
-    stored = out_dir / "report.json"
     try:
-        other = json.loads(stored.read_text()).get("campaign") if stored.is_file() else None
-    except (OSError, ValueError, AttributeError):
-        other = "?"
-    if other is None and (out_dir / "index.html").exists():
-        other = "?"
-    if other is None or other == campaign_id:
+        page = (out_dir / "index.html").read_text(errors="replace")
+    except OSError:  # none there (or unreadable: writing it says so)
+        return None
+    title = re.search(r"<title>vnetbench · (.*) \((\w+)\)</title>", page)
+    if title and (title[1] == name or title[2] == campaign_id):
         return None
     what = (
-        f"the report of campaign {other}" if other != "?" else "an index.html that is not a vnetbench report"
+        f"the report of campaign {title[2]} ({title[1]})"
+        if title
+        else "an index.html that is not a vnetbench report"
     )
     return f"{out_dir}: holds {what}, which this would overwrite; give another directory, or remove that one"
 
@@ -174,7 +177,7 @@ def write_report(store: Store, campaign_id: str, out_dir: Path | None) -> Path:
 
     row = find_campaign(store, campaign_id)
     out_dir = out_dir or Path("reports") / f"{row['name']}-{campaign_id}"
-    problem = report_dir_problem(out_dir, campaign_id)
+    problem = report_dir_problem(out_dir, row["name"], campaign_id)
     if problem:
         raise fail(
             f"cannot write the report into {problem}; the campaign is stored: "
@@ -203,7 +206,7 @@ def resume(
 
     store = open_store(db)
     row = find_campaign(store, campaign)
-    check_report_option(report, no_report, row["id"])
+    check_report_option(report, no_report, row["name"], row["id"])
     if MonitorStore(store).is_monitored(row["id"]):  # its runs follow the monitor's plan, not this one
         raise fail(
             f"campaign {row['id']} ({row['name']}) is run by `vnetbench monitor`; continue it with "

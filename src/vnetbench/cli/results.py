@@ -37,7 +37,7 @@ def report(
     row = find_campaign(store, campaign)
     unfinished_note(store, row)
     path = write_report(store, row["id"], out_dir)
-    out.print(f"report: {path}", highlight=False)
+    out.print(f"report: {path}", highlight=False, soft_wrap=True)  # a long path was broken over two lines
 
 
 def campaigns(db: DbOption = "vnetbench.db", json_output: JsonOption = False) -> None:
@@ -101,7 +101,7 @@ def export(
     values = analysis_values(store, row)  # a spec this version refuses: exported without them, said why
     try:
         for path in export_campaign(store, row["id"], out_dir, fmt, values):
-            out.print(f"wrote {path}", highlight=False)
+            out.print(f"wrote {path}", highlight=False, soft_wrap=True)
     except OSError as exc:  # a directory that cannot be made or written: a usage error, not a traceback
         raise fail(
             f"--out {out_dir}: cannot write there: {exc.strerror or exc}; give a writable directory"

@@ -124,16 +124,20 @@ def test_report_does_not_overwrite_another_campaigns_report(tmp_path: Path) -> N
     db = _store(tmp_path / "s.db", ("aaaa0001", "a", "finished", None), ("bbbb0002", "b", "finished", None))
     out = tmp_path / "rep"
     out.mkdir()
-    (out / "report.json").write_text(json.dumps({"campaign": "aaaa0001"}))
-    (out / "index.html").write_text("the report of aaaa0001")
+    (out / "index.html").write_text("<title>vnetbench · a (aaaa0001)</title> the report of aaaa0001")
     code, output = _invoke("report", "bbbb0002", "--db", str(db), "--out", str(out))
     assert code == 2
     assert output == (
-        f"error: cannot write the report into {out}: holds the report of campaign aaaa0001, which this would "
-        "overwrite; give another directory, or remove that one; the campaign is stored: "
+        f"error: cannot write the report into {out}: holds the report of campaign aaaa0001 (a), which this "
+        "would overwrite; give another directory, or remove that one; the campaign is stored: "
         f"`vnetbench report bbbb0002 --db {db} --out DIR` writes it\n"
     )
-    assert (out / "index.html").read_text() == "the report of aaaa0001"
+    assert (out / "index.html").read_text().endswith("the report of aaaa0001")
+    # a newer run of the same campaign replaces its report, as `make demo` run twice does
+    (out / "index.html").write_text("<title>vnetbench · b (cccc0003)</title> an older run of b")
+    code, output = _invoke("report", "bbbb0002", "--db", str(db), "--out", str(out))
+    assert (code, output) == (0, f"report: {out / 'index.html'}\n")
+    assert "<title>vnetbench · b (bbbb0002)</title>" in (out / "index.html").read_text()
 
 
 def test_report_does_not_overwrite_an_index_html_of_something_else(tmp_path: Path) -> None:
