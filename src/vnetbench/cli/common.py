@@ -127,11 +127,14 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
     if ambiguous:
         raise fail(ambiguous)
     row = store.campaign(ident)
-    if row is None and not store.campaigns():  # said "no campaign '' in …; known: none"
-        raise fail(empty_store(store))
     if row is None:
-        known = ", ".join(f"{c['id']} ({c['name']})" for c in store.campaigns()[-5:])
+        campaigns = store.campaigns()
+        if not campaigns:  # said "no campaign '' in …; known: none"
+            raise fail(empty_store(store))
+        known = ", ".join(f"{c['id']} ({c['name']})" for c in campaigns[-5:])
         raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
+    if ident != row["name"]:  # found by id or prefix: one campaign, nothing to say
+        return row
     named = [c["id"] for c in store.campaigns() if c["name"] == ident]
     if ident != row["id"] and len(named) > 1:  # it picked the newest of them without a word
         others = ", ".join(i for i in named if i != row["id"])
