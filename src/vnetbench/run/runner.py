@@ -105,6 +105,7 @@ class Runner:
             self.observers.append(StepCallback(on_step))
         self.step_guard = step_guard
         self.active: _Active | None = None
+        self._stored_failures: dict[str, str | None] = {}
         self._port = PORT_RANGE[0]
 
     # ------------------------------------------------------------------ the campaign loop
@@ -149,6 +150,8 @@ class Runner:
         self, pending: list[Step], started_utc_ns: int, summary: RunSummary, progress: Progress, task: Any
     ) -> None:
         attempts = self.store.attempts(self.campaign_id)
+        # why each key's latest attempt failed: a refused step an earlier resume stored is not stored again
+        self._stored_failures = self.store.latest_failures(self.campaign_id) if self.plan.refused else {}
         retries = self.plan.variants[0].schedule.retries
         for step in pending:
             if (step.variant, step.measurement) not in self.plan.refused:  # a refused step builds nothing
@@ -169,7 +172,12 @@ class Runner:
         own, up to SETUP_ATTEMPTS runs while the tool's setup fails (a lost handshake is no result)."""
         refused = self.plan.refused.get((step.variant, step.measurement))
         if refused is not None:  # the spec, not the run, is wrong: stored as failed once, no retry
-            self._commit(self._refused_step(step, attempt + 1, refused), summary)
+            if all(self._stored_failures.get(f.key) == refused for f in step.flows):
+                for flow in step.flows:  # stored by an earlier resume: still failed, not a second row
+                    summary.flows_failed += 1
+                    summary.failures.append(f"{flow.key}: {refused}")
+            else:
+                self._commit(self._refused_step(step, attempt + 1, refused), summary)
             return
         failed_runs = setup_runs = 0
         while True:

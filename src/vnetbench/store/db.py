@@ -248,6 +248,23 @@ class Store:
         with self.engine.connect() as conn:
             return {k: int(n) for k, n in conn.execute(query)}
 
+    def latest_failures(self, campaign_id: str) -> dict[str, str | None]:
+        """{key: reason} of each key whose latest attempt is not ok."""
+        m = t.measurements.c
+        latest = (
+            select(m.key, func.max(m.attempt).label("attempt"))
+            .where(m.campaign_id == campaign_id)
+            .group_by(m.key)
+            .subquery()
+        )
+        query = (
+            select(m.key, m.reason)
+            .join(latest, (m.key == latest.c.key) & (m.attempt == latest.c.attempt))
+            .where(m.campaign_id == campaign_id, m.status != "ok")
+        )
+        with self.engine.connect() as conn:
+            return {k: r for k, r in conn.execute(query)}
+
     @retry_transient
     def save_measurements(self, records: Sequence[MeasurementRecord]) -> list[int]:
         """Store flows started together in one transaction: a step is in the store whole or not at all."""

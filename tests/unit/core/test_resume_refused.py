@@ -175,3 +175,34 @@ def test_a_flow_the_driver_refuses_fails_alone_without_a_traceback(tmp_path: Pat
         "seconds from 1 to 86400; use e.g. duration: 2s"
     }
     assert store.campaign("cafe0002")["status"] == "finished"
+
+
+def test_a_second_resume_does_not_store_the_refused_steps_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # was: every resume added one more failed attempt of each refused step (2, 4, 6 … rows)
+    db = tmp_path / "s.db"
+    store = Store(db)
+    store.create_campaign(
+        id="cafe0003", name="old", status="interrupted", provider="local", spec_text=SPEC,
+        spec_sha256="-", spec_source="c.yaml", seed=0, environment={}, tool_versions={"ping": "20221126"},
+    )  # fmt: skip
+    monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *_: PingOnlyProvider())
+    said = []
+    for _ in range(2):
+        # as after a resume stopped (Ctrl-C) once the refused steps were stored: it can be resumed again
+        store.update_campaign("cafe0003", status="interrupted")
+        result = CliRunner().invoke(app, ["resume", "cafe0003", "--db", str(db), "--no-report"])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code == 1, result.stderr  # the campaign still has failed measurements
+        said.append(
+            [line for line in result.stderr.splitlines() if line.startswith(("2 ", "0 ", "  failed"))]
+        )
+    assert said[0] == ["2 measurements ok, 2 failed", f"  failed r001/p/tcp/vm1>vm2: {REFUSED}",
+                       f"  failed r002/p/tcp/vm1>vm2: {REFUSED}"]  # fmt: skip
+    assert said[1] == ["0 measurements ok, 2 failed, 2 already in the store", *said[0][1:]]
+    every = store.measurements_frame("cafe0003", latest_only=False)
+    tcp = every[every["measurement"] == "tcp"]
+    assert (len(tcp), set(tcp["attempt"]), set(tcp["reason"])) == (2, {1}, {REFUSED})
+    assert store.latest_failures("cafe0003") == dict.fromkeys(tcp["key"], REFUSED)
+    assert store.campaign("cafe0003")["status"] == "finished"
