@@ -201,7 +201,7 @@ def resume(
     """Continue an interrupted campaign: measurements already stored are never redone."""
     # the run machinery: imported when a campaign runs, for start-up time
     from vnetbench.providers.cleanup import clean as clean_leftovers
-    from vnetbench.providers.cleanup import still_running
+    from vnetbench.providers.cleanup import elsewhere_message, running_elsewhere, still_running
     from vnetbench.run.campaign import load_plan
 
     store = open_store(db)
@@ -215,6 +215,8 @@ def resume(
     if row["status"] == "finished":
         err.print(f"campaign {row['id']} is already finished; nothing to do")
         return
+    if elsewhere := running_elsewhere(row):  # its pid is another machine's: checking it here meant nothing
+        raise fail(elsewhere_message(row, *elsewhere, f"resume {row['id']} --db {store.location}"))
     pid = still_running(store, row["id"])
     if pid is not None:  # a second process would build the same topology and measure the steps twice
         raise fail(

@@ -29,7 +29,7 @@ def clean(
             "registered"
         )
     locations = _locations(db, campaign, active_campaigns())
-    total, holding = 0, 0
+    total, holding, left_alone = 0, 0, []
     for location in locations:
         path = sqlite_path(location)
         if path is not None and not path.exists():
@@ -45,14 +45,23 @@ def clean(
         for line in result.removed:
             out.print(f"removed {line}", highlight=False)
         for line in result.problems:
-            err.print(f"[yellow]could not remove[/yellow] {line}", highlight=False)
+            err.print(f"[yellow]could not remove[/yellow] {line}", highlight=False, soft_wrap=True)
         total += len(result.removed)
+        left_alone += result.skipped
     if campaign and not holding:
         # was: the first registered store's "no campaign" error, though a later one held it
         raise fail(
             f"no campaign '{campaign}' in any store this machine knows of ({', '.join(locations)}); "
             "give its store with --db"
         )
+    if left_alone:  # said "nothing of ours was left behind" of a campaign it did not look at
+        removed = f"{total} objects removed" if total else "nothing removed"
+        out.print(
+            f"{removed}; left alone (said above why): campaign {', '.join(left_alone)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return
     out.print(f"{total} objects removed" if total else "nothing of ours was left behind")
 
 

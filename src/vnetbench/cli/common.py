@@ -151,7 +151,7 @@ def unfinished_note(store: Store, row: dict[str, Any]) -> None:
     """On stderr, for a campaign that is not finished: what is shown covers only what it measured so
     far (the report and analysis read as complete, their status line aside), and how to get the rest."""
     from vnetbench.plan import make_plan  # the plan of the stored spec: only for such a campaign
-    from vnetbench.providers.cleanup import still_running
+    from vnetbench.providers.cleanup import running_elsewhere, still_running
     from vnetbench.spec.loader import parse_spec
     from vnetbench.store.monitoring import MonitorStore
 
@@ -166,10 +166,13 @@ def unfinished_note(store: Store, row: dict[str, Any]) -> None:
         of = f" of the {planned.measurement_count} planned"
     except SpecInvalid:  # said elsewhere, with the fix
         of = ""
-    pid = still_running(store, row["id"])
+    pid, elsewhere = still_running(store, row["id"]), running_elsewhere(row)
     rest = f"`vnetbench resume {row['id']} --db {store.location}` measures the rest"
     if pid is not None:
         what, rest = f"still running (vnetbench pid {pid})", "run this again when it has finished"
+    elif elsewhere:  # its pid is another machine's: it said "its process is gone"
+        what = f"stored as running by vnetbench pid {elsewhere[1]} on {elsewhere[0]}, not on this machine"
+        rest = "run this again when it has finished"
     elif row["status"] == "running":  # killed with SIGKILL, or the machine rebooted
         what = "stored as running, but its process is gone"
     else:

@@ -36,10 +36,29 @@ def active_campaigns() -> list[tuple[str, str]]:
     return runtime.active()
 
 
+def pid_host(row: dict[str, Any]) -> str | None:
+    """The machine whose process the campaign's `pid` is: the one that last started running it (a
+    resume on another machine records itself as `pid_hostname`), else the one that created it; None
+    for a row that names none (written before hostnames were recorded)."""
+    env = row.get("environment") or {}
+    return env.get("pid_hostname") or env.get("hostname")
+
+
+def running_elsewhere(row: dict[str, Any]) -> tuple[str, int] | None:
+    """(host, pid) of a campaign stored as running by a vnetbench process on another machine (a shared
+    store): whether that process still runs cannot be known from here; None otherwise."""
+    host = pid_host(row)
+    if row.get("status") != "running" or not row.get("pid") or host in (None, os.uname().nodename):
+        return None
+    return str(host), int(row["pid"])
+
+
 def still_running(store: Store, campaign_id: str) -> int | None:
-    """The pid of the campaign's controlling vnetbench process if it is alive (and not us)."""
+    """The pid of the campaign's controlling vnetbench process if it is alive on this machine (and not
+    us). None too for a campaign run from another machine, whose pid means nothing here (it could be
+    a local vnetbench's): callers ask `running_elsewhere` about it."""
     row = store.campaign(campaign_id)
-    if not row or row.get("status") != "running" or not row.get("pid"):
+    if not row or row.get("status") != "running" or not row.get("pid") or running_elsewhere(row):
         return None
     pid = int(row["pid"])
     if pid == os.getpid():
@@ -55,9 +74,18 @@ def still_running(store: Store, campaign_id: str) -> int | None:
 def process_gone(store: Store, row: dict[str, Any]) -> bool:
     """A campaign stored as 'running' whose controlling process, started on this machine, no longer
     exists (killed with SIGKILL, or the machine rebooted): nothing is left that could set its end."""
-    on_this_machine = (row.get("environment") or {}).get("hostname") == os.uname().nodename
+    on_this_machine = pid_host(row) == os.uname().nodename
     running = row.get("status") == "running" and bool(row.get("pid"))
     return running and on_this_machine and still_running(store, row["id"]) is None
+
+
+def elsewhere_message(row: dict[str, Any], host: str, pid: int, command: str) -> str:
+    """Why `command` (resume, clean) leaves a campaign run from another machine alone, and what to do."""
+    return (
+        f"campaign {row['id']} ({row['name']}) is stored as running by vnetbench pid {pid} on {host}, not on "
+        f"this machine ({os.uname().nodename}): whether it still runs cannot be checked from here; run "
+        f"`vnetbench {command}` on {host}, which checks that pid (no option overrides this check here)"
+    )
 
 
 def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
@@ -66,6 +94,13 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
     rows = store.live_objects(campaign_id)
     campaigns = sorted({r["campaign_id"] for r in rows})
     for cid in campaigns:
+        row = store.campaign(cid) or {"id": cid, "name": "?"}
+        if elsewhere := running_elsewhere(row):  # its pid means nothing here: its objects are left alone
+            report.skipped.append(cid)
+            report.problems.append(
+                elsewhere_message(row, *elsewhere, f"clean --campaign {cid} --db {store.location}")
+            )
+            continue
         pid = still_running(store, cid)
         if pid is not None:
             report.skipped.append(cid)

@@ -116,7 +116,7 @@ class Runner:
         done = self.store.done_keys(self.campaign_id)
         pending = [s for s in self.plan.steps if any(f.key not in done for f in s.flows)]
         summary.skipped = self.plan.flow_count - sum(len(s.flows) for s in pending)
-        self.store.update_campaign(self.campaign_id, status="running", pid=os.getpid())
+        self.store.update_campaign(self.campaign_id, status="running", pid=os.getpid(), **self._pid_host())
         for observer in self.observers:
             observer.on_campaign_start(self.campaign_id, self.plan)
         with _signals_raise_interrupted() as signalled, self._progress() as progress:
@@ -145,6 +145,17 @@ class Runner:
                 # kept apart from the Interrupted exception, which a library may have swallowed
                 summary.stop_requested = summary.interrupted or bool(signalled) or bool(received)
         return summary
+
+    def _pid_host(self) -> dict[str, Any]:
+        """The environment with this machine as the pid's (`pid_hostname`) when another created the
+        campaign (a resume from elsewhere, a shared store): the pid is checked where it runs
+        (providers/cleanup.py); {} when this machine created it (nothing to change)."""
+        row = self.store.campaign(self.campaign_id) or {}
+        env = row.get("environment") or {}
+        node = os.uname().nodename
+        if env.get("hostname") in (None, node) and env.get("pid_hostname") in (None, node):
+            return {}
+        return {"environment": {**env, "pid_hostname": node}}
 
     def _run_steps(
         self, pending: list[Step], started_utc_ns: int, summary: RunSummary, progress: Progress, task: Any

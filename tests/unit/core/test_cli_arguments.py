@@ -5,6 +5,7 @@ and the fix, with exit 2, and nothing measured is lost or overwritten. Real SQLi
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -317,3 +318,49 @@ def test_a_sqlite_file_of_something_else_is_left_as_it_is(tmp_path: Path, comman
         "Check --db (or VNETBENCH_DB): give the file `vnetbench run` wrote, or a new path\n",
     )
     assert db.read_bytes() == before
+
+
+def _run_from(db: Path, cid: str, host: str, pid: int) -> None:
+    """The campaign stored as running by vnetbench pid `pid` on the machine `host` (a shared store)."""
+    Store(str(db)).update_campaign(cid, status="running", pid=pid, environment={"hostname": host})
+
+
+def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_path: Path) -> None:
+    # was: its pid looked up on this machine: a local vnetbench of that pid refused resume for a wrong
+    # reason, and a pid with no process here made resume run it a second time and clean remove its objects
+    here = os.uname().nodename
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
+    try:
+        db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
+        _run_from(db, "cafe0001", "lab-b", alive.pid)  # the pid of a local vnetbench, by chance
+        code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
+    finally:
+        alive.kill()
+        alive.wait()
+    assert code == 2
+    assert output == (
+        f"error: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "
+        f"this machine ({here}): whether it still runs cannot be checked from here; run `vnetbench resume "
+        f"cafe0001 --db {db}` on lab-b, which checks that pid (no option overrides this check here)\n"
+    )
+    # a pid with no process here: the same, and clean leaves its recorded objects alone
+    _run_from(db, "cafe0001", "lab-b", alive.pid)
+    assert _invoke("resume", "cafe0001", "--db", str(db), "--no-report")[0] == 2
+    Store(str(db)).record_objects("cafe0001", None, [("netns", "vnb-cafe0001-n1", {})])
+    res = CliRunner().invoke(
+        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
+    )
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        f"could not remove campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, "
+        f"not on this machine ({here}): whether it still runs cannot be checked from here; run `vnetbench clean "
+        f"--campaign cafe0001 --db {db}` on lab-b, which checks that pid (no option overrides this check here)\n"
+    )
+    assert res.stdout == "nothing removed; left alone (said above why): campaign cafe0001\n"
+    assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnb-cafe0001-n1"]
+    res = CliRunner().invoke(app, ["loss", "cafe0001", "--db", str(db)], env={"COLUMNS": "400"})
+    assert res.stderr == (  # was: "stored as running, but its process is gone"
+        f"note: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "
+        "this machine: this covers its 0 ok measurements of the 1 planned; run this again when it has finished\n"
+    )
+    assert Store(str(db)).campaign("cafe0001")["status"] == "running"  # untouched

@@ -120,7 +120,7 @@ def test_clean_finds_the_campaign_in_whichever_registered_store_holds_it(
 
     def fake_clean(store: Store, cid: str | None) -> SimpleNamespace:
         seen.append((str(store.location), cid))
-        return SimpleNamespace(removed=[], problems=[])
+        return SimpleNamespace(removed=[], problems=[], skipped=[])
 
     monkeypatch.setattr("vnetbench.providers.cleanup.clean", fake_clean)
     res = CliRunner().invoke(app, ["clean", "--campaign", "bbbb0002"])

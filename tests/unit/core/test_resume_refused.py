@@ -8,6 +8,7 @@ output, so nothing is built on this machine."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,22 @@ def test_a_second_resume_does_not_store_the_refused_steps_again(
     assert (len(tcp), set(tcp["attempt"]), set(tcp["reason"])) == (2, {1}, {REFUSED})
     assert store.latest_failures("cafe0003") == dict.fromkeys(tcp["key"], REFUSED)
     assert store.campaign("cafe0003")["status"] == "finished"
+
+
+def test_a_resume_on_another_machine_records_where_its_pid_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the pid a resume stores is this machine's: checked here, not on the machine that created it
+    store = Store(tmp_path / "s.db")
+    store.create_campaign(
+        id="cafe0004", name="old", status="interrupted", provider="local", spec_text=SPEC,
+        spec_sha256="-", spec_source="c.yaml", seed=0, environment={"hostname": "lab-a", "kernel": "6.1"},
+        tool_versions={"ping": "20221126"},
+    )  # fmt: skip
+    seen = []
+    provider = PingOnlyProvider()
+    monkeypatch.setattr(provider, "build", lambda *_: seen.append(dict(store.campaign("cafe0004") or {})))
+    Runner(store, "cafe0004", load_plan(store, "cafe0004"), provider, {}, observers=[]).run(now_utc_ns())
+    here = os.uname().nodename
+    assert seen[0]["environment"] == {"hostname": "lab-a", "kernel": "6.1", "pid_hostname": here}
+    assert (seen[0]["status"], seen[0]["pid"]) == ("running", os.getpid())
