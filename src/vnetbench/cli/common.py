@@ -149,37 +149,17 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
 
 def unfinished_note(store: Store, row: dict[str, Any]) -> None:
     """On stderr, for a campaign that is not finished: what is shown covers only what it measured so
-    far (the report and analysis read as complete, their status line aside), and how to get the rest."""
-    from vnetbench.plan import make_plan  # the plan of the stored spec: only for such a campaign
-    from vnetbench.providers.cleanup import running_elsewhere, still_running
-    from vnetbench.spec.loader import parse_spec
-    from vnetbench.store.monitoring import MonitorStore
+    far (the report and analysis read as complete, their status line aside), and how to get the rest.
+    The report's banner says the same (analysis/coverage.py)."""
+    from vnetbench.analysis.coverage import coverage  # the plan of the stored spec: only for such a campaign
 
-    if row["status"] == "finished" or MonitorStore(store).is_monitored(row["id"]):  # a monitor's: never done
+    cov = coverage(store, row)
+    if cov is None:
         return
-    frame = store.measurements_frame(row["id"])
-    ok = int((frame["status"] == "ok").sum()) if not frame.empty else 0
-    try:
-        planned = make_plan(
-            parse_spec(row["spec_text"], row["spec_source"], stored=True), row["id"], row["seed"]
-        )
-        of = f" of the {planned.measurement_count} planned"
-    except SpecInvalid:  # said elsewhere, with the fix
-        of = ""
-    pid, elsewhere = still_running(store, row["id"]), running_elsewhere(row)
-    rest = f"`vnetbench resume {row['id']} --db {store.location}` measures the rest"
-    if pid is not None:
-        what, rest = f"still running (vnetbench pid {pid})", "run this again when it has finished"
-    elif elsewhere:  # its pid is another machine's: it said "its process is gone"
-        what = f"stored as running by vnetbench pid {elsewhere[1]} on {elsewhere[0]}, not on this machine"
-        rest = "run this again when it has finished"
-    elif row["status"] == "running":  # killed with SIGKILL, or the machine rebooted
-        what = "stored as running, but its process is gone"
-    else:
-        what = f"{row['status']}, not finished"
+    of = "" if cov.planned is None else f" of the {cov.planned} planned"
     err.print(
-        Text.assemble(("note:", "yellow"), f" campaign {row['id']} ({row['name']}) is {what}: this covers "
-                      f"its {ok} ok measurements{of}; {rest}"),
+        Text.assemble(("note:", "yellow"), f" campaign {cov.campaign_id} ({cov.name}) is {cov.state}: this "
+                      f"covers its {cov.ok} ok measurements{of}; {cov.rest(store.location)}"),
         soft_wrap=True,
     )  # fmt: skip
 

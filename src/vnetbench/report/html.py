@@ -16,6 +16,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.coverage import Coverage, coverage
 from vnetbench.analysis.cpu import SATURATED_BUSY, saturated, with_host_busy
 from vnetbench.providers.base import EMULATOR_EVENT
 from vnetbench.report import fidelity, figures
@@ -114,10 +115,13 @@ def write_report(store: Store, campaign_id: str, out_dir: Path) -> Path:
     ordered.append((1000, _failures_section(store, campaign_id, frame)))
     ordered.sort(key=lambda item: item[0])
     sections = [s for _, s in ordered if s is not None and (s.tables or s.figures or s.items)]
+    cov = coverage(store, row, frame)  # not finished: what it covers, as the commands' note says
     index = out_dir / "index.html"
-    index.write_text(page(row, sections, dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")))
+    generated = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    index.write_text(page(row, sections, generated, unfinished_banner(cov, store.location)))
     summary = {
         "campaign": campaign_id,
+        **({"coverage": coverage_json(cov)} if cov is not None else {}),
         "sections": [
             {
                 "title": s.title,
@@ -145,13 +149,40 @@ def unbroken_html(text: Any) -> Markup:
     return Markup(_TIED.sub(lambda m: f'<span class="nowrap">{m.group(0).replace(NBSP, " ")}</span>', tied))
 
 
-def page(campaign: Any, sections: list[Section], generated: str) -> str:
-    """The report's HTML: its sections' tables, items and figures (templates/report.html)."""
+def page(campaign: Any, sections: list[Section], generated: str, banner: Markup | None = None) -> str:
+    """The report's HTML: its sections' tables, items and figures (templates/report.html); `banner`,
+    above them, says what a campaign that is not finished covers."""
     env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
     env.filters["unbroken"] = unbroken_html
     return env.get_template("report.html").render(
-        campaign=campaign, sections=sections, generated=generated, spec_text=campaign["spec_text"]
+        campaign=campaign,
+        sections=sections,
+        generated=generated,
+        spec_text=campaign["spec_text"],
+        banner=banner,
     )
+
+
+def unfinished_text(cov: Coverage, location: str) -> str:
+    """'Campaign interrupted, not finished. This page covers 14 ok of 26 planned measurements: 3 failed,
+    9 not run — `vnetbench resume ID --db STORE` runs the rest.' The report read as complete, its status
+    in the header aside."""
+    rest = "write this report again when it has finished" if cov.runs else cov.rest(location, "runs the rest")
+    return f"Campaign {cov.state}. This page covers {cov.counts_text()} — {rest}."
+
+
+def unfinished_banner(cov: Coverage | None, location: str) -> Markup | None:
+    """unfinished_text as HTML, its command in <code>; None for a finished campaign."""
+    if cov is None:
+        return None
+    text = str(escape(unfinished_text(cov, location)))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", text))
+
+
+def coverage_json(cov: Coverage) -> dict[str, Any]:
+    """The coverage in report.json: the counts the banner states."""
+    keys = ("status", "ok", "failed", "not_run", "planned")
+    return {k: getattr(cov, k) for k in keys} | {"still_running": cov.runs}
 
 
 def build_times(builds: pd.Series, teardowns: pd.Series) -> str:

@@ -364,3 +364,43 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
         "this machine: this covers its 0 ok measurements of the 1 planned; run this again when it has finished\n"
     )
     assert Store(str(db)).campaign("cafe0001")["status"] == "running"  # untouched
+
+
+def test_the_report_of_a_campaign_not_finished_says_what_it_covers(tmp_path: Path) -> None:
+    # was: a page that read as complete, its status in the header aside; the note went to stderr only
+    from vnetbench.plan import make_plan
+    from vnetbench.spec.loader import parse_spec
+    from vnetbench.store.records import MeasurementRecord
+
+    db = _store(
+        tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None), ("dddd0002", "done", "finished", None)
+    )
+    store = Store(str(db))
+    store.update_campaign("cafe0001", spec_text=SPEC + "schedule: {repetitions: 4, prime: false}\n")
+    plan = make_plan(parse_spec(store.campaign("cafe0001")["spec_text"], "test", stored=True), "cafe0001", 1)
+    records = [
+        MeasurementRecord(campaign_id="cafe0001", **step.record_fields(step.flows[0], plan.layouts[0]),
+                          kind="tcp", status=status, reason=None if status == "ok" else "iperf3: refused")
+        for step, status in zip(plan.steps, ("ok", "failed"), strict=False)
+    ]  # fmt: skip
+    store.save_measurements(records)
+    res = CliRunner().invoke(app, ["report", "cafe0001", "--db", str(db), "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (  # the same counts as the page's
+        "note: campaign cafe0001 (kept) is interrupted, not finished: this covers its 1 ok measurements of "
+        f"the 4 planned; `vnetbench resume cafe0001 --db {db}` measures the rest\n"
+    )
+    page = (tmp_path / "o" / "index.html").read_text()
+    banner = (
+        '<p class="unfinished" role="status">Campaign interrupted, not finished. This page covers 1 ok of 4 '
+        f"planned measurements: 1 failed, 2 not run — <code>vnetbench resume cafe0001 --db {db}</code> runs "
+        "the rest.</p>"
+    )
+    assert banner in page and page.index(banner) < page.index("<nav>")  # above everything else
+    assert json.loads((tmp_path / "o" / "report.json").read_text())["coverage"] == {
+        "status": "interrupted", "ok": 1, "failed": 1, "not_run": 2, "planned": 4, "still_running": False,
+    }  # fmt: skip
+    # a finished campaign: no banner, no coverage
+    assert _invoke("report", "dddd0002", "--db", str(db), "--out", str(tmp_path / "f"))[0] == 0
+    assert 'class="unfinished"' not in (tmp_path / "f" / "index.html").read_text()
+    assert "coverage" not in json.loads((tmp_path / "f" / "report.json").read_text())
