@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -110,6 +110,37 @@ class Row:
         )
 
 
+UNIT = KEY[:-1]  # what a measurement is of: a row without its metric
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A row that one campaign has and the other has not, and why (`explain_missing`)."""
+
+    key: dict[str, str]
+    side: str  # "A" | "B": the campaign that has the row
+    reason: str  # "failed in B", "not in B's plan", "not run in B", "no value in B" (A for a B row)
+    failure: str | None = None  # the failed measurement's stored reason (its latest attempt's)
+
+    @property
+    def regression(self) -> bool:
+        """Ok in the baseline (A), failed in the candidate (B): as much a regression as a worse row."""
+        return self.side == "A" and self.reason == "failed in B"
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.key | {"in": self.side, "reason": self.reason, "failure": self.failure,
+                           "regression": self.regression}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Units:
+    """What a campaign planned and stored, per UNIT (a row without its metric)."""
+
+    planned: frozenset[tuple[str, ...]] | None  # None: its spec gives no plan
+    stored: frozenset[tuple[str, ...]]
+    failed: dict[tuple[str, ...], str]  # stored, and no attempt of it ok: its failure
+
+
 @dataclass(frozen=True)
 class Comparison:
     a: str
@@ -120,10 +151,16 @@ class Comparison:
     only_in_a: tuple[dict[str, str], ...] = ()
     only_in_b: tuple[dict[str, str], ...] = ()
     notes: tuple[str, ...] = field(default=())
+    missing: tuple[Missing, ...] = ()  # only_in_a and only_in_b with why (explain_missing)
 
     @property
     def worse(self) -> list[Row]:
         return [r for r in self.rows if r.verdict == "worse"]
+
+    @property
+    def regressions(self) -> list[Missing]:
+        """Rows ok in A that failed in B."""
+        return [m for m in self.missing if m.regression]
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(
@@ -137,6 +174,8 @@ class Comparison:
                 "rows": [r.to_dict() for r in self.rows],
                 "only_in_a": list(self.only_in_a),
                 "only_in_b": list(self.only_in_b),
+                "missing": [m.to_dict() for m in self.missing],
+                "regressions": len(self.regressions),
                 "notes": list(self.notes),
             }
         )
@@ -174,6 +213,57 @@ def campaign_observations(store: Any, row: dict[str, Any]) -> pd.DataFrame:
     spec = spec_of(row)
     frames = cd.load_campaign_frames(store, row["id"])
     return observations(frames, [f.name for f in spec.factors], int(spec.analysis.omit))
+
+
+def campaign_units(store: Any, row: dict[str, Any]) -> Units:
+    """What a stored campaign planned (its spec's plan) and stored, failed or ok, per UNIT."""
+    from vnetbench.plan import make_plan  # the planner: only to explain rows one side lacks
+    from vnetbench.spec.errors import SpecInvalid
+    from vnetbench.spec.loader import parse_spec
+
+    try:
+        plan = make_plan(
+            parse_spec(row["spec_text"], row["spec_source"], stored=True), row["id"], row["seed"]
+        )
+        planned: frozenset[tuple[str, ...]] | None = frozenset(
+            (s.pattern, s.measurement, s.kind, f"{f.src}→{f.dst}", treatment_label(dict(s.factors)))
+            for s in plan.steps
+            for f in s.flows
+        )
+    except SpecInvalid:
+        planned = None
+    frame = store.measurements_frame(row["id"])
+    stored: set[tuple[str, ...]] = set()
+    ok: set[tuple[str, ...]] = set()
+    failed: dict[tuple[str, ...], str] = {}
+    for m in frame.itertuples() if not frame.empty else ():
+        unit = (m.pattern, m.measurement, m.kind, f"{m.src}→{m.dst}", treatment_label(m.factors))
+        stored.add(unit)
+        if m.status == "ok":
+            ok.add(unit)
+        else:
+            failed.setdefault(unit, str(m.reason or m.status))
+    return Units(planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok})
+
+
+def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Comparison:
+    """The comparison with each row only one side has explained (`missing`): failed in the other
+    campaign, not in its plan, not run (yet) in it, or stored there without a value of the metric."""
+
+    def why(key: dict[str, str], side: str, other: Units) -> Missing:
+        unit, name = tuple(key[k] for k in UNIT), "B" if side == "A" else "A"
+        if unit in other.failed:
+            return Missing(key, side, f"failed in {name}", other.failed[unit])
+        if other.planned is not None and unit not in other.planned:
+            return Missing(key, side, f"not in {name}'s plan")
+        if unit not in other.stored:
+            return Missing(key, side, f"not run in {name}")
+        return Missing(key, side, f"no value in {name}")
+
+    missing = [why(k, "A", units_b) for k in result.only_in_a] + [
+        why(k, "B", units_a) for k in result.only_in_b
+    ]
+    return replace(result, missing=tuple(missing))
 
 
 def treatment_label(levels: Any) -> str:

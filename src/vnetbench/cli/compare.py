@@ -1,9 +1,11 @@
 """`vnetbench compare A B [--db] [--json] [--tolerance 5%]`: two campaigns, row by row, with a verdict.
 
 A and B are campaign ids (or id prefixes, or names) in the store of `--db`, or `DB:ID` for a
-campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). Exit code 1
-when any row is worse beyond the tolerance (a CI gate), 2 for a usage error (a campaign compared
-with itself, or two with no row in common: no verdict), 0 otherwise.
+campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). A row only one
+campaign has is listed with why (failed in the other, not in its plan, not run in it). Exit code 1
+when any row is worse beyond the tolerance, or ok in A and failed in B (a CI gate), 2 for a usage
+error (a campaign compared with itself, or two with no row in common and nothing failed in B: no
+verdict), 0 otherwise.
 """
 
 from __future__ import annotations
@@ -44,9 +46,14 @@ def compare_command(
     ] = False,
 ) -> None:
     """Compare two campaigns: difference, interval, relative change, Holm-corrected test and a verdict
-    (same / better / worse) per pair, measurement, treatment and metric; exit 1 if anything is worse."""
+    (same / better / worse) per pair, measurement, treatment and metric. Rows only one campaign has
+    are listed with why: failed in it, not in its plan, not run in it.
+
+    Exit status: 1 if any row is worse, or ok in A and failed in B (a regression too); 2 for a usage
+    error, or no row in common and nothing failed in B (no verdict); 0 otherwise. Rows only in B
+    are no regression."""
     # the statistics stack: imported when the command runs, for start-up time
-    from vnetbench.analysis.compare import compare
+    from vnetbench.analysis.compare import compare, explain_missing
     from vnetbench.analysis.inputs import DataError
     from vnetbench.analysis.planning import parse_precision
 
@@ -68,16 +75,17 @@ def compare_command(
         result = compare(obs_a, obs_b, share, confidence, (label_a, label_b))
     except DataError as exc:
         raise fail(str(exc)) from None
+    result = explain_missing(result, side_units(*side_a), side_units(*side_b))
     if json_output:
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
     else:
         print_tables(result)
-    if not result.rows:  # exit 0 passed a CI gate on a candidate whose measurements all failed
+    if not result.rows and not result.regressions:  # exit 0 passed a CI gate on nothing compared
         raise fail(
             "no row in common, so no verdict: compare two campaigns of the same spec (the same pairs, "
             "measurements and factors), each with ok measurements (`vnetbench campaigns` counts them)"
         )
-    if result.worse:
+    if result.worse or result.regressions:  # ok in A and failed in B: it said nothing and exited 0
         raise typer.Exit(EXIT_FAILED)
 
 
@@ -127,6 +135,16 @@ def load_side(store: Any, where: str, row: dict[str, Any], label: str) -> tuple[
         raise stored_spec_error(row, exc) from None
 
 
+def side_units(store: Any, where: str, row: dict[str, Any], label: str) -> Any:
+    """What one side planned and stored (analysis.compare.Units), to say why a row is missing."""
+    from vnetbench.analysis.compare import campaign_units  # the statistics stack, as above
+
+    try:
+        return campaign_units(store, row)
+    except SpecInvalid as exc:
+        raise stored_spec_error(row, exc) from None
+
+
 def print_tables(result: Any) -> None:
     """The comparison as a rich table (verdicts coloured), what only one side has, and the counts."""
     from vnetbench.analysis.compare import counts  # the statistics stack, as above
@@ -146,10 +164,40 @@ def print_tables(result: Any) -> None:
             verdict = row[-1]
             table.add_row(*row[:-1], f"[{style[verdict]}]{verdict}[/]" if style[verdict] else verdict)
         print_table(out, table)
+    why = {(m.side, tuple(m.key.items())): m for m in result.missing}
     for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
         for k in keys:  # named as the table names its rows: 'throughput', not 'throughput_bps'
-            out.print(f"only in {side}: {key_label(k)}", highlight=False)
+            out.print(
+                f"only in {side}: {key_label(k)}{_why(why.get((side, tuple(k.items()))))}",
+                highlight=False,
+                soft_wrap=True,
+            )
     for note in result.notes:
         out.print(f"note: {note}", highlight=False)
     n = counts(result)
-    out.print(f"{n['same']} same, {n['better']} better, {n['worse']} worse", highlight=False)
+    out.print(
+        f"{n['same']} same, {n['better']} better, {n['worse']} worse{_not_compared(result)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _why(missing: Any) -> str:
+    """' — failed in B (iperf3: …); ok in A: a regression', ' — not in B's plan'; '' unexplained."""
+    if missing is None:
+        return ""
+    failure = f" ({missing.failure})" if missing.failure else ""
+    return f" — {missing.reason}{failure}" + ("; ok in A: a regression" if missing.regression else "")
+
+
+def _not_compared(result: Any) -> str:
+    """'; 3 rows not compared, 2 of them regressions (ok in A, failed in B)' for the summary line."""
+    if not result.missing:
+        return ""
+    n, bad = len(result.missing), len(result.regressions)
+    text = f"; {n} row{'' if n == 1 else 's'} not compared"
+    return text + (
+        f", {bad} of them {'a regression' if bad == 1 else 'regressions'} (ok in A, failed in B)"
+        if bad
+        else ""
+    )

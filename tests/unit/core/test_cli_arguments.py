@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +15,12 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.helpers.specs import MONITORED_SPEC
+from tests.helpers.synthetic import write_campaign
 from vnetbench.cli import app
+from vnetbench.plan import make_plan
+from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
+from vnetbench.store.records import MeasurementRecord
 
 SPEC = """\
 name: kept
@@ -368,10 +373,6 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
 
 def test_the_report_of_a_campaign_not_finished_says_what_it_covers(tmp_path: Path) -> None:
     # was: a page that read as complete, its status in the header aside; the note went to stderr only
-    from vnetbench.plan import make_plan
-    from vnetbench.spec.loader import parse_spec
-    from vnetbench.store.records import MeasurementRecord
-
     db = _store(
         tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None), ("dddd0002", "done", "finished", None)
     )
@@ -404,3 +405,66 @@ def test_the_report_of_a_campaign_not_finished_says_what_it_covers(tmp_path: Pat
     assert _invoke("report", "dddd0002", "--db", str(db), "--out", str(tmp_path / "f"))[0] == 0
     assert 'class="unfinished"' not in (tmp_path / "f" / "index.html").read_text()
     assert "coverage" not in json.loads((tmp_path / "f" / "report.json").read_text())
+
+
+SPEC3 = """\
+name: three
+topology:
+  nodes: [{name: n1}, {name: n2}, {name: n3}]
+  links:
+    - {endpoints: [n1, n2], rate: 100mbit}
+    - {endpoints: [n1, n3], rate: 100mbit}
+measurements:
+  - {name: tcp, kind: tcp, duration: 3s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[n1, n2], [n2, n1], [n1, n3]], measurements: [tcp]}
+schedule: {repetitions: 3, prime: false}
+"""
+
+
+def _compared_store(path: Path) -> Path:
+    """aaaa0001 and bbbb0002 of SPEC3 (n1→n3 failed in the first, n2→n1 in the second), cccc0003 of SPEC3
+    without n1→n3, all else ok."""
+    store = Store(str(path))
+    write_campaign(store, 900, "aaaa0001", SPEC3)
+    write_campaign(store, 900, "bbbb0002", SPEC3)
+    write_campaign(store, 600, "cccc0003", SPEC3.replace(", [n1, n3]", ""))
+    with sqlite3.connect(path) as conn:  # as the runner stores a failed attempt: status and reason
+        for cid, where in (("aaaa0001", "dst = 'n3'"), ("bbbb0002", "src = 'n2'")):
+            conn.execute(
+                f"UPDATE measurements SET status = 'failed', reason = 'iperf3: refused' WHERE campaign_id = ? "
+                f"AND {where}",
+                (cid,),
+            )
+    return path
+
+
+def test_compare_lists_the_rows_it_could_not_compare_and_a_failed_candidate_is_a_regression(
+    tmp_path: Path,
+) -> None:
+    # was: exit 0, and 'only in A: n2→n1 · tcp · throughput' without why for a measurement that failed in B
+    db = _compared_store(tmp_path / "s.db")
+    code, output = _invoke("compare", "aaaa0001", "bbbb0002", "--db", str(db))
+    assert code == 1
+    assert output.splitlines()[-3:] == [
+        "only in A: n2→n1 · tcp · throughput — failed in B (iperf3: refused); ok in A: a regression",
+        "only in B: n1→n3 · tcp · throughput — failed in A (iperf3: refused)",
+        "1 same, 0 better, 0 worse; 2 rows not compared, 1 of them a regression (ok in A, failed in B)",
+    ]
+    res = CliRunner().invoke(app, ["compare", "aaaa0001", "bbbb0002", "--db", str(db), "--json"])
+    assert res.exit_code == 1
+    doc = json.loads(res.stdout)
+    key = {"pattern": "p", "measurement": "tcp", "kind": "tcp", "treatment": "—", "metric": "throughput_bps"}
+    assert doc["missing"] == [
+        key | {"pair": "n2→n1", "in": "A", "reason": "failed in B", "failure": "iperf3: refused", "regression": True},
+        key | {"pair": "n1→n3", "in": "B", "reason": "failed in A", "failure": "iperf3: refused", "regression": False},
+    ]  # fmt: skip
+    assert (doc["regressions"], doc["counts"]) == (1, {"same": 1, "better": 0, "worse": 0})
+    # a row the candidate does not plan, and one that failed only in the baseline: listed, no regression
+    code, output = _invoke("compare", "bbbb0002", "cccc0003", "--db", str(db))
+    assert code == 0
+    assert output.splitlines()[-3:] == [
+        "only in A: n1→n3 · tcp · throughput — not in B's plan",
+        "only in B: n2→n1 · tcp · throughput — failed in A (iperf3: refused)",
+        "1 same, 0 better, 0 worse; 2 rows not compared",
+    ]
