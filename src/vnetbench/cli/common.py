@@ -229,3 +229,35 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def reports_dir_problem(option: str, path: Path | None) -> str | None:
+    """What is wrong with `dashboard --report` / `monitor --reports` (the directory of the reports it
+    serves): no such directory, or a file (said "no such directory" of a file that is there). None if fine."""
+    if path is None or path.is_dir():
+        return None
+    if path.exists():
+        return (
+            f"{option} {path}: is a file, not a directory; give the directory that holds the reports "
+            f"(`vnetbench report --out DIR` writes one into DIR), or leave {option} out"
+        )
+    return (
+        f"{option} {path}: no such directory; write a report first (vnetbench report --out DIR) or leave "
+        f"{option} out"
+    )
+
+
+def unresolved_host(host: str) -> str | None:
+    """What to say of a --host whose name does not resolve (was: the server's error after the banner,
+    with 'choose another --port'); None if it resolves (whether it is this machine's: the bind says)."""
+    import socket
+
+    try:
+        socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        return (
+            f"--host {host}: the host name could not be resolved ({exc.strerror or exc}); give an address of "
+            "this machine (e.g. the default 127.0.0.1, or 0.0.0.0 for all of its addresses) or a name that "
+            "resolves to one"
+        )
+    return None

@@ -9,7 +9,16 @@ from typing import Annotated
 
 import typer
 
-from vnetbench.cli.common import TOKEN_ENV, DbOption, err, fail, is_loopback, open_store, sqlite_path
+from vnetbench.cli.common import (
+    TOKEN_ENV,
+    DbOption,
+    err,
+    fail,
+    is_loopback,
+    open_store,
+    reports_dir_problem,
+    sqlite_path,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -73,11 +82,9 @@ def dashboard_command(
             f"--db {db}: no store there; give the store that `vnetbench run` or `vnetbench monitor` "
             "writes (--db, or VNETBENCH_DB; the default is vnetbench.db in this directory)"
         )
-    if report is not None and not report.is_dir():
-        raise fail(
-            f"--report {report}: no such directory; write a report first "
-            "(vnetbench report --out DIR) or leave --report out"
-        )
+    problem = reports_dir_problem("--report", report)
+    if problem:
+        raise fail(problem)
     open_store(db)  # a bad URL or a file that is no store: the error every command gives, with its fix
     try:
         app = create_app(db, token=token, report_dir=report)

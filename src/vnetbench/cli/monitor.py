@@ -17,7 +17,16 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import TOKEN_ENV, err, fail, is_loopback, open_store, spec_errors
+from vnetbench.cli.common import (
+    TOKEN_ENV,
+    err,
+    fail,
+    is_loopback,
+    open_store,
+    reports_dir_problem,
+    spec_errors,
+    unresolved_host,
+)
 from vnetbench.monitor.schedule import Limits
 from vnetbench.spec.loader import LoadedSpec, SpecInvalid, load_spec
 from vnetbench.spec.monitoring import parse_period_ns
@@ -139,11 +148,9 @@ def monitor_command(
         )
     until_at = parse_until(until)
     check_webhook(webhook)
-    if dashboard and reports is not None and not reports.is_dir():
-        raise fail(
-            f"--reports {reports}: no such directory; write a report first "
-            "(vnetbench report --out DIR) or leave --reports out"
-        )
+    problem = (reports_dir_problem("--reports", reports) or unresolved_host(host)) if dashboard else None
+    if problem:  # before anything is created or started
+        raise fail(problem)
     loaded = _load_all(specs)  # before the store: a bad spec leaves no new, empty store behind
     store = open_store(db, create=True)
     prepared = _prepare(loaded, store, new_campaign, campaign_id)

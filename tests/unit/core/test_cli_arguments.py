@@ -468,3 +468,41 @@ def test_compare_lists_the_rows_it_could_not_compare_and_a_failed_candidate_is_a
         "only in B: n2→n1 · tcp · throughput — failed in A (iperf3: refused)",
         "1 same, 0 better, 0 worse; 2 rows not compared",
     ]
+
+
+@pytest.mark.parametrize("command", ["dashboard", "monitor"])
+def test_a_reports_directory_that_is_a_file_says_a_directory_is_needed(tmp_path: Path, command: str) -> None:
+    # was: "--report notes: no such directory", of a file that is there
+    blocker = tmp_path / "notes"
+    blocker.write_text("mine")
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "finished", None))
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC)
+    option = {"dashboard": "--report", "monitor": "--reports"}[command]
+    args = [command, *([str(spec)] if command == "monitor" else []), "--db", str(db), option, str(blocker)]
+    assert _invoke(*args, "--port", "0") == (
+        2,
+        f"error: {option} {blocker}: is a file, not a directory; give the directory that holds the reports "
+        f"(`vnetbench report --out DIR` writes one into DIR), or leave {option} out\n",
+    )
+    assert blocker.read_text() == "mine" and [c["id"] for c in Store(str(db)).campaigns()] == ["cafe0001"]
+
+
+def test_monitor_with_a_host_that_does_not_resolve_says_so_before_creating_anything(tmp_path: Path) -> None:
+    # was: a monitored campaign created, then "cannot serve on nosuch.invalid:0 (see the message above);
+    # choose another --port, or --no-dashboard" after uvicorn's own error
+    import socket
+
+    with pytest.raises(socket.gaierror) as resolved:
+        socket.getaddrinfo("nosuch.invalid", None, type=socket.SOCK_STREAM)
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC)
+    db = tmp_path / "m.db"
+    args = ["monitor", str(spec), "--db", str(db), "--host", "nosuch.invalid", "--token", "t", "--port", "0"]
+    assert _invoke(*args) == (
+        2,
+        f"error: --host nosuch.invalid: the host name could not be resolved ({resolved.value.strerror}); give "
+        "an address of this machine (e.g. the default 127.0.0.1, or 0.0.0.0 for all of its addresses) or a "
+        "name that resolves to one\n",
+    )
+    assert not db.exists()
