@@ -242,7 +242,7 @@ def campaign_units(store: Any, row: dict[str, Any]) -> Units:
         if m.status == "ok":
             ok.add(unit)
         else:
-            failed.setdefault(unit, str(m.reason or m.status))
+            failed.setdefault(unit, str(getattr(m, "reason", None) or m.status))
     return Units(planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok})
 
 

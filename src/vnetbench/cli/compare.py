@@ -148,7 +148,14 @@ def side_units(store: Any, where: str, row: dict[str, Any], label: str) -> Any:
 def print_tables(result: Any) -> None:
     """The comparison as a rich table (verdicts coloured), what only one side has, and the counts."""
     from vnetbench.analysis.compare import counts  # the statistics stack, as above
-    from vnetbench.report.comparison_tables import COLUMNS, caption, display_rows, key_label
+    from vnetbench.report.comparison_tables import (
+        COLUMNS,
+        caption,
+        display_rows,
+        key_label,
+        not_compared,
+        why_missing,
+    )
 
     if not result.rows:  # an empty table and 'Holm over all 0 rows' said nothing
         out.print(
@@ -168,7 +175,7 @@ def print_tables(result: Any) -> None:
     for side, keys in (("A", result.only_in_a), ("B", result.only_in_b)):
         for k in keys:  # named as the table names its rows: 'throughput', not 'throughput_bps'
             out.print(
-                f"only in {side}: {key_label(k)}{_why(why.get((side, tuple(k.items()))))}",
+                f"only in {side}: {key_label(k)}{why_missing(why.get((side, tuple(k.items()))))}",
                 highlight=False,
                 soft_wrap=True,
             )
@@ -176,28 +183,7 @@ def print_tables(result: Any) -> None:
         out.print(f"note: {note}", highlight=False)
     n = counts(result)
     out.print(
-        f"{n['same']} same, {n['better']} better, {n['worse']} worse{_not_compared(result)}",
+        f"{n['same']} same, {n['better']} better, {n['worse']} worse{not_compared(result)}",
         highlight=False,
         soft_wrap=True,
-    )
-
-
-def _why(missing: Any) -> str:
-    """' — failed in B (iperf3: …); ok in A: a regression', ' — not in B's plan'; '' unexplained."""
-    if missing is None:
-        return ""
-    failure = f" ({missing.failure})" if missing.failure else ""
-    return f" — {missing.reason}{failure}" + ("; ok in A: a regression" if missing.regression else "")
-
-
-def _not_compared(result: Any) -> str:
-    """'; 3 rows not compared, 2 of them regressions (ok in A, failed in B)' for the summary line."""
-    if not result.missing:
-        return ""
-    n, bad = len(result.missing), len(result.regressions)
-    text = f"; {n} row{'' if n == 1 else 's'} not compared"
-    return text + (
-        f", {bad} of them {'a regression' if bad == 1 else 'regressions'} (ok in A, failed in B)"
-        if bad
-        else ""
     )

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from vnetbench.analysis.compare import Comparison, Row
+from vnetbench.analysis.compare import Comparison, Missing, Row
 from vnetbench.report import format as fmt
 from vnetbench.report.view import TableView
 from vnetbench.spec.units import minus, plain_number, signed
@@ -41,6 +41,26 @@ def key_label(key: Mapping[str, str]) -> str:
     treatment where it has one; the stored metric's name only for a metric without a short one."""
     what = f"{key['pair']} · {key['measurement']} · {DISPLAY.get(key['metric'], (1.0, '', key['metric']))[2]}"
     return what + (f" · {key['treatment']}" if key["treatment"] != "—" else "")
+
+
+def why_missing(missing: Missing | None) -> str:
+    """Why a row only one campaign has was not compared, after its name: ' — failed in B (iperf3: …);
+    ok in A: a regression', ' — not in B's plan'; '' when not known."""
+    if missing is None:
+        return ""
+    failure = f" ({missing.failure})" if missing.failure else ""
+    return f" — {missing.reason}{failure}" + ("; ok in A: a regression" if missing.regression else "")
+
+
+def not_compared(result: Comparison) -> str:
+    """'; 3 rows not compared, 2 of them regressions (ok in A, failed in B)', after the counts of
+    verdicts; '' when every row is in both."""
+    if not result.missing:
+        return ""
+    n, bad = len(result.missing), len(result.regressions)
+    text = f"; {n} row{'' if n == 1 else 's'} not compared"
+    regressions = "a regression" if bad == 1 else "regressions"
+    return text + (f", {bad} of them {regressions} (ok in A, failed in B)" if bad else "")
 
 
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:

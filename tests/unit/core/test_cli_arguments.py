@@ -468,6 +468,20 @@ def test_compare_lists_the_rows_it_could_not_compare_and_a_failed_candidate_is_a
         "only in B: n2→n1 · tcp · throughput — failed in A (iperf3: refused)",
         "1 same, 0 better, 0 worse; 2 rows not compared",
     ]
+    # the report of the candidate compares it with its previous run (the baseline) and says the same
+    store = Store(str(db))
+    store.update_campaign("aaaa0001", created_utc_ns=store.campaign("aaaa0001")["created_utc_ns"] - 1)
+    assert _invoke("report", "bbbb0002", "--db", str(db), "--out", str(tmp_path / "r"))[0] == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert (
+        "row by row as `vnetbench compare aaaa0001 bbbb0002`: 1 same, 0 better, 0 worse; 2 rows not compared, "
+        "1 of them a regression (ok in A, failed in B)." in page
+    )
+    assert (
+        "<li>Only in A: n2→n1 · tcp · throughput — failed in B (iperf3: refused); ok in A: a regression</li>"
+        in page
+    )
+    assert "<li>Only in B: n1→n3 · tcp · throughput — failed in A (iperf3: refused)</li>" in page
 
 
 @pytest.mark.parametrize("command", ["dashboard", "monitor"])

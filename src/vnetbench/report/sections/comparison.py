@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnetbench.analysis.compare import campaign_observations, compare, counts
+from markupsafe import escape
+
+from vnetbench.analysis.compare import campaign_observations, campaign_units, compare, counts, explain_missing
 from vnetbench.analysis.inputs import DataError
-from vnetbench.report.comparison_tables import comparison_table
+from vnetbench.report.comparison_tables import comparison_table, key_label, not_compared, why_missing
 from vnetbench.report.sections import ReportContext
 from vnetbench.report.view import Section
 
@@ -35,6 +37,7 @@ def build(ctx: ReportContext) -> list[Section]:
         sides = [campaign_observations(ctx.store, row) for row in (before, ctx.campaign)]
         result = compare(sides[0], sides[1], confidence=ctx.spec.analysis.confidence,
                          labels=(before["id"], ctx.campaign_id))  # fmt: skip
+        result = explain_missing(result, *(campaign_units(ctx.store, row) for row in (before, ctx.campaign)))
     except (DataError, ValueError) as exc:
         return [Section("Compared with the previous run", "comparison", items=[f"Not compared: {exc}"])]
     if not result.rows:
@@ -46,11 +49,14 @@ def build(ctx: ReportContext) -> list[Section]:
         intro=f"This campaign (B = {ctx.campaign_id}) against the previous run of {ctx.campaign['name']} in "
         f"this store (A = {before['id']}), row by row as "
         f"`vnetbench compare {before['id']} {ctx.campaign_id}`: "
-        f"{n['same']} same, {n['better']} better, {n['worse']} worse.",
+        f"{n['same']} same, {n['better']} better, {n['worse']} worse{not_compared(result)}.",
         tables=[comparison_table(result)],
     )
     section.items += [
         f"Worse: {r.key['pair']} · {r.key['measurement']} · {r.key['metric']}" for r in result.worse
+    ]
+    section.items += [  # items are HTML: a stored failure's text is escaped
+        str(escape(f"Only in {m.side}: {key_label(m.key)}{why_missing(m)}")) for m in result.missing
     ]
     section.items += list(result.notes)
     return [section]
