@@ -20,7 +20,7 @@ from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
-from vnetbench.store.records import MeasurementRecord
+from vnetbench.store.records import MeasurementRecord, Sample
 
 SPEC = """\
 name: kept
@@ -384,6 +384,8 @@ def test_the_report_of_a_campaign_not_finished_says_what_it_covers(tmp_path: Pat
                           kind="tcp", status=status, reason=None if status == "ok" else "iperf3: refused")
         for step, status in zip(plan.steps, ("ok", "failed"), strict=False)
     ]  # fmt: skip
+    records[0].samples = [Sample(i * 10**9, "throughput_bps", 94e6) for i in (1, 2, 3)]  # the ok one's
+    records[0].summary = {"throughput_bps": 94e6}
     store.save_measurements(records)
     res = CliRunner().invoke(app, ["report", "cafe0001", "--db", str(db), "--out", str(tmp_path / "o")])
     assert res.exit_code == 0, res.output
