@@ -139,3 +139,18 @@ def test_every_builtin_scenario_passes_every_check(scenario: Scenario) -> None:
     # what `vnetbench validate` runs on a new spec (parse, then the plan's checks): no check added
     # here may refuse a scenario vnetbench ships, the quickstart included
     assert make_plan(parse_spec(scenario.text, f"scenario:{scenario.name}"), "00000000", 0).steps
+
+
+@pytest.mark.parametrize("scenario", all_scenarios(), ids=lambda sc: sc.name)
+def test_every_study_scenario_names_its_tcp_congestion_control(scenario: Scenario) -> None:
+    # A scenario repeats a study: its TCP must not take the machine's default (bbr on some hosts,
+    # which ignores random loss: benchmarks/fidelity/tcp_loss.py). The quickstart is a tour and
+    # keeps the default, which its report names.
+    spec = parse_spec(scenario.text, f"scenario:{scenario.name}").campaign
+    set_by_factor = {f.path.split(".")[1] for f in spec.factors if f.path.endswith(".congestion")}
+    unnamed = [
+        m.name
+        for m in spec.measurements
+        if m.kind == "tcp" and not m.congestion and m.name not in set_by_factor
+    ]
+    assert unnamed == [] or scenario.name == "quickstart", unnamed
