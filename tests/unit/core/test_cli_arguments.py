@@ -4,11 +4,13 @@ and the fix, with exit 2, and nothing measured is lost or overwritten. Real SQLi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,15 +56,22 @@ def _invoke(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-def test_resume_refuses_a_campaign_whose_vnetbench_process_still_runs(tmp_path: Path) -> None:
-    # a second process resumed it beside the first: the same topology built twice, steps measured twice
+@contextlib.contextmanager
+def _a_vnetbench_process() -> Iterator[subprocess.Popen]:
+    """A live process whose command line says vnetbench (what still_running() looks for)."""
     alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
     try:
-        db = _store(tmp_path / "s.db", ("cafe0001", "kept", "running", alive.pid))
-        code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
+        yield alive
     finally:
         alive.kill()
         alive.wait()
+
+
+def test_resume_refuses_a_campaign_whose_vnetbench_process_still_runs(tmp_path: Path) -> None:
+    # a second process resumed it beside the first: the same topology built twice, steps measured twice
+    with _a_vnetbench_process() as alive:
+        db = _store(tmp_path / "s.db", ("cafe0001", "kept", "running", alive.pid))
+        code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
     assert code == 2
     assert output == (
         f"error: campaign cafe0001 (kept) is still running (vnetbench pid {alive.pid}); wait for it to "
@@ -334,14 +343,10 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
     # was: its pid looked up on this machine: a local vnetbench of that pid refused resume for a wrong
     # reason, and a pid with no process here made resume run it a second time and clean remove its objects
     here = os.uname().nodename
-    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "vnetbench"])
-    try:
+    with _a_vnetbench_process() as alive:
         db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
         _run_from(db, "cafe0001", "lab-b", alive.pid)  # the pid of a local vnetbench, by chance
         code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
-    finally:
-        alive.kill()
-        alive.wait()
     assert code == 2
     assert output == (
         f"error: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "

@@ -108,6 +108,17 @@ class PingOnlyProvider(Provider):
         return True
 
 
+def _stored_before_the_checks(
+    store: Store, campaign_id: str, environment: dict | None = None, tools: dict | None = None
+) -> None:
+    """An interrupted campaign of SPEC, stored before its tcp step's check existed."""
+    store.create_campaign(
+        id=campaign_id, name="old", status="interrupted", provider="local", spec_text=SPEC,
+        spec_sha256="-", spec_source="c.yaml", seed=0, environment=environment or {},
+        tool_versions={"ping": "20221126"} if tools is None else tools,
+    )  # fmt: skip
+
+
 def test_a_new_campaign_with_that_spec_is_refused_before_it_runs() -> None:
     with pytest.raises(SpecInvalid) as err:
         make_plan(parse_spec(SPEC, "c.yaml"), "00000000", 0)
@@ -119,10 +130,7 @@ def test_resume_stores_the_refused_steps_as_failed_and_runs_the_rest(
 ) -> None:
     db = tmp_path / "s.db"
     store = Store(db)
-    store.create_campaign(
-        id="cafe0001", name="old", status="interrupted", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source="c.yaml", seed=0, environment={}, tool_versions={"ping": "20221126"},
-    )  # fmt: skip
+    _stored_before_the_checks(store, "cafe0001")
     plan = load_plan(store, "cafe0001")
     assert plan.refused == {(0, "tcp"): REFUSED}
     # measured before the run was interrupted: the first repetition's ping
@@ -161,10 +169,7 @@ def test_resume_stores_the_refused_steps_as_failed_and_runs_the_rest(
 def test_a_flow_the_driver_refuses_fails_alone_without_a_traceback(tmp_path: Path) -> None:
     # what the plan did not catch (here: the plan's list emptied) is a failed flow, not a dead campaign
     store = Store(tmp_path / "s.db")
-    store.create_campaign(
-        id="cafe0002", name="old", status="interrupted", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source="c.yaml", seed=0, environment={}, tool_versions={},
-    )  # fmt: skip
+    _stored_before_the_checks(store, "cafe0002", tools={})
     plan = load_plan(store, "cafe0002")
     plan.refused.clear()
     provider = PingOnlyProvider()
@@ -184,10 +189,7 @@ def test_a_second_resume_does_not_store_the_refused_steps_again(
     # was: every resume added one more failed attempt of each refused step (2, 4, 6 … rows)
     db = tmp_path / "s.db"
     store = Store(db)
-    store.create_campaign(
-        id="cafe0003", name="old", status="interrupted", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source="c.yaml", seed=0, environment={}, tool_versions={"ping": "20221126"},
-    )  # fmt: skip
+    _stored_before_the_checks(store, "cafe0003")
     monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *_: PingOnlyProvider())
     said = []
     for _ in range(2):
@@ -214,11 +216,7 @@ def test_a_resume_on_another_machine_records_where_its_pid_is(
 ) -> None:
     # the pid a resume stores is this machine's: checked here, not on the machine that created it
     store = Store(tmp_path / "s.db")
-    store.create_campaign(
-        id="cafe0004", name="old", status="interrupted", provider="local", spec_text=SPEC,
-        spec_sha256="-", spec_source="c.yaml", seed=0, environment={"hostname": "lab-a", "kernel": "6.1"},
-        tool_versions={"ping": "20221126"},
-    )  # fmt: skip
+    _stored_before_the_checks(store, "cafe0004", environment={"hostname": "lab-a", "kernel": "6.1"})
     seen = []
     provider = PingOnlyProvider()
     monkeypatch.setattr(provider, "build", lambda *_: seen.append(dict(store.campaign("cafe0004") or {})))
