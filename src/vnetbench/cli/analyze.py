@@ -12,6 +12,7 @@ import typer
 
 from vnetbench.cli.common import (
     CAMPAIGN_HELP,
+    confidence_level,
     fail,
     find_campaign,
     open_store,
@@ -74,9 +75,7 @@ def analyze_command(
     except SpecInvalid as exc:
         raise stored_spec_error(row, exc) from None
     if confidence is not None:
-        if not 0.5 < confidence < 1:
-            raise fail(f"--confidence {confidence}: give a level between 0.5 and 1, e.g. 0.95")
-        settings.confidence = confidence
+        settings.confidence = confidence_level(confidence)
     if outliers is not None:
         if outliers not in ("none", "iqr", "mad"):
             raise fail(f"--outliers {outliers!r}: use none, iqr or mad")

@@ -62,6 +62,14 @@ def fail(message: str, code: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(code)
 
 
+def confidence_level(value: float) -> float:
+    """A --confidence option's level, or a usage error that says what it takes (95 reads as 95 %)."""
+    if 0.5 < value < 1:
+        return value
+    hint = f" ({value:g} % is --confidence {value / 100:g})" if 50 < value < 100 else ""
+    raise fail(f"--confidence {value:g}: give a level above 0.5 and below 1, e.g. 0.95{hint}")
+
+
 def spec_errors(exc: SpecInvalid) -> typer.Exit:
     """Print every located spec error (file:line: field: message); return the Exit to raise."""
     for e in exc.errors:

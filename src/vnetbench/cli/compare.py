@@ -21,6 +21,7 @@ from vnetbench.cli.common import (
     EXIT_FAILED,
     DbOption,
     ambiguous_prefix,
+    confidence_level,
     empty_store,
     fail,
     open_store,
@@ -61,8 +62,7 @@ def compare_command(
         share = 0.0 if tolerance.strip() in ("0", "0%") else parse_precision(tolerance)
     except DataError:
         raise fail(f"--tolerance {tolerance}: give a share such as 5% or 0.05") from None
-    if not 0.5 < confidence < 1:
-        raise fail(f"--confidence {confidence}: give a level between 0.5 and 1, e.g. 0.95")
+    confidence = confidence_level(confidence)
     side_a, side_b = find_side(a, db), find_side(b, db)
     if side_a[1] == side_b[1]:  # every row 'same', p = 1: a verdict about nothing
         raise fail(

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vnetbench.cli.common import fail, out
+from vnetbench.cli.common import confidence_level, fail, out
 from vnetbench.cli.output import print_tables
 
 
@@ -55,6 +55,7 @@ def stats_command(
     from vnetbench.analysis.table_analysis import analyse_table
     from vnetbench.report.stats_tables import table_analysis_tables
 
+    confidence = confidence_level(confidence)
     try:
         result = analyse_table(
             read_csv(file), response, factor, design, confidence, generator or [], transform, target_precision

@@ -527,3 +527,34 @@ def test_monitor_with_a_host_that_does_not_resolve_says_so_before_creating_anyth
         "name that resolves to one\n",
     )
     assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("level", "said"),
+    [
+        (
+            "95",
+            "error: --confidence 95: give a level above 0.5 and below 1, e.g. 0.95 (95 % is --confidence 0.95)\n",
+        ),
+        ("0.5", "error: --confidence 0.5: give a level above 0.5 and below 1, e.g. 0.95\n"),
+    ],
+    ids=["percent", "half"],
+)
+@pytest.mark.parametrize("command", ["analyze", "compare", "stats"])
+def test_confidence_is_checked_as_one_option_by_every_command(
+    tmp_path: Path, command: str, level: str, said: str
+) -> None:
+    # was: stats named a field 'confidence' after the file's name ("s.csv: confidence: 95.0 is not
+    # between 0 and 1"), analyze said "between 0.5 and 1" and refused 0.5
+    if command == "stats":
+        table = tmp_path / "s.csv"
+        table.write_text("a,y\n1,2\n2,3\n1,2.5\n2,3.5\n")
+        args = ["stats", str(table), "--response", "y", "--factor", "a"]
+    else:
+        args = [
+            "analyze",
+            "cafe0001",
+            "--db",
+            str(_store(tmp_path / "s.db", ("cafe0001", "k", "finished", None))),
+        ]
+    assert _invoke(*args, "--confidence", level) == (2, said)
