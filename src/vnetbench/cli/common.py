@@ -141,7 +141,15 @@ def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:
             raise fail(empty_store(store))
         known = ", ".join(f"{c['id']} ({c['name']})" for c in campaigns[-5:])
         raise fail(f"no campaign '{ident or ''}' in {store.location}; known: {known}")
-    if ident != row["name"]:  # found by id or prefix: one campaign, nothing to say
+    if ident == row["id"]:
+        return row
+    if ident != row["name"]:  # found by an id prefix: which may also be another campaign's name
+        named = [c["id"] for c in store.campaigns() if c["name"] == ident]
+        if named:
+            raise fail(
+                f"'{ident}' starts the id of campaign {row['id']} ({row['name']}) and is the name of "
+                f"{', '.join(named)}: give the id of the one you mean"
+            )
         return row
     named = [c["id"] for c in store.campaigns() if c["name"] == ident]
     if ident != row["id"] and len(named) > 1:  # it picked the newest of them without a word

@@ -558,3 +558,17 @@ def test_confidence_is_checked_as_one_option_by_every_command(
             str(_store(tmp_path / "s.db", ("cafe0001", "k", "finished", None))),
         ]
     assert _invoke(*args, "--confidence", level) == (2, said)
+
+
+def test_a_name_that_also_starts_another_id_is_refused_as_ambiguous(tmp_path: Path) -> None:
+    # was: the campaign whose id it starts, without a word of the campaign of that name
+    db = _store(
+        tmp_path / "s.db", ("cafe0001", "first", "finished", None), ("beef0002", "cafe", "finished", None)
+    )
+    assert _invoke("loss", "cafe", "--db", str(db)) == (
+        2,
+        "error: 'cafe' starts the id of campaign cafe0001 (first) and is the name of beef0002: give the id "
+        "of the one you mean\n",
+    )
+    code, output = _invoke("loss", "beef0002", "--db", str(db))
+    assert code == 0, output
