@@ -18,6 +18,7 @@ from vnetbench.cli.common import (
     open_store,
     reports_dir_problem,
     sqlite_path,
+    unresolved_host,
 )
 
 DEFAULT_HOST = "127.0.0.1"
@@ -27,6 +28,9 @@ DEFAULT_PORT = 8765
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, bound here so that a port in use is a usage error (exit 2)
     before anything is printed, not a message from the server after the banner."""
+    unresolved = unresolved_host(host)
+    if unresolved:
+        raise fail(unresolved)
     try:
         family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         return socket.create_server(address[:2], family=family, backlog=2048)

@@ -208,9 +208,15 @@ def test_dashboard_names_a_host_it_cannot_listen_on_not_the_port(tmp_path: Path)
         "dashboard", "--db", str(db), "--host", "nosuch.invalid", "--token", "t", "--port", "0"
     )
     assert code == 2
-    assert output.startswith("error: --host nosuch.invalid: not an address of this machine (")
-    assert output.endswith("); give one of its addresses, e.g. the default 127.0.0.1\n")
+    assert output.startswith("error: --host nosuch.invalid: the host name could not be resolved (")
+    assert output.endswith(
+        "); give an address of this machine (e.g. the default 127.0.0.1, or 0.0.0.0 for all of its "
+        "addresses) or a name that resolves to one\n"
+    )
     assert "--port" not in output
+    # a name that resolves, to an address that is not this machine's (TEST-NET-1, RFC 5737)
+    code, output = _invoke("dashboard", "--db", str(db), "--host", "192.0.2.1", "--token", "t", "--port", "0")
+    assert (code, output.split(" (")[0]) == (2, "error: --host 192.0.2.1: not an address of this machine")
 
 
 @pytest.mark.parametrize(
