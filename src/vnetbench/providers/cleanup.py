@@ -109,6 +109,7 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
                 "it tears its topology down itself"
             )
     rows = [r for r in rows if r["campaign_id"] not in report.skipped]
+    rows = _leave_other_machines_local_objects(store, rows, report)
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_kind.setdefault(row["kind"], []).append(row)
@@ -127,6 +128,33 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
     report.ids = done
     _unmark(store, campaigns, campaign_id, report)
     return report
+
+
+def _leave_other_machines_local_objects(
+    store: Store, rows: list[dict[str, Any]], report: CleanReport
+) -> list[dict[str, Any]]:
+    """Rows without the local objects (namespaces, processes, cgroups) of campaigns another machine
+    ran (a shared store): they are on that machine, and here they would be found missing and marked
+    removed, so that machine's own clean would never see them. Remote objects stay: reachable from
+    anywhere."""
+    here = os.uname().nodename
+    hosts: dict[str, str | None] = {}
+    for row in rows:
+        cid = row["campaign_id"]
+        if cid not in hosts:
+            hosts[cid] = pid_host(store.campaign(cid) or {})
+    foreign = {cid for cid, host in hosts.items() if host not in (None, here)}
+    kept = [r for r in rows if not (r["campaign_id"] in foreign and r["kind"] in LOCAL_KINDS)]
+    for cid in sorted(foreign):
+        left = sum(r["campaign_id"] == cid and r["kind"] in LOCAL_KINDS for r in rows)
+        if left:
+            report.skipped.append(cid)
+            report.problems.append(
+                f"campaign {cid} ran on {hosts[cid]}, not on this machine ({here}): its {left} local objects "
+                f"(namespaces, processes, cgroups) are there; run `vnetbench clean --campaign {cid} "
+                f"--db {store.location}` on {hosts[cid]}"
+            )
+    return kept
 
 
 def _unmark(store: Store, campaigns: list[str], campaign_id: str | None, report: CleanReport) -> None:

@@ -578,3 +578,30 @@ def test_a_name_that_also_starts_another_id_is_refused_as_ambiguous(tmp_path: Pa
     )
     code, output = _invoke("loss", "beef0002", "--db", str(db))
     assert code == 0, output
+
+
+def test_clean_leaves_the_local_objects_of_a_campaign_another_machine_ran(tmp_path: Path) -> None:
+    # was: looked for on this machine, found missing and marked removed in the shared store, so the
+    # clean on the machine that holds them found nothing left to remove
+    here = os.uname().nodename
+    db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
+    Store(str(db)).update_campaign("cafe0001", environment={"hostname": "lab-a"})
+    Store(str(db)).record_objects("cafe0001", None, [("netns", "vnbcafe0001-n-vm1", {})])
+    res = CliRunner().invoke(
+        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
+    )
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        f"could not remove campaign cafe0001 ran on lab-a, not on this machine ({here}): its 1 local objects "
+        f"(namespaces, processes, cgroups) are there; run `vnetbench clean --campaign cafe0001 --db {db}` on "
+        "lab-a\n"
+    )
+    assert res.stdout == "nothing removed; left alone (said above why): campaign cafe0001\n"
+    assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnbcafe0001-n-vm1"]
+    # on the machine that ran it, the same row is looked for (and, not being there, marked removed)
+    Store(str(db)).update_campaign("cafe0001", environment={"hostname": here})
+    res = CliRunner().invoke(
+        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
+    )
+    assert res.exit_code == 0, res.output
+    assert Store(str(db)).live_objects("cafe0001") == []
