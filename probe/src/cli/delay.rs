@@ -22,9 +22,10 @@ DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
                                 ran, whole machine (/proc/net/softnet_stat)
   directions[]                  A->B, then B->A:
     from, to                    receiving and sending interface
-    delay_ns, jitter_ns, jitter_dist, delay_cdf, reorder, loss_model, loss_ratio, rate_bps
-                                the impairment of this direction (delay_cdf: the
-                                empirical distribution as P:DELAYns,...; null if none)
+    delay_ns, jitter_ns, jitter_dist, delay_cdf, reorder, delay_hold_ns, loss_model,
+    loss_ratio, rate_bps        the impairment of this direction (delay_cdf: the
+                                empirical distribution as P:DELAYns,...; null if none;
+                                delay_hold_ns: how long a drawn delay is kept, 0: per frame)
     rx_frames, rx_bytes         read from `from`
     tx_frames, tx_bytes         written to `to`
     lost_frames                 dropped by the loss model (emulated loss)
@@ -69,6 +70,11 @@ pub struct DelayArgs {
     /// in arrival order and jitter only ever adds delay to the frame behind a late one.
     #[arg(long)]
     pub reorder: bool,
+    /// Keep a drawn delay (--delay-cdf, or --delay ± --jitter) for every frame that arrives in
+    /// the next DURATION, then draw a new one on the first frame after it (per direction;
+    /// 0: every frame draws its own). A path's delay in episodes, as a queue makes it.
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    pub delay_hold: u64,
     /// Loss ratio per direction: 0.01 or 1%.
     #[arg(long, value_parser = parse_ratio, default_value = "0")]
     pub loss: f64,
@@ -153,6 +159,7 @@ impl DelayArgs {
             dist: self.jitter_dist,
             cdf: self.delay_cdf.clone(),
             reorder: self.reorder,
+            hold_ns: self.delay_hold,
             loss,
             rate_bps: self.rate,
             queue_bytes,
@@ -205,5 +212,22 @@ mod tests {
         assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--delay", "5ms"]).is_err());
         assert!(parse(&["--delay-cdf", "0:1ms,1:3ms", "--jitter", "1ms"]).is_err());
         assert!(parse(&["--delay-cdf", "0:3ms,1:1ms"]).is_err());
+    }
+
+    #[test]
+    fn delay_hold_is_a_duration_and_defaults_to_per_frame() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            d: DelayArgs,
+        }
+        let base = ["x", "--a", "a", "--b", "b", "--delay-cdf", "0:1ms,1:3ms"];
+        let parse = |extra: &[&str]| Cli::try_parse_from(base.iter().chain(extra));
+        let hold = |extra: &[&str]| parse(extra).unwrap().d.opts().unwrap().imp.hold_ns;
+        assert_eq!(hold(&[]), 0);
+        assert_eq!(hold(&["--delay-hold", "1000ms"]), 1_000_000_000);
+        assert_eq!(hold(&["--delay-hold", "2s"]), 2_000_000_000);
+        assert!(parse(&["--delay-hold", "soon"]).is_err());
     }
 }

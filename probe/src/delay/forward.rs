@@ -176,6 +176,7 @@ impl<'a> Forwarder<'a> {
             jitter_dist: imp.dist.name(),
             delay_cdf: imp.cdf.as_ref().map(|c| c.spec()),
             reorder: imp.reorder,
+            delay_hold_ns: imp.hold_ns,
             loss_model: loss_name(&imp.loss),
             loss_ratio: imp.loss.mean(),
             rate_bps: imp.rate_bps,

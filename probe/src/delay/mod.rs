@@ -89,6 +89,9 @@ pub struct DirReport {
     pub delay_cdf: Option<String>,
     /// Frames may be reordered by jitter.
     pub reorder: bool,
+    /// A drawn delay is kept for the frames that arrive in this long after it, ns (0: every
+    /// frame draws its own).
+    pub delay_hold_ns: u64,
     /// "none", "random" or "gilbert-elliott".
     pub loss_model: &'static str,
     /// Mean loss ratio the model is configured for.

@@ -25,6 +25,10 @@ pub struct Impairment {
     /// May a frame overtake an earlier one (its release time is used as drawn)? If false,
     /// a frame never leaves before the frame ahead of it (release = max(drawn, previous)).
     pub reorder: bool,
+    /// Keep a drawn delay for every frame admitted in the next `hold_ns`, then draw a new one
+    /// on the first frame after that (0: every frame draws its own delay). A path's delay in
+    /// episodes, as a queue makes it, rather than independently per frame.
+    pub hold_ns: u64,
     /// Loss model.
     pub loss: LossModel,
     /// Serialisation rate, bits/s (None: unlimited).
@@ -42,6 +46,7 @@ impl Impairment {
             dist: JitterDist::Uniform,
             cdf: None,
             reorder: false,
+            hold_ns: 0,
             loss: LossModel::None,
             rate_bps: None,
             queue_bytes: u64::MAX,
@@ -67,6 +72,8 @@ pub struct Scheduler {
     loss: Loss,
     last_release: u64,
     link_free_at: u64,
+    /// The delay drawn last and the arrival time until which it is kept (with `hold_ns` > 0).
+    held: Option<(u64, u64)>,
 }
 
 impl Scheduler {
@@ -79,12 +86,26 @@ impl Scheduler {
             loss,
             last_release: 0,
             link_free_at: 0,
+            held: None,
         }
     }
 
     /// The impairment this scheduler applies.
     pub fn impairment(&self) -> &Impairment {
         &self.imp
+    }
+
+    /// A new delay, ns: from the empirical distribution, or delay + jitter.
+    fn draw_delay(&mut self) -> u64 {
+        match &self.imp.cdf {
+            Some(cdf) => cdf.sample(&mut self.rng),
+            None => sample_delay_ns(
+                &mut self.rng,
+                self.imp.delay_ns,
+                self.imp.jitter_ns,
+                self.imp.dist,
+            ),
+        }
     }
 
     /// Admit a frame of `len` bytes that arrived at `now` (ns).
@@ -102,16 +123,16 @@ impl Scheduler {
             self.link_free_at = start + (len as f64 * 8e9 / rate).round() as u64;
             sent = self.link_free_at;
         }
-        let mut release = sent
-            + match &self.imp.cdf {
-                Some(cdf) => cdf.sample(&mut self.rng),
-                None => sample_delay_ns(
-                    &mut self.rng,
-                    self.imp.delay_ns,
-                    self.imp.jitter_ns,
-                    self.imp.dist,
-                ),
-            };
+        let delay = match self.held {
+            _ if self.imp.hold_ns == 0 => self.draw_delay(),
+            Some((d, until)) if now < until => d,
+            _ => {
+                let d = self.draw_delay();
+                self.held = Some((d, now.saturating_add(self.imp.hold_ns)));
+                d
+            }
+        };
+        let mut release = sent + delay;
         if !self.imp.reorder {
             release = release.max(self.last_release);
         }
@@ -295,6 +316,77 @@ mod tests {
                 assert!(body < 0.85, "body {body}: frames behind a late one wait");
             }
         }
+    }
+
+    #[test]
+    fn a_held_delay_is_kept_for_every_frame_within_the_hold() {
+        let cdf = DelayCdf::parse("0:5ms,1:45ms").unwrap();
+        for reorder in [false, true] {
+            let mut s = Scheduler::new(
+                Impairment {
+                    cdf: Some(cdf.clone()),
+                    reorder,
+                    hold_ns: 100_000_000,
+                    ..Impairment::passthrough()
+                },
+                5,
+            );
+            // one frame every 1 ms for 1 s: 10 holds of 100 ms, 100 frames each
+            let delays: Vec<u64> = (0..1_000u64)
+                .map(|i| release(s.admit(i * 1_000_000, 64)) - i * 1_000_000)
+                .collect();
+            let holds: Vec<&[u64]> = delays.chunks(100).collect();
+            for h in &holds {
+                // without reorder, the first frames of a hold with a smaller delay wait for the
+                // last ones of the previous hold (at most 45 - 5 ms: 40 frames)
+                let kept = if reorder { &h[..] } else { &h[40..] };
+                assert!(kept.iter().all(|&d| d == h[99]), "{reorder}: {h:?}");
+                assert!((5_000_000..=45_000_000).contains(&h[99]));
+            }
+            // a new draw after each hold
+            let mut drawn: Vec<u64> = holds.iter().map(|h| h[99]).collect();
+            drawn.dedup();
+            assert!(drawn.len() >= 9, "{drawn:?}");
+        }
+    }
+
+    #[test]
+    fn a_hold_starts_at_the_first_frame_after_the_previous_one_ends() {
+        let mut s = Scheduler::new(
+            Impairment {
+                delay_ns: 20_000_000,
+                jitter_ns: 10_000_000,
+                dist: JitterDist::Uniform,
+                reorder: true,
+                hold_ns: 1_000,
+                ..Impairment::passthrough()
+            },
+            6,
+        );
+        let d0 = release(s.admit(0, 64));
+        assert_eq!(release(s.admit(999, 64)), d0 + 999);
+        // the hold ended at 1000: a frame at 5000 draws anew and holds until 6000
+        let d1 = release(s.admit(5_000, 64)) - 5_000;
+        assert_ne!(d1, d0, "the same draw twice (seed)");
+        assert_eq!(release(s.admit(5_999, 64)) - 5_999, d1);
+        assert_ne!(release(s.admit(6_000, 64)) - 6_000, d1);
+    }
+
+    #[test]
+    fn without_reorder_a_smaller_held_delay_still_keeps_order() {
+        let cdf = DelayCdf::parse("0:1ms,1:100ms").unwrap();
+        let mut s = Scheduler::new(
+            Impairment {
+                cdf: Some(cdf),
+                hold_ns: 10_000_000,
+                ..Impairment::passthrough()
+            },
+            7,
+        );
+        let ts: Vec<u64> = (0..10_000u64)
+            .map(|i| release(s.admit(i * 100_000, 64)))
+            .collect();
+        assert!(ts.windows(2).all(|w| w[1] >= w[0]));
     }
 
     #[test]
