@@ -19,6 +19,7 @@ from vnetbench.spec.thresholds import Thresholds
 from vnetbench.spec.units import DurationNs, Rate, Ratio, SizeBytes, is_stored, no_bare_seconds
 
 NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_-]{0,30}$"
+MAX_DELAY_HOLD_NS = 3600 * 10**9  # a link's delay_hold: at most 1 h
 NAME_HELP = "a name of 1–31 letters, digits, '-' or '_' starting with a letter"
 Name = Annotated[str, Field(pattern=NAME_PATTERN, description=NAME_HELP)]
 
@@ -101,6 +102,13 @@ class Link(Strict):
         " points of its CDF, probabilities rising from 0 to 1, delays not falling, joined linearly",
     )
     reorder: bool = Field(False, description="jitter may reorder frames (else a delay node keeps order)")
+    delay_hold: DurationNs | None = Field(
+        None,
+        description="keep a drawn delay (delay_cdf, or delay ± jitter) for every frame of the next"
+        " delay_hold, then draw anew, per direction (default: every frame draws its own): a path's"
+        " delay in episodes, as queues make it; TCP over a per-frame tail sees reordering instead."
+        " Needs a delay node",
+    )
     loss: Ratio | None = Field(None, description="loss ratio per direction")
     loss_model: Literal["random", "gilbert-elliott"] = "random"
     loss_burst: float = Field(4.0, ge=1, le=1000, description="mean loss burst, frames (gilbert-elliott)")
@@ -119,6 +127,16 @@ class Link(Strict):
     @classmethod
     def _delay_cdf_points(cls, value: Any) -> Any:
         return check_points(value)
+
+    @field_validator("delay_hold")
+    @classmethod
+    def _delay_hold_range(cls, value: int | None) -> int | None:
+        if value is not None and not 0 < value <= MAX_DELAY_HOLD_NS:
+            raise ValueError(
+                f"{value / 1e9:g} s is outside (0, 1 h]: hold a delay for e.g. 1s, or remove delay_hold "
+                "to draw a delay per frame"
+            )
+        return value
 
     @field_validator("delay", "jitter", mode="before")
     @classmethod

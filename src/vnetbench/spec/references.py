@@ -14,6 +14,7 @@ from vnetbench.spec.errors import Loc
 from vnetbench.spec.models import (
     Campaign,
     FanInPattern,
+    Link,
     MeshPattern,
     PairsPattern,
     ParallelPattern,
@@ -137,7 +138,32 @@ def _links(campaign: Campaign) -> list[Problem]:
                     "(or remove delay_cdf)",
                 )
             )
+        problems += _delay_hold(link, i)
     return problems
+
+
+def _delay_hold(link: Link, i: int) -> list[Problem]:
+    """A held delay needs a drawn one to hold, and a delay node to hold it (netem draws per frame)."""
+    if link.delay_hold is None:
+        return []
+    loc = ("topology", "links", i, "delay_hold")
+    if link.jitter is None and link.delay_cdf is None:
+        return [
+            Problem(
+                loc,
+                "delay_hold needs jitter or delay_cdf: a constant delay is the same for every frame "
+                "already; remove delay_hold or give the link jitter or delay_cdf",
+            )
+        ]
+    if link.emulator == "netem":
+        return [
+            Problem(
+                loc,
+                "netem draws a delay per frame and cannot hold one: remove `emulator: netem` from "
+                "this link (auto gives it a delay node) or remove delay_hold",
+            )
+        ]
+    return []
 
 
 def _one_link_per_segment(campaign: Campaign, segments: list[Segment]) -> list[Problem]:

@@ -49,8 +49,8 @@ def test_the_base_spec_is_valid() -> None:
 def test_a_misspelt_key_suggests_the_right_one() -> None:
     assert errors("rate: 100mbit}", "rat: 100mbit}") == [
         ":9: topology.links[0].rat: unknown key 'rat'; did you mean 'rate'? accepted here: delay, delay_cdf, "
-        "emulator, endpoints, jitter, jitter_distribution, loss, loss_burst, loss_model, mtu, name, overlay, "
-        "pps, queue, rate, reorder, shaper, shaping"
+        "delay_hold, emulator, endpoints, jitter, jitter_distribution, loss, loss_burst, loss_model, mtu, name, "
+        "overlay, pps, queue, rate, reorder, shaper, shaping"
     ]
 
 
