@@ -112,6 +112,7 @@ def _netem(link: Link) -> Netem | None:
         link.emulator,
         link.label,
         link.delay_cdf,
+        link.delay_hold,
     )
 
 

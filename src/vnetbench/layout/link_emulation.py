@@ -25,10 +25,12 @@ Emulator = Literal["netem", "delay-node"]
 
 
 def choose(netem: Netem, kernel_has_netem: bool) -> Emulator:
-    """netem or a delay node for a link: what the link asks, else netem where the kernel has it."""
+    """netem or a delay node for a link: what the link asks, else netem where the kernel has it and
+    the link asks nothing netem lacks (netem draws a delay per frame: it cannot hold one, `delay_hold`;
+    the spec refuses `emulator: netem` beside it)."""
     if netem.emulator == "netem":
         return "netem"
-    if netem.emulator == "delay-node":
+    if netem.emulator == "delay-node" or netem.hold_ns:
         return "delay-node"
     return "netem" if kernel_has_netem else "delay-node"
 
@@ -129,6 +131,8 @@ def command(
     ]
     if netem.reorder:
         argv.append("--reorder")
+    if netem.hold_ns:
+        argv += ["--delay-hold", _duration(netem.hold_ns)]
     if seed is not None:
         argv += ["--seed", str(seed)]
     return argv

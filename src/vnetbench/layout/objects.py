@@ -48,6 +48,7 @@ class Netem:
     emulator: str = "auto"  # auto | netem | delay-node (see delaynodes.py)
     link: str = ""
     delay_cdf: tuple[tuple[float, int], ...] | None = None  # (probability, ns) points; replaces delay/jitter
+    hold_ns: int | None = None  # a drawn delay is kept this long (a delay node only); None: drawn per frame
 
 
 @dataclass(frozen=True)

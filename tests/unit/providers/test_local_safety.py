@@ -11,9 +11,10 @@ import pytest
 
 from tests.helpers.stores import campaign_store
 from vnetbench.layout import build_layout
+from vnetbench.layout.link_emulation import realise
 from vnetbench.providers import cleanup
 from vnetbench.providers.local import features, preflight, procs, runtime
-from vnetbench.spec import load_spec
+from vnetbench.spec import load_spec, parse_spec
 from vnetbench.store.db import Store
 
 FIXTURES = Path(__file__).parents[2] / "integration" / "providers" / "fixtures"
@@ -48,6 +49,40 @@ def test_preflight_names_the_link_the_missing_netem_and_the_fix(kernel_without_n
         preflight.problems(_layout("delay.yaml", "c0ffee01"), tools=(), emulation={"slow": "delay-node"})
         == []
     )
+
+
+OVERLAY = """
+name: v
+topology:
+  sites: [w, e]
+  hosts: [{name: h1, site: w}, {name: h2, site: e}]
+  nodes: [{name: a, host: h1}, {name: b, host: h2}]
+  switches: [{name: s1, host: h1}, {name: s2, host: h2}]
+  links:
+    - {endpoints: [a, s1], rate: 1gbit, shaping: sender}
+    - {endpoints: [b, s2], rate: 1gbit, shaping: sender}
+    - {name: trunk, endpoints: [s1, s2], overlay: vxlan, shaping: sender, LINK}
+measurements: [{name: p, kind: rtt}]
+patterns: [{kind: pairs, pairs: [[a, b]], measurements: [p]}]
+"""
+
+
+def test_preflight_refuses_a_held_delay_inside_an_overlay_and_does_not_offer_netem(
+    kernel_without_netem,
+) -> None:
+    # a held delay needs a delay node even where netem exists (layout/link_emulation.choose): netem
+    # is no fix for it
+    for fields, fix in (
+        ("delay_cdf: [[0, 5ms], [1, 45ms]], delay_hold: 1s", "put delay_cdf, delay_hold on a node's link, or "
+         "remove delay_hold (netem cannot hold a delay) and use `emulator: netem` where the kernel has netem"),
+        ("delay: 9ms, jitter: 1ms", "put delay, jitter on a node's link, or use `emulator: netem` where"),
+    ):  # fmt: skip
+        campaign = parse_spec(OVERLAY.replace("LINK", fields), "v.yaml").campaign
+        layout, emulation = realise(build_layout(campaign, "c0ffee05"), kernel_has_netem=False)
+        problems = preflight.problems(layout, tools=(), emulation=emulation)
+        (message,) = [p for p in problems if "VXLAN" in p]
+        assert message.startswith("link trunk: a delay node cannot sit inside a VXLAN overlay link"), message
+        assert fix in message, message
 
 
 def test_preflight_names_network_shaping_without_ifb_and_the_fix(kernel_without_netem, monkeypatch) -> None:

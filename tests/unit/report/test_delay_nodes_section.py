@@ -61,6 +61,14 @@ def test_unasked_drops_missing_frames_and_late_releases_are_each_said(tmp_path: 
     assert "more than 7.500 ms after their release time" in text
 
 
+def test_a_held_delay_is_said_with_the_configured_impairment(tmp_path: Path) -> None:
+    d = _direction(delay_ns=0, delay_cdf="0:5000000ns,1:45000000ns", delay_hold_ns=2_000_000_000)
+    (section,) = _sections(tmp_path, [d])
+    assert section.tables[0].rows[0][3] == "empirical CDF, each draw held 2000.000 ms, loss 1 %"
+    (plain,) = _sections(tmp_path / "p", [_direction(delay_hold_ns=0)])
+    assert plain.tables[0].rows[0][3] == "25.000 ms, loss 1 %"
+
+
 def test_no_stored_report_no_section(tmp_path: Path) -> None:
     store = campaign_store(tmp_path / "s.db")
     ctx = ReportContext(store, store.campaign("c1"), pd.DataFrame(), tmp_path)

@@ -85,11 +85,13 @@ def problems(
                 f"or run where netem exists (`modprobe sch_netem` works there)"
             )
         vxlan_ends = [vx for vx in layout.vxlans if vx.iface.netem and vx.iface.netem.link == link.label]
-        if asked and emulator == "delay-node" and vxlan_ends:
+        if (asked or link.delay_hold) and emulator == "delay-node" and vxlan_ends:
+            held = [f for f in ("delay_cdf", "delay_hold") if getattr(link, f) is not None]
+            netem = "remove delay_hold (netem cannot hold a delay) and use" if link.delay_hold else "use"
             out.append(
                 f"link {link.label}: a delay node cannot sit inside a VXLAN overlay link between "
-                f"switches. Fix: put {', '.join(asked)} on a node's link, or use `emulator: netem` "
-                f"where the kernel has netem"
+                f"switches. Fix: put {', '.join(asked + held)} on a node's link, or {netem} "
+                f"`emulator: netem` where the kernel has netem"
             )
         if link.rate and link.shaper == "tbf" and link.rate > TBF_MAX_RATE_BPS:
             out.append(

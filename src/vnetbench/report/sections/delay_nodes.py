@@ -52,6 +52,8 @@ def _configured(d: dict[str, Any]) -> str:
         text = f"{fmt.ms(d.get('delay_ns'))} ms"
         if d.get("jitter_ns"):
             text += f" ± {fmt.ms(d['jitter_ns'])} ({d.get('jitter_dist', 'uniform')})"
+    if d.get("delay_hold_ns"):
+        text += f", each draw held {fmt.ms(d['delay_hold_ns'])} ms"
     if d.get("loss_ratio"):
         text += f", loss {100 * d['loss_ratio']:g} %"
         if d.get("loss_model") not in (None, "random", "none"):
