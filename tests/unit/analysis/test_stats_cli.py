@@ -107,7 +107,11 @@ def test_factorial_json(tmp_path: Path) -> None:
             ["--response", "y", "--factor", "a", "--factor", "b"],
             "exactly one factor",
         ),
-        ("a,y\n1,2\n2,3\n", ["--response", "y", "--factor", "a", "--confidence", "95"], "--confidence 95: give"),
+        (
+            "a,y\n1,2\n2,3\n",
+            ["--response", "y", "--factor", "a", "--confidence", "95"],
+            "--confidence 95: give",
+        ),
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(
