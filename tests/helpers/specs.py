@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
+from vnetbench.spec import parse_spec
+from vnetbench.spec.loader import SpecInvalid
+
 # Three hosts on two sites, an OVS switch, a VXLAN link across the sites and a direct node–node link.
 SPEC = """
 name: t
@@ -50,3 +57,29 @@ FOUR_NODE_STAR = """topology:
     - {endpoints: [c, sw]}
     - {endpoints: [d, sw]}
 """
+
+
+# One link `wan` between two nodes; LINK is replaced by the link's fields (its line is line 5).
+ONE_LINK_SPEC = """\
+name: d
+topology:
+  nodes: [{name: a}, {name: b}]
+  links:
+    - {name: wan, endpoints: [a, b], LINK}
+measurements: [{name: p, kind: rtt}]
+patterns: [{kind: pairs, pairs: [[a, b]], measurements: [p]}]
+"""
+
+
+def one_link_campaign(fields: str) -> Any:
+    """The parsed campaign of ONE_LINK_SPEC with `fields` on its link."""
+    return parse_spec(ONE_LINK_SPEC.replace("LINK", fields), "d.yaml").campaign
+
+
+def one_link_error(fields: str) -> str:
+    """'path: message' of the one error ONE_LINK_SPEC with `fields` on its link gets, on the link's line."""
+    with pytest.raises(SpecInvalid) as info:
+        one_link_campaign(fields)
+    (err,) = info.value.errors
+    assert err.line == 5, err
+    return f"{err.path}: {err.message}"

@@ -5,31 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.specs import ONE_LINK_SPEC as SPEC
+from tests.helpers.specs import one_link_campaign, one_link_error
 from vnetbench.spec import delaycdf, parse_spec
 from vnetbench.spec.loader import SpecInvalid
 
-SPEC = """\
-name: d
-topology:
-  nodes: [{name: a}, {name: b}]
-  links:
-    - {name: wan, endpoints: [a, b], LINK}
-measurements: [{name: p, kind: rtt}]
-patterns: [{kind: pairs, pairs: [[a, b]], measurements: [p]}]
-"""
 GOOD = "delay_cdf: [[0, 49.5ms], [0.75, 52.5ms], [0.95, 90ms], [1, 400ms]]"
 
 
 def _link(fields: str):
-    return parse_spec(SPEC.replace("LINK", fields), "d.yaml").campaign.topology.links[0]
+    return one_link_campaign(fields).topology.links[0]
 
 
-def _error(fields: str) -> str:
-    with pytest.raises(SpecInvalid) as info:
-        _link(fields)
-    (err,) = info.value.errors
-    assert err.line == 5, err
-    return f"{err.path}: {err.message}"
+_error = one_link_error
 
 
 def test_points_are_parsed_into_probability_and_ns() -> None:

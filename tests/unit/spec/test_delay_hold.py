@@ -6,33 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.specs import one_link_campaign, one_link_error
 from vnetbench.layout import build_layout
 from vnetbench.layout.link_emulation import choose, command, realise
-from vnetbench.spec import parse_spec
-from vnetbench.spec.loader import SpecInvalid
 
-SPEC = """\
-name: d
-topology:
-  nodes: [{name: a}, {name: b}]
-  links:
-    - {name: wan, endpoints: [a, b], LINK}
-measurements: [{name: p, kind: rtt}]
-patterns: [{kind: pairs, pairs: [[a, b]], measurements: [p]}]
-"""
 CDF = "delay_cdf: [[0, 5ms], [1, 45ms]]"
 
 
-def _campaign(fields: str):
-    return parse_spec(SPEC.replace("LINK", fields), "d.yaml").campaign
-
-
-def _error(fields: str) -> str:
-    with pytest.raises(SpecInvalid) as info:
-        _campaign(fields)
-    (err,) = info.value.errors
-    assert err.line == 5, err
-    return f"{err.path}: {err.message}"
+_campaign, _error = one_link_campaign, one_link_error
 
 
 def test_a_hold_is_a_duration_and_absent_by_default() -> None:
