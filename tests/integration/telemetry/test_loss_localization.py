@@ -163,11 +163,21 @@ def test_a_lossless_flow_is_counted_the_same_at_every_point(tmp_path: Path, meas
         pytest.skip(missing(probe=True) or "")
     store, cid = run_spec(tmp_path, LOSSLESS_SPEC.replace("MEASUREMENT", measurement))
     (loc,) = analysis(store, cid)["loss_localization"]
-    assert loc["app_lost"] == 0 and loc["verdict"] == "no loss"
     stages = {s["key"]: s for s in loc["stages"]}
+    # A receiver that stops with a datagram still in its socket buffer (iperf3 on a busy machine, a
+    # CI run of 2026-11-29) loses it after every kernel counter: the chain must place it there, as
+    # unread, and nowhere on the path
+    unread = loc["app_lost"]
+    assert 0 <= unread <= NOISE_PACKETS, loc
+    if unread:
+        assert stages["socket-read"]["lost"] == unread, stages["socket-read"]
+        assert [e["cause"] for e in stages["socket-read"]["explainers"]] == ["unread"], stages["socket-read"]
+    else:
+        assert loc["verdict"] == "no loss"
     # UDP's own counters at both ends count exactly the application's datagrams ...
-    for key in ("sender-udp", "socket-read", "app-received"):
-        assert stages[key]["count"] == loc["sent"], (key, stages[key])
+    assert stages["sender-udp"]["count"] == loc["sent"], stages["sender-udp"]
+    for key in ("socket-read", "app-received"):
+        assert stages[key]["count"] == loc["sent"] - unread, (key, stages[key])
     assert stages["app-received"]["lost"] == 0
     # ... while the points that subtract the control connection's TCP (or count frames) may be off by
     # a packet or two read a moment apart: never a loss above the noise the verdict ignores
