@@ -93,8 +93,8 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
     report = CleanReport()
     rows = store.live_objects(campaign_id)
     campaigns = sorted({r["campaign_id"] for r in rows})
-    for cid in campaigns:
-        row = store.campaign(cid) or {"id": cid, "name": "?"}
+    stored = {cid: store.campaign(cid) or {"id": cid, "name": "?"} for cid in campaigns}
+    for cid, row in stored.items():
         if elsewhere := running_elsewhere(row):  # its pid means nothing here: its objects are left alone
             report.skipped.append(cid)
             report.problems.append(
@@ -109,7 +109,7 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
                 "it tears its topology down itself"
             )
     rows = [r for r in rows if r["campaign_id"] not in report.skipped]
-    rows = _leave_other_machines_local_objects(store, rows, report)
+    rows = _leave_other_machines_local_objects(store, stored, rows, report)
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         by_kind.setdefault(row["kind"], []).append(row)
@@ -131,18 +131,14 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
 
 
 def _leave_other_machines_local_objects(
-    store: Store, rows: list[dict[str, Any]], report: CleanReport
+    store: Store, stored: dict[str, dict[str, Any]], rows: list[dict[str, Any]], report: CleanReport
 ) -> list[dict[str, Any]]:
     """Rows without the local objects (namespaces, processes, cgroups) of campaigns another machine
     ran (a shared store): they are on that machine, and here they would be found missing and marked
     removed, so that machine's own clean would never see them. Remote objects stay: reachable from
     anywhere."""
     here = os.uname().nodename
-    hosts: dict[str, str | None] = {}
-    for row in rows:
-        cid = row["campaign_id"]
-        if cid not in hosts:
-            hosts[cid] = pid_host(store.campaign(cid) or {})
+    hosts = {cid: pid_host(row) for cid, row in stored.items()}  # `stored`: each campaign's row, read once
     foreign = {cid for cid, host in hosts.items() if host not in (None, here)}
     kept = [r for r in rows if not (r["campaign_id"] in foreign and r["kind"] in LOCAL_KINDS)]
     for cid in sorted(foreign):
