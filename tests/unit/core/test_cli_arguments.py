@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from tests.helpers.specs import MONITORED_SPEC
 from tests.helpers.synthetic import write_campaign
@@ -50,8 +50,13 @@ def _store(path: Path, *campaigns: tuple[str, str, str, int | None]) -> Path:
     return path
 
 
+def _result(*args: str) -> Result:
+    """The command's result, stdout and stderr apart, at a width that wraps no message."""
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+
+
 def _invoke(*args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(app, list(args), env={"COLUMNS": "400"})
+    res = _result(*args)
     assert res.exception is None or isinstance(res.exception, SystemExit), res.output  # no traceback
     return res.exit_code, res.output
 
@@ -96,7 +101,7 @@ def test_compare_with_no_row_in_common_gives_no_verdict(tmp_path: Path, json_out
     # was: exit 0, a CI gate passed by a candidate whose measurements had all failed
     db = _store(tmp_path / "s.db", ("aaaa0001", "a", "finished", None), ("bbbb0002", "b", "failed", None))
     args = ["compare", "aaaa0001", "bbbb0002", "--db", str(db), *(["--json"] * json_output)]
-    res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    res = _result(*args)
     assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
     assert res.stderr == (
         "note: campaign bbbb0002 (b) is failed, not finished: this covers its 0 ok measurements of the 1 "
@@ -251,7 +256,7 @@ def test_a_campaign_not_finished_is_said_to_cover_only_what_it_measured(tmp_path
     db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
     args = [command, "cafe0001", "--db", str(db)] + (["--out", str(tmp_path / "o")] if command in
                                                      ("export", "report") else [])  # fmt: skip
-    res = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    res = _result(*args)
     assert res.exit_code == 0, res.output
     assert res.stderr == (
         "note: campaign cafe0001 (kept) is interrupted, not finished: this covers its 0 ok measurements of "
@@ -264,13 +269,13 @@ def test_a_name_of_several_campaigns_says_which_it_took(tmp_path: Path) -> None:
     db = _store(
         tmp_path / "s.db", ("aaaa0001", "kept", "finished", None), ("bbbb0002", "kept", "finished", None)
     )
-    res = CliRunner().invoke(app, ["loss", "kept", "--db", str(db)], env={"COLUMNS": "400"})
+    res = _result("loss", "kept", "--db", str(db))
     assert res.exit_code == 0, res.output
     assert res.stderr == (
         "note: 2 campaigns are named 'kept'; this is the newest, bbbb0002 (give the id for another: aaaa0001)\n"
     )
     # by id: no note
-    res = CliRunner().invoke(app, ["loss", "aaaa0001", "--db", str(db)], env={"COLUMNS": "400"})
+    res = _result("loss", "aaaa0001", "--db", str(db))
     assert res.exit_code == 0 and res.stderr == ""
 
 
@@ -363,9 +368,7 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
     _run_from(db, "cafe0001", "lab-b", alive.pid)
     assert _invoke("resume", "cafe0001", "--db", str(db), "--no-report")[0] == 2
     Store(str(db)).record_objects("cafe0001", None, [("netns", "vnb-cafe0001-n1", {})])
-    res = CliRunner().invoke(
-        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
-    )
+    res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert res.stderr == (
         f"could not remove campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, "
@@ -374,7 +377,7 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
     )
     assert res.stdout == "nothing removed; left alone (said above why): campaign cafe0001\n"
     assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnb-cafe0001-n1"]
-    res = CliRunner().invoke(app, ["loss", "cafe0001", "--db", str(db)], env={"COLUMNS": "400"})
+    res = _result("loss", "cafe0001", "--db", str(db))
     assert res.stderr == (  # was: "stored as running, but its process is gone"
         f"note: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "
         "this machine: this covers its 0 ok measurements of the 1 planned; run this again when it has finished\n"
@@ -587,9 +590,7 @@ def test_clean_leaves_the_local_objects_of_a_campaign_another_machine_ran(tmp_pa
     db = _store(tmp_path / "s.db", ("cafe0001", "kept", "interrupted", None))
     Store(str(db)).update_campaign("cafe0001", environment={"hostname": "lab-a"})
     Store(str(db)).record_objects("cafe0001", None, [("netns", "vnbcafe0001-n-vm1", {})])
-    res = CliRunner().invoke(
-        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
-    )
+    res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert res.stderr == (
         f"could not remove campaign cafe0001 ran on lab-a, not on this machine ({here}): its 1 local objects "
@@ -600,8 +601,6 @@ def test_clean_leaves_the_local_objects_of_a_campaign_another_machine_ran(tmp_pa
     assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnbcafe0001-n-vm1"]
     # on the machine that ran it, the same row is looked for (and, not being there, marked removed)
     Store(str(db)).update_campaign("cafe0001", environment={"hostname": here})
-    res = CliRunner().invoke(
-        app, ["clean", "--db", str(db), "--campaign", "cafe0001"], env={"COLUMNS": "400"}
-    )
+    res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert Store(str(db)).live_objects("cafe0001") == []
