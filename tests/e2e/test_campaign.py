@@ -27,6 +27,7 @@ SQLite), with every run's numbers in the failure message.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -150,6 +151,18 @@ def test_campaign_finished_with_every_planned_measurement(ran: Ran) -> None:
     assert len(ran.frame) == 10
     assert set(ran.frame["status"]) == {"ok"}, ran.frame[ran.frame["status"] != "ok"][["key", "reason"]]
     assert (ran.report / "index.html").stat().st_size > 10_000
+
+
+def test_every_object_the_run_made_names_this_machine(ran: Ran) -> None:
+    # `clean` on a shared store tells a machine's objects from another's by this (a campaign resumed
+    # elsewhere has objects on both)
+    store = Store(ran.db)
+    try:
+        objects = store.table_frame("objects", ran.campaign["id"]).to_dict("records")
+    finally:
+        store.close()
+    assert {o["kind"] for o in objects} >= {"netns", "process"}
+    assert {o["details"].get("machine") for o in objects} == {os.uname().nodename}
 
 
 def _receiver_seconds(ran: Ran, measurement_id: int) -> list[str]:

@@ -133,24 +133,33 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
 def _leave_other_machines_local_objects(
     store: Store, stored: dict[str, dict[str, Any]], rows: list[dict[str, Any]], report: CleanReport
 ) -> list[dict[str, Any]]:
-    """Rows without the local objects (namespaces, processes, cgroups) of campaigns another machine
-    ran (a shared store): they are on that machine, and here they would be found missing and marked
-    removed, so that machine's own clean would never see them. Remote objects stay: reachable from
-    anywhere."""
+    """Rows without the local objects (namespaces, processes, cgroups) another machine made (a shared
+    store): they are on that machine, and here they would be found missing and marked removed, so
+    that machine's own clean would never see them. Remote objects stay: reachable from anywhere."""
     here = os.uname().nodename
-    hosts = {cid: pid_host(row) for cid, row in stored.items()}  # `stored`: each campaign's row, read once
-    foreign = {cid for cid, host in hosts.items() if host not in (None, here)}
-    kept = [r for r in rows if not (r["campaign_id"] in foreign and r["kind"] in LOCAL_KINDS)]
-    for cid in sorted(foreign):
-        left = sum(r["campaign_id"] == cid and r["kind"] in LOCAL_KINDS for r in rows)
-        if left:
+    kept, elsewhere = [], {}  # elsewhere: (campaign, machine) -> how many of its local objects are there
+    for row in rows:
+        machine = made_on(row, stored[row["campaign_id"]])
+        if row["kind"] in LOCAL_KINDS and machine not in (None, here):
+            key = (row["campaign_id"], machine)
+            elsewhere[key] = elsewhere.get(key, 0) + 1
+        else:
+            kept.append(row)
+    for (cid, machine), left in sorted(elsewhere.items()):
+        if cid not in report.skipped:
             report.skipped.append(cid)
-            report.problems.append(
-                f"campaign {cid} ran on {hosts[cid]}, not on this machine ({here}): its {left} local objects "
-                f"(namespaces, processes, cgroups) are there; run `vnetbench clean --campaign {cid} "
-                f"--db {store.location}` on {hosts[cid]}"
-            )
+        report.problems.append(
+            f"campaign {cid}: {left} local objects (namespaces, processes, cgroups) were made on {machine}, "
+            f"not on this machine ({here}), and are there; run `vnetbench clean --campaign {cid} "
+            f"--db {store.location}` on {machine}"
+        )
     return kept
+
+
+def made_on(row: dict[str, Any], campaign: dict[str, Any]) -> str | None:
+    """The machine an object was made on: the one its row names (recorded since objects carry it),
+    else the campaign's process's (rows written before that); None when neither is known."""
+    return (row.get("details") or {}).get("machine") or pid_host(campaign)
 
 
 def _unmark(store: Store, campaigns: list[str], campaign_id: str | None, report: CleanReport) -> None:

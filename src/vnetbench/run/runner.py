@@ -273,8 +273,13 @@ class Runner:
         started = time.monotonic_ns()
         self.active = _Active(build_id, key, layout)
 
+        machine = os.uname().nodename
+
         def record(items: Any) -> list[int]:
-            return self.store.record_objects(self.campaign_id, build_id, items)
+            # Each object names the machine that made it: with a shared store, a campaign resumed on
+            # another machine leaves objects on both, and `clean` must know which are whose.
+            marked = [(kind, name, {**details, "machine": machine}) for kind, name, details in items]
+            return self.store.record_objects(self.campaign_id, build_id, marked)
 
         self.provider.build(layout, build_id, record)
         built_ns = time.monotonic_ns() - started

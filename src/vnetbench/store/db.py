@@ -196,10 +196,6 @@ class Store:
                 .values(removed_utc_ns=now_utc_ns())
             )
 
-    def update_object(self, object_id: int, details: dict[str, Any]) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(update(t.objects).where(t.objects.c.id == object_id).values(details=details))
-
     def live_objects(self, campaign_id: str | None = None) -> list[dict[str, Any]]:
         query = select(t.objects).where(t.objects.c.removed_utc_ns.is_(None))
         if campaign_id:

@@ -593,9 +593,9 @@ def test_clean_leaves_the_local_objects_of_a_campaign_another_machine_ran(tmp_pa
     res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert res.stderr == (
-        f"could not remove campaign cafe0001 ran on lab-a, not on this machine ({here}): its 1 local objects "
-        f"(namespaces, processes, cgroups) are there; run `vnetbench clean --campaign cafe0001 --db {db}` on "
-        "lab-a\n"
+        f"could not remove campaign cafe0001: 1 local objects (namespaces, processes, cgroups) were made on "
+        f"lab-a, not on this machine ({here}), and are there; run `vnetbench clean --campaign cafe0001 --db {db}` "
+        "on lab-a\n"
     )
     assert res.stdout == "nothing removed; left alone (said above why): campaign cafe0001\n"
     assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnbcafe0001-n-vm1"]
@@ -604,3 +604,33 @@ def test_clean_leaves_the_local_objects_of_a_campaign_another_machine_ran(tmp_pa
     res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert Store(str(db)).live_objects("cafe0001") == []
+
+
+def test_clean_tells_each_objects_machine_in_a_campaign_resumed_on_another(tmp_path: Path) -> None:
+    # was: every local object was taken for the machine of the campaign's last process, so a resume
+    # here of a campaign lab-a created made lab-a's leftovers ours to look for (and mark removed)
+    here = os.uname().nodename
+    db = _store(tmp_path / "s.db", ("cafe0002", "moved", "interrupted", None))
+    store = Store(str(db))
+    store.update_campaign("cafe0002", environment={"hostname": "lab-a", "pid_hostname": here})
+    store.record_objects(
+        "cafe0002",
+        None,
+        [
+            ("netns", "vnbcafe0002-n-vm1", {"machine": "lab-a"}),
+            ("netns", "vnbcafe0002-n-vm2", {"machine": "lab-a"}),
+            ("netns", "vnbcafe0002-n-vm3", {"machine": here}),
+        ],
+    )
+    res = _result("clean", "--db", str(db), "--campaign", "cafe0002")
+    assert res.exit_code == 0, res.output
+    assert res.stderr == (
+        f"could not remove campaign cafe0002: 2 local objects (namespaces, processes, cgroups) were made on "
+        f"lab-a, not on this machine ({here}), and are there; run `vnetbench clean --campaign cafe0002 --db {db}` "
+        "on lab-a\n"
+    )
+    # this machine's own object was looked for here (not being there, marked removed); lab-a's stay
+    assert [o["name"] for o in Store(str(db)).live_objects("cafe0002")] == [
+        "vnbcafe0002-n-vm1",
+        "vnbcafe0002-n-vm2",
+    ]
