@@ -40,7 +40,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from vnetbench.palette import BLUE, NEUTRAL, ORANGE
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -568,7 +568,7 @@ def figure(summary: dict[str, Any]) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     backends = list(summary["stores"])
-    colours = {"sqlite": BLUE, "postgresql": ORANGE}
+    colours = {"sqlite": BLUE, "postgresql": MAGENTA}
     for ax, cache in zip(axes, (True, False), strict=True):
         rows = [r for r in summary["rows"] if r["cache"] == cache]
         for i, endpoint in enumerate(ENDPOINTS):

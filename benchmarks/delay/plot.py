@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from vnetbench.palette import BLUE, NEUTRAL, ORANGE, SERIES
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL, SERIES
 
 # runs in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
 # targets and models grey dashed and named in the legend; black dots are single runs
@@ -74,7 +74,7 @@ def main() -> None:
     ]
     labels, xs = [], []
     for k, (label, group, target) in enumerate(groups):
-        for j, (path, color) in enumerate((("node", BLUE), ("bare", ORANGE))):
+        for j, (path, color) in enumerate((("node", BLUE), ("bare", MAGENTA))):
             sel = [r for r in group if r["path"] == path]
             if not sel:
                 continue
@@ -126,7 +126,7 @@ def main() -> None:
             a.bar(
                 x,
                 statistics.median(vals),
-                color=[BLUE, ORANGE][k],
+                color=[BLUE, MAGENTA][k],
                 label=f"{link}: {'25' if link == 'short' else '120'} ms each way" if j == 0 else None,
             )
             a.plot([x] * len(vals), vals, "k.")

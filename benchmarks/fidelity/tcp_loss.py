@@ -44,7 +44,7 @@ import matplotlib.pyplot as plt
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hand_built import hand_built
 
-from vnetbench.palette import BLUE, NEUTRAL, ORANGE
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL
 
 HERE = Path(__file__).resolve().parent
 RATE_MBIT = 50
@@ -158,7 +158,7 @@ def figure(rows: list[dict], path: Path) -> None:
         xs = range(len(mine))
         for offset, key, colour, marker, label in (
             (-0.12, "delay", BLUE, "o", "delay node (`loss:` on the link)"),
-            (0.12, "kernel", ORANGE, "s", "kernel drop (nftables numgen)"),
+            (0.12, "kernel", MAGENTA, "s", "kernel drop (nftables numgen)"),
         ):
             med = [r[f"{key}_mbit"][0] for r in mine]
             low = [r[f"{key}_mbit"][0] - r[f"{key}_mbit"][1] for r in mine]

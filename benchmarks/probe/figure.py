@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from vnetbench.palette import BLUE, NEUTRAL, ORANGE, SERIES
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL, SERIES
 
 # measured series in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
 # reference lines grey and dashed, named in the legend
@@ -149,7 +149,7 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
     for i, (name, xs) in enumerate(cpu.items()):
         if xs:
             med = statistics.median(xs)
-            colour = ORANGE if name.startswith("iperf3") else BLUE  # each tool's, as in (a)
+            colour = MAGENTA if name.startswith("iperf3") else BLUE  # each tool's, as in (a)
             ax.bar(i, med, yerr=[[med - min(xs)], [max(xs) - med]], capsize=4, color=colour)
     ax.set_xticks(range(len(cpu)), [names[n] for n in cpu], fontsize=7)
     ax.set_ylabel("sender CPU seconds (user + system)")
@@ -165,7 +165,7 @@ def main(raw: str, raw_rt: str, png: str, raw_q5: str | None = None) -> None:
             positions=[i + offset for i in range(len(TARGETS))],
             widths=0.3,
             patch_artist=True,
-            boxprops={"facecolor": BLUE if offset < 0 else ORANGE, "alpha": 0.5},
+            boxprops={"facecolor": BLUE if offset < 0 else MAGENTA, "alpha": 0.5},
             label=label,
         )
     ax.set_xticks(range(len(TARGETS)), [f"{t:,}" for t in TARGETS])

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE
+from vnetbench.palette import BLACK, BLUE, MAGENTA, NEUTRAL
 
 # each tool's colour in every panel (palette.SERIES); reference lines are grey and dashed, named in the legend
-CASE_COLOURS = {"vnb": BLUE, "vnb-blocking": BLACK, "iperf3": ORANGE}
+CASE_COLOURS = {"vnb": BLUE, "vnb-blocking": BLACK, "iperf3": MAGENTA}
 
 COLUMNS = [
     "part",
@@ -385,7 +385,7 @@ def _cpu_panel(a: Any, rows: list[dict[str, Any]], s: dict[str, Any]) -> None:
     med = [s["cpu"][k]["cpu_s"]["median"] for k in cases]
     lo = [m - s["cpu"][k]["cpu_s"]["min"] for m, k in zip(med, cases, strict=True)]
     hi = [s["cpu"][k]["cpu_s"]["max"] - m for m, k in zip(med, cases, strict=True)]
-    a.barh(cases, med, xerr=[lo, hi], color=[ORANGE if k.startswith("iperf3") else BLUE for k in cases])
+    a.barh(cases, med, xerr=[lo, hi], color=[MAGENTA if k.startswith("iperf3") else BLUE for k in cases])
     a.invert_yaxis()
     a.set_xlabel(f"sender CPU, s per {secs:g} s run (median, min..max)")
     a.set_title("100 Mbit/s of 1472 B")

@@ -22,7 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from vnetbench.palette import BLUE, BLUISH_GREEN, NEUTRAL, ORANGE, REDDISH_PURPLE
+from vnetbench.palette import BLUE, BLUISH_GREEN, MAGENTA, NEUTRAL, REDDISH_PURPLE
 
 # vnetbench's palette (its report's figures too), each series also a marker of its own; goals grey
 # dashed and named in the legend; the black ticks are medians
@@ -205,7 +205,7 @@ def draw(out: Path, data: dict[tuple[str, str], dict[int, Run]]) -> None:
             if setup == "napi":
                 tot = [x.cpu_s + x.napi_s for x in runs]
                 label = "sender + napi thread" if i == 0 else None
-                strip(a, i + 0.12, tot, color=ORANGE, marker="s", label=label)
+                strip(a, i + 0.12, tot, color=MAGENTA, marker="s", label=label)
         base = [x.cpu_s for x in data[(setup, "iperf3")].values()]
         if base:
             half = GOAL * statistics.median(base)

@@ -1,18 +1,25 @@
 """The colours of every chart vnetbench draws: the live dashboard's (dashboard.js and dashboard.css hold
 the same hex strings; tests/unit/dashboard/test_palette.py checks they are equal) and the report's figures.
 
-Series are Okabe & Ito's colour-blind safe palette ("Color Universal Design", 2008) without its
-vermillion, which is too close to the failure red for dichromats: CIE76 ΔE 17.9 under tritanopia and
-21.3 under deuteranopia (Machado, Oliveira & Fernandes 2009, severity 1.0), where every other series
-colour is at least 30 from it; and without its yellow as a line: #F0E442 has a contrast of 1.3:1 on
-white (WCAG 2.x), a seventh line hard to see at all. The seventh line is a violet, #7700CC (7.9:1),
-which is at least 31 from every other line and 81 from the failure red in normal vision and every
-dichromacy. Ordered for the common case of few lines: blue, black and orange stay apart in normal
-vision and in every dichromacy. Orange (2.2:1) and sky blue (2.3:1) are below WCAG's 3:1 for
-graphics too; darker shades of them come within ΔE 30 of the failure red or 15 of the blue for a
-dichromat, so they stay until the palette is redesigned (tests/unit/dashboard/test_palette.py names
-them). A dark outline has 3:1 by itself, but on a 1.5-2 px line it mixes with the colour into one
-within ΔE 15 of the bluish green (sky blue) or the reddish purple (orange) for a tritanope: not used.
+Every line colour has WCAG 2.x's 3:1 contrast on white (SC 1.4.11, graphics) and is at least CIE76 ΔE 30
+from the failure red and 15 from every other line and from the reference lines' grey, in normal vision
+and under deuteranopia, protanopia and tritanopia (Machado, Oliveira & Fernandes 2009, severity 1.0).
+Four lines are Okabe & Ito's colour-blind safe palette ("Color Universal Design", 2008): blue, black,
+bluish green, reddish purple. Their other four are not lines:
+
+- vermillion: too close to the failure red for dichromats (ΔE 17.9 under tritanopia, 21.3 under
+  deuteranopia);
+- yellow: #F0E442 has 1.3:1 on white. In its place a violet, #7700CC (7.9:1);
+- orange: #E69F00 has 2.2:1, and no orange has both 3:1 and ΔE 30 from the failure red: among every
+  sRGB colour of CIELAB hue 40-80° and chroma ≥ 40 with 3:1, the farthest from it is #DC7D00 (3.01:1),
+  29.8 under deuteranopia. In its place a dark magenta, #840474 (9.3:1): ΔE ≥ 44.5 from the red
+  (tritanopia), 23.9 from the blue (protanopia) and 23.7 from the grey (deuteranopia) at the least;
+- sky blue: #56B4E9 has 2.3:1, and its darker shades come within ΔE 15 of the blue for a tritanope.
+  In its place an azure, #3594FF (3.07:1): ΔE 17.2 from the bluish green and from the blue under
+  tritanopia (Okabe & Ito's own blue and bluish green are 17.0 apart there), ≥ 91 from the red.
+
+Ordered for the common case of few lines: blue, black and magenta stay apart in normal vision and in
+every dichromacy (ΔE ≥ 23.9).
 
 Levels (the dashboard's grid cells, the report's good/bad marks) are a blue–orange scale, never
 red–green: blue for ok, yellow for warning, vermillion for critical (a filled cell with its level's
@@ -23,19 +30,19 @@ This module imports nothing, so every package may use it (the bottom layer of py
 
 from __future__ import annotations
 
-ORANGE = "#E69F00"
-SKY_BLUE = "#56B4E9"
 BLUISH_GREEN = "#009E73"
 YELLOW = "#F0E442"
 BLUE = "#0072B2"
 VERMILLION = "#D55E00"
 REDDISH_PURPLE = "#CC79A7"
 BLACK = "#000000"
-VIOLET = "#7700CC"  # not Okabe & Ito's: the seventh line, in yellow's place
-OKABE_ITO = (ORANGE, SKY_BLUE, BLUISH_GREEN, YELLOW, BLUE, VERMILLION, REDDISH_PURPLE, BLACK)
+# not Okabe & Ito's: lines in the place of their yellow, orange and sky blue (all below 3:1 on white)
+VIOLET = "#7700CC"
+MAGENTA = "#840474"
+AZURE = "#3594FF"
 
 # one colour per line of a chart, in this order (the dashboard shows at most this many lines)
-SERIES = (BLUE, BLACK, ORANGE, SKY_BLUE, BLUISH_GREEN, REDDISH_PURPLE, VIOLET)
+SERIES = (BLUE, BLACK, MAGENTA, AZURE, BLUISH_GREEN, REDDISH_PURPLE, VIOLET)
 # a failed attempt (always also a × or a word, never the colour alone) and the table's failed rows
 FAILED = "#B71C1C"
 # the grid's levels, from good to bad (the level's name is written beside the colour)

@@ -68,7 +68,7 @@ def test_sweep_cells_and_one_line_per_pattern_and_sweep_point(tmp_path: Path) ->
         strokes = page.evaluate(
             "chart.series.slice(1).map((s, i) => typeof s.stroke === 'function' ? s.stroke(chart, i + 1) : s.stroke)"
         )
-        assert strokes == ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#7700CC"]
+        assert strokes == ["#0072B2", "#000000", "#840474", "#3594FF", "#009E73", "#CC79A7", "#7700CC"]
         assert page.locator("#changepoints").inner_text() == (
             "change points, searched within each line: 7 lines with too few runs to look (10 needed)"
         )

@@ -19,7 +19,7 @@ import pandas as pd
 
 from vnetbench.analysis.descriptive import Competition
 from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
-from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE, SERIES
+from vnetbench.palette import BLACK, BLUE, MAGENTA, NEUTRAL, SERIES
 
 # lines drawn without a colour of their own take the palette's, in its order (C0 is its blue)
 plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
@@ -191,7 +191,7 @@ def competition_bars(
     labels = [f"{f.src}→{f.dst}" for f in comp.flows]
     x = np.arange(len(labels))
     ax.bar(x - 0.2, [f.alone_mean / scale for f in comp.flows], 0.4, label="alone", color=BLUE)
-    ax.bar(x + 0.2, [f.together_mean / scale for f in comp.flows], 0.4, label="together", color=ORANGE)
+    ax.bar(x + 0.2, [f.together_mean / scale for f in comp.flows], 0.4, label="together", color=MAGENTA)
     if comp.link_rate and comp.metric == "throughput_bps":
         share = comp.sum_together / len(comp.flows) / scale
         ax.axhline(share, color=NEUTRAL, linestyle="--", linewidth=1, label="equal share of the sum together")
@@ -372,7 +372,7 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
         ]
         x = float(np.mean([p[0] for p in attached])) if attached else float(i)
         pos[switch] = (x + 0.6 * i, 2.3)
-        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color=ORANGE, zorder=2))
+        ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color=MAGENTA, zorder=2))
         ax.text(pos[switch][0], 2.55, switch, ha="center", fontsize=8)
     for link in links:
         _draw_link(ax, link, pos)

@@ -16,7 +16,7 @@ from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.reproducibility import MetricReproducibility
 from vnetbench.analysis.two_k_r import TwoKRResult
-from vnetbench.palette import BLACK, BLUE, NEUTRAL, ORANGE
+from vnetbench.palette import BLACK, BLUE, MAGENTA, NEUTRAL
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import plt
 
@@ -61,7 +61,7 @@ def normal_qq(
     ax.scatter(d.qq_theoretical, np.asarray(d.qq_ordered) / scale, s=14, alpha=0.7)
     x = np.array([d.qq_theoretical.min(), d.qq_theoretical.max()]) if d.qq_theoretical.size else np.zeros(2)
     fit = (d.qq_intercept + d.qq_slope * x) / scale
-    ax.plot(x, fit, color=ORANGE, lw=1, label=f"fit, r = {d.qq_r:.3f}")
+    ax.plot(x, fit, color=MAGENTA, lw=1, label=f"fit, r = {d.qq_r:.3f}")
     ax.set_xlabel("normal quantile")
     ax.set_ylabel("residual quantile" + fmt.unit_suffix(unit))
     ax.set_title(title or "Normal quantile-quantile plot of residuals")
@@ -154,11 +154,11 @@ def reproducibility_chart(result: MetricReproducibility, path: Path, title: str 
     fig, ax = plt.subplots(figsize=(8, 4))
     ax.axhspan(
         *(v / scale for v in result.first_ci),
-        color=ORANGE,
+        color=MAGENTA,
         alpha=0.25,
         label=f"first build, {100 * result.thresholds.confidence:g} % CI",
     )
-    ax.axhline(result.mean_first / scale, color=ORANGE, lw=1)
+    ax.axhline(result.mean_first / scale, color=MAGENTA, lw=1)
     th = result.thresholds
     band = max(th.tolerance_ratio * abs(result.mean_first), th.tolerance_abs)
     relative = band > th.tolerance_abs
@@ -212,7 +212,7 @@ def change_points_chart(
     ax.plot(times, values, ".", color=BLUE, markersize=3)
     bounds = [0, *(c["index"] for c in series["change_points"]), len(values)]
     for start, end in itertools.pairwise(bounds):
-        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color=ORANGE, linewidth=2)
+        ax.hlines(values[start:end].mean(), times[start], times[end - 1], color=MAGENTA, linewidth=2)
     for c in series["change_points"]:
         ax.axvline(times[c["index"]], color=BLACK, linestyle="--", linewidth=1)
         label = f"{fmt.signed(100 * c['relative_change'], '.1f')} %"

@@ -26,7 +26,8 @@ from vnetbench.report import stats_figures as sf
 from vnetbench.report.sections import loss, probe
 
 PALETTE = {
-    c.lower() for c in (*palette.OKABE_ITO, *palette.SERIES, palette.FAILED, palette.NEUTRAL, palette.WARNING)
+    c.lower()
+    for c in (*palette.SERIES, palette.FAILED, palette.NEUTRAL, palette.OK, palette.WARNING, palette.CRITICAL)
 }
 WHITE = "#ffffff"
 

@@ -288,12 +288,14 @@ function renderCampaign(data) {
 // different lines are never joined, and change points are searched within each line. Past MAX_LINES the
 // chart shows the first ones, or the line or pattern chosen above it, and says how many it left out.
 const MAX_LINES = 7;
-// One colour per line: Okabe & Ito's colour-blind safe palette without its vermillion, which a reader
-// with deuteranopia or tritanopia takes for the failed attempts' red, and with a violet for its yellow,
-// too faint on white for a line (1.3:1); every line stays apart from that
-// red and from each other in normal vision and the three dichromacies. The same hex strings as
-// src/vnetbench/palette.py's SERIES (the report's figures), checked by tests/unit/dashboard/test_palette.py.
-const PALETTE = ["#0072B2", "#000000", "#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#7700CC"];
+// One colour per line: blue, black, magenta, azure, bluish green, reddish purple, violet. Each has 3:1
+// on white (WCAG's minimum for graphics) and stays apart from the failed attempts' red and from each
+// other in normal vision and the three dichromacies: Okabe & Ito's colour-blind safe palette without its
+// vermillion (taken for that red by a reader with deuteranopia or tritanopia), and with a magenta, an
+// azure and a violet for its orange, sky blue and yellow, too faint on white (2.2:1, 2.3:1, 1.3:1). The
+// same hex strings as src/vnetbench/palette.py's SERIES (the report's figures), checked by
+// tests/unit/dashboard/test_palette.py.
+const PALETTE = ["#0072B2", "#000000", "#840474", "#3594FF", "#009E73", "#CC79A7", "#7700CC"];
 const FAILED_COLOUR = "#B71C1C";  // the table's failed rows (dashboard.css); also a ×, never the colour alone
 const THRESHOLD_COLOUR = "#555555";  // palette.NEUTRAL: the warning and critical levels, dashed and named
 const BAND = "0,114,178";  // the first line's blue (#0072B2) as r,g,b: its samples' band

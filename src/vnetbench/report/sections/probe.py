@@ -24,7 +24,7 @@ import pandas as pd
 from vnetbench.analysis.cpu import with_host_busy
 from vnetbench.analysis.knee import KNEE_LOSS, KNEE_SENT  # the dashboard's sweep cells use the same
 from vnetbench.kinds.overhead import frame_bytes
-from vnetbench.palette import NEUTRAL, ORANGE
+from vnetbench.palette import MAGENTA, NEUTRAL
 from vnetbench.report import format as fmt
 from vnetbench.report import sweeps_multi
 from vnetbench.report.figures import plt, save
@@ -348,7 +348,7 @@ def _draw_trace(
     for start, length in _runs(quiet):
         ax.axvspan(t[start], t[start] + length * bin_s, color="grey", alpha=0.45, lw=0)
     for start, length in _runs(burst):
-        ax.axvspan(t[start], t[start] + length * bin_s, color=ORANGE, alpha=0.4, lw=0)
+        ax.axvspan(t[start], t[start] + length * bin_s, color=MAGENTA, alpha=0.4, lw=0)
     if offered:
         ax.axhline(offered / 1e6, color=NEUTRAL, ls="--", lw=1, label="offered")
         ax.legend(fontsize=7, loc="upper right")
@@ -387,7 +387,7 @@ def _trace_section(ctx: ReportContext, rows: pd.DataFrame) -> Section | None:
         "probe-trace",
         intro="Received throughput per trace bin (vnb-probe recv's kernel receive stamps). Quiet periods "
         "(empty bins lasting ≥ 2 bins and ≥ 3 packet intervals) are shaded grey, bursts (bins above "
-        f"{BURST_FACTOR} × the offered rate) orange — the EC2 study's signs of a VM descheduled and then "
+        f"{BURST_FACTOR} × the offered rate) magenta — the EC2 study's signs of a VM descheduled and then "
         "draining its backlog.",
     )
     table = []
