@@ -14,6 +14,7 @@
 Usage:  .venv/bin/python benchmarks/scale/run.py [--samples 10000000] [--reps 3] [--baseline-src DIR]
 Writes results.json (summary + machine) and scale.png next to this file; every run goes to
 raw/runs.json and the stores to a temporary directory that is removed at the end (--keep keeps it).
+--redraw draws scale.png again from results.json (the figure's colours), measuring nothing.
 """
 
 from __future__ import annotations
@@ -203,7 +204,14 @@ def main() -> int:
     parser.add_argument("--baseline-reps", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the stores and outputs")
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument(
+        "--redraw", action="store_true", help="draw scale.png from results.json; measure nothing"
+    )
     args = parser.parse_args()
+    if args.redraw:
+        saved = json.loads((args.out / "results.json").read_text())
+        figure(saved["summary"], saved["samples"], args.out / "scale.png")
+        return 0
     backends = [b for b in args.backends.split(",") if b]
     if "postgresql" in backends and (reason := missing_postgres()):
         print(f"PostgreSQL: {reason}", file=sys.stderr)
