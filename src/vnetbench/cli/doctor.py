@@ -115,6 +115,8 @@ def _local(json_output: bool) -> None:
             out.print(
                 f"[{colour}]•[/{colour}] without {c.what}: {c.without}", highlight=False, soft_wrap=True
             )
+        elif c.note:
+            out.print(f"• {c.what}: {c.note}", highlight=False, soft_wrap=True)
     missing = [c.what for c in checks if c.needed and not c.ok]
     if missing:
         out.print(f"not ready: a campaign with the defaults needs {', '.join(missing)}", highlight=False)

@@ -87,3 +87,20 @@ def test_ssh_options_without_an_inventory_are_a_usage_error() -> None:
     done = _doctor("--install-probe")
     assert done.returncode == 2
     assert "--install-probe" in done.stderr and "need --inventory" in done.stderr
+
+
+def test_the_tcp_congestion_control_is_the_one_a_new_namespace_gets(veth_ns: str) -> None:
+    # read in a namespace of the test's own: what a node's TCP inherits
+    inherited = subprocess.run(
+        ["ip", "netns", "exec", veth_ns, "sysctl", "-n", "net.ipv4.tcp_congestion_control"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    done = _doctor("--json")
+    check = _check(json.loads(done.stdout), "TCP congestion control")
+    assert check["ok"] is True and check["detail"].startswith(f"{inherited} (available: ")
+    assert ("`congestion: cubic`" in check["note"]) is (inherited != "cubic")
+    if inherited != "cubic":  # the table's reader is told below it
+        bullet = f"• TCP congestion control: TCP measurements without `congestion:` use {inherited}; "
+        assert bullet in _doctor().stdout

@@ -27,6 +27,7 @@ class Check:
     detail: str  # a version, the kernel option, or why it failed
     needed: bool  # a campaign with the defaults (veth links, network shaping, iperf3, ping) needs it
     without: str  # what a campaign cannot do, or does instead, when it is missing
+    note: str = ""  # what a user should know even though the check passed
 
 
 # kind -> (needed by a default campaign, what its absence changes)
@@ -80,26 +81,53 @@ def _tools() -> list[Check]:
     return checks
 
 
+TCP_SYSCTL = "/proc/sys/net/ipv4"
+
+
+def congestion_check(default: str, available: list[str]) -> Check:
+    """What a TCP measurement without `congestion:` gets here: the machine's default, which a new
+    namespace inherits. The studies' TCP was cubic, and bbr (some distributions' and clouds' default)
+    ignores random loss, so a campaign that repeats a study names its congestion control."""
+    note = ""
+    if default != "cubic":
+        note = f"TCP measurements without `congestion:` use {default}; the studies measured cubic: " + (
+            "set `congestion: cubic` to repeat them" if "cubic" in available else "this kernel has no cubic"
+        )
+    return Check(
+        "TCP congestion control", True, f"{default} (available: {' '.join(available)})", False, "", note
+    )
+
+
+def _congestion() -> Check:
+    try:
+        with open(f"{TCP_SYSCTL}/tcp_congestion_control") as f:
+            default = f.read().strip()
+        with open(f"{TCP_SYSCTL}/tcp_available_congestion_control") as f:
+            available = f.read().split()
+    except OSError as err:
+        return Check(
+            "TCP congestion control", False, f"unreadable ({err})", False, "TCP uses the kernel's default"
+        )
+    return congestion_check(default, available)
+
+
 def check_machine() -> list[Check]:
     """Every check, in the order a user reads them; only the first when this process is not root."""
     root = os.geteuid() == 0
     checks = [
-        Check(
-            "root", root, "yes" if root else "no: run as root, e.g. with sudo", True, "nothing can be built"
-        )
+        Check("root", root, "" if root else "no: run as root, e.g. with sudo", True, "nothing can be built")
     ]
     if not root:
         return checks
     found = features.probe()
-    checks.append(
-        Check("network namespaces", found.netns, found.error or "yes", True, "nothing can be built")
-    )
+    checks.append(Check("network namespaces", found.netns, found.error or "", True, "nothing can be built"))
     if found.netns:
         for kind, (needed, without) in KERNEL_USES.items():
             ok = found.has(kind)
             option = "" if ok else features.KERNEL_OPTION[kind].split(" (")[0].split(": ")[-1]
             checks.append(Check(f"kernel: {kind}", ok, option, needed, without))
     checks += _tools()
+    checks.append(_congestion())
     controller = cgroups.detect()
     checks.append(
         Check(
