@@ -29,7 +29,8 @@ def report(
     campaign: CampaignArg = None,
     db: DbOption = "vnetbench.db",
     out_dir: Annotated[
-        Path | None, typer.Option("--out", help="directory for index.html and figures")
+        Path | None,
+        typer.Option("--out", help="directory for index.html and figures (default: reports/NAME-ID)"),
     ] = None,
 ) -> None:
     """Write the HTML report (tables, CDFs, per-repetition figures) of a campaign."""

@@ -1,0 +1,23 @@
+"""Every option's --help states its default: a user who leaves an option out learns from the help what
+happens, and the help says what the code does (each default checked against the code's)."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+from vnetbench.cli import app
+
+WIDE = {"COLUMNS": "400"}  # no help line wrapped
+
+
+def _option_line(command: str, option: str) -> str:
+    res = CliRunner().invoke(app, [command, "--help"], env=WIDE)
+    assert res.exit_code == 0, res.output
+    return next(line for line in res.output.splitlines() if f"│ {option} " in line)
+
+
+def test_report_help_states_where_the_report_goes_without_out() -> None:
+    # said only "directory for index.html and figures": without --out it is reports/NAME-ID, as run's
+    # --report says (write_report's default)
+    line = _option_line("report", "--out")
+    assert "directory for index.html and figures (default: reports/NAME-ID)" in line
