@@ -11,7 +11,13 @@ from vnetbench.cli.common import ambiguous_prefix, err, fail, find_campaign, ope
 
 def clean(
     db: Annotated[
-        str | None, typer.Option("--db", envvar="VNETBENCH_DB", help="store to read ownership records from")
+        str | None,
+        typer.Option(
+            "--db",
+            envvar="VNETBENCH_DB",
+            help="store to read ownership records from (default: the stores of the builds this machine "
+            "registered as live, and ./vnetbench.db)",
+        ),
     ] = None,
     campaign: Annotated[str | None, typer.Option(help="only this campaign's objects")] = None,
 ) -> None:

@@ -21,3 +21,13 @@ def test_report_help_states_where_the_report_goes_without_out() -> None:
     # --report says (write_report's default)
     line = _option_line("report", "--out")
     assert "directory for index.html and figures (default: reports/NAME-ID)" in line
+
+
+def test_clean_help_states_which_stores_it_reads_without_db() -> None:
+    # said only "store to read ownership records from", no default: without --db (or VNETBENCH_DB)
+    # clean reads every store a live build of this machine registered, and ./vnetbench.db (_locations)
+    line = _option_line("clean", "--db")
+    assert (
+        "store to read ownership records from (default: the stores of the builds this machine registered "
+        "as live, and ./vnetbench.db)" in line
+    )
