@@ -34,7 +34,13 @@ def doctor(
             "--insecure-accept-new-host-keys", help="INSECURE: trust first-seen host keys (appended)"
         ),
     ] = False,
-    probe_path: Annotated[str, typer.Option(help="where --install-probe puts vnb-probe")] = "",
+    probe_path: Annotated[
+        str,
+        typer.Option(
+            help="where --install-probe puts vnb-probe on a host whose inventory names no `tools` path "
+            "for it (default: /usr/local/bin/vnb-probe)"
+        ),
+    ] = "",
     json_output: JsonOption = False,
 ) -> None:
     """Check hosts before a campaign: reachable, root/sudo, tools and versions, clock offset, path MTU.

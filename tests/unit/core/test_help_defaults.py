@@ -31,3 +31,15 @@ def test_clean_help_states_which_stores_it_reads_without_db() -> None:
         "store to read ownership records from (default: the stores of the builds this machine registered "
         "as live, and ./vnetbench.db)" in line
     )
+
+
+def test_doctor_help_states_where_install_probe_copies_without_probe_path() -> None:
+    # said only "where --install-probe puts vnb-probe": no default, and not that a host's `tools` path
+    # in the inventory comes first (docs/ssh-provider.md; run_checks installs to h.tools.get(...))
+    from vnetbench.providers.ssh.doctor import DEFAULT_PROBE_PATH
+
+    line = _option_line("doctor", "--probe-path")
+    assert (
+        "where --install-probe puts vnb-probe on a host whose inventory names no `tools` path for it "
+        f"(default: {DEFAULT_PROBE_PATH})" in line
+    )
