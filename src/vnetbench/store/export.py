@@ -95,7 +95,9 @@ def readme(campaign_id: str, fmt: str, analysis: AnalysisValues | None) -> str:
         "## Which values the report uses",
         "",
         f"In `{m}`, {whole} (those of them the campaign's kinds have) are",
-        "**whole-run values**: the tool's own summary over the entire run, warm-up included.",
+        "**whole-run values**: over the entire run, the spec's `analysis.omit` not applied. TCP's",
+        "`throughput_bps` is the receiver's bytes over its full-length intervals (docs/drivers.md), not",
+        "iperf3's own summary, which is `iperf3_throughput_bps`.",
     ]
     if analysis is None:
         lines += [

@@ -14,7 +14,7 @@ from tests.helpers.stores import campaign_store
 from vnetbench.analysis.export_values import analysis_values
 from vnetbench.cli import app
 from vnetbench.store.db import Store
-from vnetbench.store.export import export_campaign
+from vnetbench.store.export import export_campaign, readme
 from vnetbench.store.records import MeasurementRecord, Sample
 
 NS = 10**9
@@ -113,3 +113,17 @@ def test_the_cli_writes_the_readme_and_the_columns(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert (out / "c1-README.md").exists()
     assert "analysis_throughput_bps" in pd.read_csv(out / "c1-measurements.csv")
+
+
+def test_the_readme_says_tcp_throughput_is_the_receivers_window_not_iperf3s_summary(tmp_path: Path) -> None:
+    # said every whole-run value was "the tool's own summary over the entire run, warm-up included":
+    # TCP's throughput_bps is the receiver's bytes over its full-length intervals (drivers/iperf3.py
+    # _tcp_window); iperf3's own summary is iperf3_throughput_bps
+    store = _store(tmp_path)
+    readme_text = readme("c1", "csv", analysis_values(store, store.campaign("c1")))
+    assert "the tool's own summary over the entire run" not in readme_text
+    assert (
+        "**whole-run values**: over the entire run, the spec's `analysis.omit` not applied. TCP's\n"
+        "`throughput_bps` is the receiver's bytes over its full-length intervals (docs/drivers.md), not\n"
+        "iperf3's own summary, which is `iperf3_throughput_bps`.\n"
+    ) in readme_text
