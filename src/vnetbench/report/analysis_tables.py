@@ -463,7 +463,14 @@ def _udp(u: cp.UdpEffective) -> Section:
     part.tables.append(
         TableView(
             "UDP effective throughput per treatment",
-            [*u.keys, "flows", "offered (Mbit/s)", "received (Mbit/s)", "mean loss", "effective (Mbit/s)"],
+            [
+                *u.keys,
+                "n (flows × replications)",
+                "offered (Mbit/s)",
+                "received (Mbit/s)",
+                "mean loss",
+                "effective (Mbit/s)",
+            ],
             [
                 [
                     *(str(r[c]) for c in u.keys),
