@@ -36,6 +36,12 @@ DbOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="print one JSON object instead of tables (SI base units)")
 ]
+JsonListOption = Annotated[  # the commands whose --json prints a list, one object per row
+    bool,
+    typer.Option(
+        "--json", help="print one JSON array, an object per row, instead of the table (SI base units)"
+    ),
+]
 ReportOption = Annotated[
     Path | None, typer.Option("--report", help="write the report here (default: reports/NAME-ID)")
 ]

@@ -13,7 +13,7 @@ from vnetbench.cli.campaign import write_report
 from vnetbench.cli.common import (
     CampaignArg,
     DbOption,
-    JsonOption,
+    JsonListOption,
     empty_store,
     fail,
     find_campaign,
@@ -41,7 +41,7 @@ def report(
     out.print(f"report: {path}", highlight=False, soft_wrap=True)  # a long path was broken over two lines
 
 
-def campaigns(db: DbOption = "vnetbench.db", json_output: JsonOption = False) -> None:
+def campaigns(db: DbOption = "vnetbench.db", json_output: JsonListOption = False) -> None:
     """List the campaigns in a store."""
     from vnetbench.providers.cleanup import process_gone
 

@@ -11,7 +11,7 @@ from rich.table import Table
 from vnetbench.cli.campaign import run_and_report
 from vnetbench.cli.common import (
     DbOption,
-    JsonOption,
+    JsonListOption,
     NoReportOption,
     ReportOption,
     SeedOption,
@@ -32,7 +32,7 @@ app = typer.Typer(help="Built-in campaigns that repeat the published studies.", 
 
 
 @app.command("list")
-def scenarios_list(json_output: JsonOption = False) -> None:
+def scenarios_list(json_output: JsonListOption = False) -> None:
     """The built-in scenarios and the study each repeats."""
     if json_output:
         print_json([{"name": sc.name, "study": sc.study, "summary": sc.summary} for sc in all_scenarios()])

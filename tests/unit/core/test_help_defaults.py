@@ -43,3 +43,13 @@ def test_doctor_help_states_where_install_probe_copies_without_probe_path() -> N
         "where --install-probe puts vnb-probe on a host whose inventory names no `tools` path for it "
         f"(default: {DEFAULT_PROBE_PATH})" in line
     )
+
+
+def test_json_help_of_campaigns_and_scenarios_list_says_array() -> None:
+    # said "print one JSON object instead of tables": both print a JSON array, one object per row
+    expected = "print one JSON array, an object per row, instead of the table (SI base units)"
+    assert expected in _option_line("campaigns", "--json")
+    res = CliRunner().invoke(app, ["scenarios", "list", "--help"], env=WIDE)
+    assert expected in next(line for line in res.output.splitlines() if "│ --json " in line)
+    listed = CliRunner().invoke(app, ["scenarios", "list", "--json"], env=WIDE)
+    assert listed.output.startswith("[")
