@@ -13,5 +13,9 @@ class Iperf3FlowKind(Kind):
 
     driver = IPERF3
 
+    def planned_ns(self, m: Any) -> int:
+        """iperf3 -O runs its omitted warm-up before the -t test: `omit` + `duration` in all."""
+        return int(m.duration) + int(m.omit)
+
     def flow_timing(self, m: Any) -> tuple[int, int]:
         return int(m.duration), int(m.omit)
