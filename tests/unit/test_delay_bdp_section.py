@@ -92,3 +92,24 @@ def test_a_delay_cdf_link_counts_with_its_median() -> None:
     )  # type: ignore[arg-type]
     (section,) = build(ctx)
     assert section.tables[0].rows[0][1] == "240.0"  # 2 × the CDF's median, 120 ms
+
+
+def test_autotuned_buffers_get_no_window_bound_and_the_intro_says_so() -> None:
+    # audit (a→b, 50 Mbit/s, 5 ms each way, no `window`): 'advertised' 4849.5 KiB and window / RTT '–',
+    # under an intro that said "window / RTT uses it [the advertised window] where iperf3 reported it"
+    spec = SPEC.replace(", window: 256KB", "")
+    ctx = ReportContext(
+        store=None,
+        campaign={"id": "c0ffee10", "spec_text": spec},
+        frame=pd.DataFrame([_with_advertised(_row("l1", "l2", 9.5e6), 4_965_888)]),
+        fig_dir=Path("."),
+    )  # type: ignore[arg-type]
+    (section,) = build(ctx)
+    (long_,) = section.tables[0].rows
+    assert long_[4] == "auto" and long_[5] == "4849.5" and long_[6] == "–" and long_[-1] == "autotuned"
+    assert (
+        "window / RTT is given where a window was asked ('–' with autotuned buffers, whose window grows "
+        "as far as the path needs): it uses the advertised window where iperf3 reported it, else the one "
+        "asked, and queueing adds to the RTT: the bound is approximate."
+    ) in section.intro
+    assert "window / RTT uses it where iperf3 reported it" not in section.intro

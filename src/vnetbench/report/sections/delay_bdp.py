@@ -31,8 +31,9 @@ INTRO = (
     "window scale chosen at connection set-up can express), so the window in effect can be well "
     "above the one asked (e.g. 318.6 KiB for 256 KiB over a delay-node path). 'advertised' is the "
     "largest window the receiver advertised, as the sender saw it (iperf3's max_snd_wnd, median over "
-    "the repetitions); window / RTT uses it where iperf3 reported it, and queueing adds to the RTT: "
-    "the bound is approximate."
+    "the repetitions). window / RTT is given where a window was asked ('–' with autotuned buffers, "
+    "whose window grows as far as the path needs): it uses the advertised window where iperf3 "
+    "reported it, else the one asked, and queueing adds to the RTT: the bound is approximate."
 )
 COLUMNS = [
     "path",
