@@ -99,8 +99,8 @@ def check_assumptions(anova: OneFactorAnova) -> AssumptionChecks:
     y = np.asarray(anova.observed, dtype=float)
     y = y - np.sort(y)[(y.size - 1) // 2]  # centred: the tests keep their digits at any offset
     groups = [y[np.asarray(anova.level_of == lv)] for lv in anova.levels]
-    levene = _run(lambda: stats.levene(*groups, center="mean"))
-    brown = _run(lambda: stats.levene(*groups, center="median"))
+    levene = _spread_test(groups, "mean")
+    brown = _spread_test(groups, "median")
     kruskal = _kruskal(groups)
     welch = _welch(groups)
     slope = _sd_mean_slope(anova)
@@ -116,6 +116,24 @@ def _run(test: Any) -> TestResult:
     if not np.isfinite(p):
         return TestResult(stat, p, "undefined: no variation within or between the levels")
     return TestResult(stat, p)
+
+
+def _spread_test(groups: list[np.ndarray], center: str) -> TestResult:
+    """Levene's (center 'mean') or Brown–Forsythe's ('median') test: an ANOVA of |y − level centre|.
+    Undefined when those distances do not vary within any level: it has no error term, and scipy
+    returns F = ∞, p = 0 — "the variances differ" from data that cannot show it. A level of 2 values
+    is always so (both lie equally far from its mean and median)."""
+    centre = np.mean if center == "mean" else np.median
+    distances = [np.abs(g - centre(g)) for g in groups]
+    scale = max((float(np.max(np.abs(g))) for g in groups if g.size), default=0.0)
+    if all(np.ptp(d) <= 1e-12 * max(scale, 1e-300) for d in distances if d.size):
+        why = (
+            "at most 2 values per level, which always lie equally far from their level's centre"
+            if max(g.size for g in groups) <= 2
+            else "every level's values lie equally far from its centre"
+        )
+        return TestResult(float("nan"), float("nan"), f"undefined: {why}")
+    return _run(lambda: stats.levene(*groups, center=center))
 
 
 def _kruskal(groups: list[np.ndarray]) -> TestResult:
@@ -226,10 +244,16 @@ def _advise(
             f"The variances differ (Brown–Forsythe p = {brown.p_value:.2g}): read Welch's ANOVA ({w}) and "
             "Welch comparisons rather than the pooled F and intervals."
         )
+    variances = "the variances agree" if brown.note is None else "equal variances cannot be tested here"
     if not normal:
         return "kruskal", (
-            f"The residuals are not normal (Shapiro–Wilk p = {shapiro:.2g}) but the variances agree: read "
+            f"The residuals are not normal (Shapiro–Wilk p = {shapiro:.2g}) and {variances}: read "
             f"Kruskal–Wallis ({kruskal.p_text()}) for whether the levels differ; with many "
             "replications the ANOVA is robust to this."
+        )
+    if brown.note is not None:
+        return "anova", (
+            f"Equal variances cannot be tested here ({brown.note.removeprefix('undefined: ')}): the ANOVA "
+            "and its pooled intervals assume them; with 3 or more values per level they can be checked."
         )
     return "anova", "Equal variances and normal-looking residuals: the ANOVA and its intervals apply."

@@ -211,6 +211,31 @@ def test_equal_variances_read_the_anova() -> None:
     assert c.read == "anova"
 
 
+def test_two_values_per_level_cannot_test_equal_variances() -> None:
+    """With 2 values a level's |y − centre| are equal, so Levene's ANOVA of them has no error term:
+    scipy's own levene gives F = ∞, p = 0 here ("the variances differ", from data that cannot show
+    it; was the advice of `vnetbench stats` on a 2-repetition campaign). Now: undefined, and the
+    advice says the pooled analysis assumes equal variances untested."""
+    frame = pd.DataFrame({"f": ["a", "a", "b", "b", "c", "c"], "y": [1.0, 2.0, 1.0, 5.0, 3.0, 4.0]})
+    groups = [frame.loc[frame["f"] == lv, "y"].to_numpy() for lv in "abc"]
+    with np.errstate(divide="ignore"):
+        assert stats.levene(*groups).statistic == math.inf  # the degenerate F this replaces
+    c = check_assumptions(one_factor_anova(frame, "y", "f"))
+    why = "at most 2 values per level, which always lie equally far from their level's centre"
+    for test in (c.levene, c.brown_forsythe):
+        assert math.isnan(test.p_value) and test.note == f"undefined: {why}"
+    assert c.read == "anova"
+    assert c.advice == (
+        f"Equal variances cannot be tested here ({why}): the ANOVA and its pooled intervals assume them; "
+        "with 3 or more values per level they can be checked."
+    )
+    # one level of 3 values gives the distances a spread: the test is defined again, F by its definition
+    frame = pd.concat([frame, pd.DataFrame({"f": ["c"], "y": [6.0]})], ignore_index=True)
+    c = check_assumptions(one_factor_anova(frame, "y", "f"))
+    dev = frame.assign(y=(frame["y"] - frame.groupby("f")["y"].transform("mean")).abs())
+    assert c.levene.note is None and c.levene.statistic == pytest.approx(one_factor_anova(dev, "y", "f").f)
+
+
 def test_onl_loss_says_which_result_to_read() -> None:
     """ONL's Table 3: SD 0 at 1–2 receivers, 2–4 points at 6–10; zeros forbid a plain log."""
     a = one_factor_anova(pd.read_csv(ONL), "loss", "receivers")
