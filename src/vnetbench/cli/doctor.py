@@ -15,7 +15,7 @@ from rich.table import Table
 
 from vnetbench.cli.common import JsonOption, fail, out, spec_errors
 from vnetbench.cli.output import print_json, print_table
-from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, problems_of, ready
+from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, notes_of, problems_of, ready
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.units import signed
 
@@ -58,13 +58,17 @@ def doctor(
     ok = sum(ready(c) for c in checks)
     code = 0 if ok == len(checks) and not any(c.reason for c in checks) else 1
     if json_output:
-        hosts = [asdict(c) | {"ready": ready(c), "problems": problems_of(c)} for c in checks]
+        hosts = [
+            asdict(c) | {"ready": ready(c), "problems": problems_of(c), "notes": notes_of(c)} for c in checks
+        ]
         print_json({"hosts": hosts, "ready": ok, "checked_s": elapsed})
         raise typer.Exit(code)
     print_table(out, _table(checks))
     _clock_spread(checks, out)
     for line in (p for c in checks for p in problems_of(c)):
         out.print(f"[yellow]•[/yellow] {line}", highlight=False, soft_wrap=True)
+    for line in (n for c in checks for n in notes_of(c)):
+        out.print(f"• {line}", highlight=False, soft_wrap=True)
     out.print(f"{ok}/{len(checks)} hosts ready; checked in {elapsed:.2f} s", highlight=False)
     raise typer.Exit(code)
 

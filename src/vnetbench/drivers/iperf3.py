@@ -62,6 +62,17 @@ Measurement = TcpMeasurement | UdpMeasurement
 # ---------------------------------------------------------------------------------------------- commands
 
 
+def congestion_note(default: str, available: Iterable[str]) -> str:
+    """What a user should know about a machine's TCP congestion control, which a measurement without
+    `congestion:` gets (a new namespace inherits the default): nothing when it is cubic, the studies'
+    TCP; else that it is used and how to repeat a study. bbr, some distributions' and clouds' default,
+    ignores random loss (benchmarks/fidelity/README.md, "TCP over a lossy link")."""
+    if default == "cubic":
+        return ""
+    fix = "set `congestion: cubic` to repeat them" if "cubic" in available else "this kernel has no cubic"
+    return f"TCP measurements without `congestion:` use {default}; the studies measured cubic: {fix}"
+
+
 def _seconds(ns: int) -> str:
     """Nanoseconds as a decimal number of seconds without float noise: 10**9 -> '1', 5*10**8 -> '0.5'."""
     whole, frac = divmod(int(ns), NS)

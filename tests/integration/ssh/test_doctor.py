@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from tests.helpers.integration.sshnet import SshNet, checks_for
+from vnetbench.providers.ssh.doctor import notes_of
 
 
 def local_version(argv: list[str]) -> str:
@@ -29,6 +30,12 @@ def test_doctor_reports_tools_clock_and_mtu_of_every_host(sshnet: SshNet) -> Non
         assert c.clock_offset_ns is not None and c.clock_error_ns is not None
         assert abs(c.clock_offset_ns) < c.clock_error_ns + 20_000_000
         assert c.path_mtu == 1500
+        # the hosts are this machine's namespaces: the congestion control a new one inherits
+        assert c.congestion == Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
+        assert "cubic" in c.congestion_available
+        said = f"{c.name}: TCP measurements without `congestion:` use {c.congestion}; the studies measured "
+        expected = [] if c.congestion == "cubic" else [said + "cubic: set `congestion: cubic` to repeat them"]
+        assert notes_of(c) == expected
     assert checks[sshnet.hosts[-1].name].reachable  # the jump-only host, through the bastion
 
 

@@ -14,6 +14,7 @@ import subprocess
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from vnetbench.drivers.iperf3 import congestion_note
 from vnetbench.drivers.iperf3 import version as iperf3_version
 from vnetbench.drivers.ping import version as ping_version
 from vnetbench.providers.local import cgroups, delaynode, features, limits, ovs
@@ -85,17 +86,9 @@ TCP_SYSCTL = "/proc/sys/net/ipv4"
 
 
 def congestion_check(default: str, available: list[str]) -> Check:
-    """What a TCP measurement without `congestion:` gets here: the machine's default, which a new
-    namespace inherits. The studies' TCP was cubic, and bbr (some distributions' and clouds' default)
-    ignores random loss, so a campaign that repeats a study names its congestion control."""
-    note = ""
-    if default != "cubic":
-        note = f"TCP measurements without `congestion:` use {default}; the studies measured cubic: " + (
-            "set `congestion: cubic` to repeat them" if "cubic" in available else "this kernel has no cubic"
-        )
-    return Check(
-        "TCP congestion control", True, f"{default} (available: {' '.join(available)})", False, "", note
-    )
+    """The TCP congestion control a node inherits, and what that means (`congestion_note`)."""
+    detail = f"{default} (available: {' '.join(available)})"
+    return Check("TCP congestion control", True, detail, False, "", congestion_note(default, available))
 
 
 def _congestion() -> Check:

@@ -22,6 +22,7 @@ from typing import Any
 import asyncssh
 import yaml
 
+from vnetbench.drivers.iperf3 import congestion_note
 from vnetbench.drivers.iperf3 import version as iperf3_version
 from vnetbench.drivers.ping import version as ping_version
 from vnetbench.providers.base import ProviderError
@@ -43,6 +44,8 @@ echo "user $(id -un)"
 if [ "$(id -u)" != 0 ]; then if sudo -n true 2>/dev/null; then echo "sudo yes"; else echo "sudo no"; fi; fi
 echo "kernel $(uname -r)"
 echo "arch $(uname -m)"
+echo "congestion $(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null)"
+echo "congestion_available $(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)"
 while [ $# -gt 1 ]; do
   t=$1; f=$2; shift 2
   if p=$(command -v "$t" 2>/dev/null); then
@@ -75,6 +78,8 @@ class HostCheck:
     sudo: bool | None = None
     kernel: str = ""
     arch: str = ""
+    congestion: str = ""  # TCP congestion control a measurement without `congestion:` gets
+    congestion_available: list[str] = field(default_factory=list)
     tools: dict[str, str] = field(default_factory=dict)  # tool -> version
     paths: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
@@ -145,6 +150,10 @@ def _parse_facts(check: HostCheck, text: str, host: ResolvedHost) -> None:
                 check.kernel = value.strip()
             elif key == "arch":
                 check.arch = value.strip()
+            elif key == "congestion":
+                check.congestion = value.strip()
+            elif key == "congestion_available":
+                check.congestion_available = value.split()
 
 
 async def clock_offset(pool: Pool, name: str) -> tuple[int | None, int | None]:
@@ -278,6 +287,12 @@ def problems_of(check: HostCheck) -> list[str]:
     if check.installed:
         out.append(f"{check.name}: vnb-probe {check.installed}")
     return out
+
+
+def notes_of(check: HostCheck) -> list[str]:
+    """What a user should know about a ready host, though nothing stops a campaign there."""
+    note = congestion_note(check.congestion, check.congestion_available) if check.congestion else ""
+    return [f"{check.name}: {note}"] if note else []
 
 
 def ready(check: HostCheck) -> bool:
