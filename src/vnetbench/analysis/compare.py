@@ -28,6 +28,10 @@ of the comparison AND the difference is beyond the tolerance band in the bad (go
 point and RTT/jitter of 50 µs, as in the reproducibility check (campaign_parts.ABS_TOLERANCE).
 `within_tolerance` says whether the whole interval lies inside the band: "same" measured precisely
 enough to say so, not merely "no significant difference".
+
+The interval relative to A (`relative_ci`) is cut at −100 % where it reaches below: every compared
+metric cannot be negative, so B − A ≥ −A (`relative_ci_cut`); the test and the verdict use the uncut
+interval.
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ from vnetbench.analysis.contrasts import mann_whitney
 from vnetbench.analysis.inputs import DataError, check_confidence
 from vnetbench.analysis.jsonable import jsonable
 from vnetbench.spec.loader import spec_of
-from vnetbench.spec.units import metric_name, signed
+from vnetbench.spec.units import cannot_be_negative, metric_name, signed
 
 KEY = ["pattern", "measurement", "kind", "pair", "treatment", "metric"]
 HIGHER_IS_BETTER = {"throughput_bps": True, "loss_ratio": False, "jitter_mean_ns": False, "rtt_ns": False}
@@ -82,11 +86,30 @@ class Row:
         return self.difference / abs(self.center_a) if self.center_a else math.nan
 
     @property
+    def relative_ci_cut(self) -> bool:
+        """Whether the interval relative to A reaches below −100 % for a metric that cannot be
+        negative (throughput, loss, jitter, RTT): B ≥ 0, so B − A ≥ −A, and its lower end is cut there
+        (`relative_ci`). Welch's interval is symmetric about the difference; with few runs or a wide
+        spread it reached −1369 % of a loss. The test, and so the verdict, uses the uncut interval."""
+        return bool(
+            self.center_a
+            and cannot_be_negative(self.key.get("metric", ""))
+            and self.ci_low < -abs(self.center_a)
+        )
+
+    @property
+    def relative_ci(self) -> tuple[float, float]:
+        """The interval of B − A relative to |A|, its lower end cut at −1 (−100 %) where
+        `relative_ci_cut`; NaN without A (A is 0) or without an interval."""
+        scale = abs(self.center_a) if self.center_a else math.nan
+        low, high = self.ci_low / scale, self.ci_high / scale
+        return (-1.0, max(high, -1.0)) if self.relative_ci_cut else (low, high)
+
+    @property
     def within_tolerance(self) -> bool:
         return bool(-self.band <= self.ci_low and self.ci_high <= self.band)
 
     def to_dict(self) -> dict[str, Any]:
-        scale = abs(self.center_a) if self.center_a else math.nan
         return jsonable(
             self.key
             | {
@@ -100,7 +123,8 @@ class Row:
                 "difference": self.difference,
                 "ci": [self.ci_low, self.ci_high],
                 "relative_change": self.relative_change,
-                "relative_ci": [self.ci_low / scale, self.ci_high / scale],
+                "relative_ci": list(self.relative_ci),
+                "relative_ci_cut": self.relative_ci_cut,
                 "p_value": self.p_value,
                 "p_holm": self.p_holm,
                 "band": self.band,

@@ -19,6 +19,11 @@ DISPLAY = {  # scale and unit per metric in tables
     "rtt_ns": (1e6, "ms", "RTT"),
 }
 COLUMNS = ["pair · measurement · metric", "A", "B", "change", "interval", "p (Holm)", "verdict"]
+CUT_MARK = "*"  # after an interval's lower end cut at −100 % (analysis.compare.Row.relative_ci_cut)
+CUT_NOTE = (
+    f"{CUT_MARK} cut at −100 %: B cannot be negative, so B − A is never below −A "
+    "(the verdict is from the uncut interval's test)"
+)
 
 
 def display_rows(result: Comparison) -> list[list[str]]:
@@ -72,14 +77,18 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     '+1230 Mbit/s', not '+0.2 pp' beside its interval's 0.100 nor '+1.23e+03 Mbit/s'). The interval
     as the report's tables and Findings write one (`fmt.ci`): '(1.0 to 3.0) %', '(−0.300 to 0.100) pp'
     (no '+' on its ends; a relative one with the change's one decimal, a difference with its three
-    significant digits; more where the two ends would print alike)."""
+    significant digits; more where the two ends would print alike). A relative interval's lower end
+    below −100 % for a metric that cannot be negative is cut there and marked: '(−100.0* to 1171.1) %'
+    (`Row.relative_ci`; the caption says why)."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
         return change, fmt.MISSING
     if r.center_a:
-        a = abs(r.center_a)
-        interval = fmt.ci(100 * r.ci_low / a, 100 * r.ci_high / a, 1, "%", fixed=True)
-        return f"{_relative(100 * r.relative_change, 100 * r.ci_low / a, 100 * r.ci_high / a)} %", interval
+        low, high = (100 * end for end in r.relative_ci)  # cut at −100 % where B cannot be negative
+        interval = fmt.ci(low, high, 1, "%", fixed=True)
+        if r.relative_ci_cut:  # the mark on the end that was cut; the caption says why (CUT_NOTE)
+            interval = interval.replace(" to ", f"{CUT_MARK} to ", 1)
+        return f"{_relative(100 * r.relative_change, low, high)} %", interval
     unit = "pp" if unit == "%" else unit
     interval = fmt.ci(r.ci_low / scale, r.ci_high / scale, 3, unit)
     return f"{_difference(r.difference / scale)} {unit}".rstrip(), interval
@@ -110,7 +119,7 @@ def caption(result: Comparison) -> str:
         f"{100 * result.confidence:g} % interval: means for "
         f"throughput, loss and jitter, medians and the Hodges–Lehmann shift for RTT; p after Holm over all "
         f"{rows}; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
-        "50 µs of RTT or jitter)"
+        "50 µs of RTT or jitter)" + (f"; {CUT_NOTE}" if any(r.relative_ci_cut for r in result.rows) else "")
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
-from vnetbench.analysis.compare import KEY, compare, smallest_rank_p
+from vnetbench.analysis.compare import KEY, Row, compare, smallest_rank_p
 from vnetbench.analysis.contrasts import mann_whitney
 
 
@@ -227,3 +228,48 @@ def test_a_large_change_that_is_not_significant_says_same_is_not_equal() -> None
     assert (
         compare(obs("throughput_bps", [100.0, 101, 99]), obs("throughput_bps", [100.0, 102, 98])).notes == ()
     )
+
+
+def _scipy_welch(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """p and 95 % interval of mean(B) − mean(A) by scipy's Welch test, independent of compare's."""
+    res = stats.ttest_ind(b, a, equal_var=False)
+    ci = res.confidence_interval(0.95)
+    return float(res.pvalue), float(ci.low), float(ci.high)
+
+
+def test_a_relative_interval_of_a_metric_that_cannot_be_negative_is_cut_at_minus_100_percent() -> None:
+    # the audit's loss row: 2.21 % -> 0.0196 %, printed '(−1369.3 to 1171.1) %'; B ≥ 0 so B − A ≥ −A
+    a, b = np.array([0.0010, 0.0020, 0.0633]), np.array([0.0002, 0.0001, 0.0003])
+    row = compare(obs("loss_ratio", a, kind="udp"), obs("loss_ratio", b, kind="udp")).rows[0]
+    _, low, high = _scipy_welch(a, b)
+    assert low / a.mean() < -1  # what was printed
+    assert (row.ci_low, row.ci_high) == pytest.approx((low, high))  # the test's interval is kept
+    assert row.relative_ci_cut and row.relative_ci == pytest.approx((-1.0, high / a.mean()))
+    doc = row.to_dict()
+    assert (doc["relative_ci"], doc["relative_ci_cut"]) == (pytest.approx([-1.0, high / a.mean()]), True)
+    assert doc["ci"] == pytest.approx([low, high])
+    # an interval that stays above −100 %: not cut
+    a, b = np.array([95e6, 96e6, 94e6]), np.array([90e6, 91e6, 92e6])
+    row = compare(obs("throughput_bps", a), obs("throughput_bps", b)).rows[0]
+    _, low, high = _scipy_welch(a, b)
+    assert not row.relative_ci_cut and row.relative_ci == pytest.approx((low / 95e6, high / 95e6))
+    assert row.to_dict()["relative_ci_cut"] is False
+
+
+def test_the_cut_does_not_change_the_verdict() -> None:
+    # a significant fall of loss whose interval reaches −193 %: still 'better', p from the uncut test
+    a, b = np.array([0.05, 0.06, 0.10]), np.array([0.0010, 0.0010, 0.0011])
+    row = compare(obs("loss_ratio", a, kind="udp"), obs("loss_ratio", b, kind="udp")).rows[0]
+    p, low, high = _scipy_welch(a, b)
+    assert p < 0.05 and low / a.mean() < -1 < high / a.mean() < 0
+    assert row.p_holm == pytest.approx(p)  # one row: Holm leaves p as it is
+    assert (row.relative_ci_cut, row.verdict) == (True, "better")
+    assert row.relative_ci == pytest.approx((-1.0, high / a.mean()))
+
+
+def test_a_metric_that_can_be_negative_is_not_cut() -> None:
+    # a clock offset can be below 0: its interval relative to A is left as Welch gives it
+    key = {"pattern": "p", "measurement": "m", "kind": "tcp", "pair": "a→b", "treatment": "—"}
+    row = Row(key | {"metric": "offset_ns"}, "welch", 3, 3, 10.0, 5.0, -5.0, -40.0, 30.0, 0.5, 0.5)
+    assert not row.relative_ci_cut and row.relative_ci == (-4.0, 3.0)
+    assert replace(row, key=key | {"metric": "rtt_ns"}).relative_ci == (-1.0, 3.0)  # an RTT cannot
