@@ -25,6 +25,8 @@ from vnetbench.analysis.two_factor import two_factor
 from vnetbench.analysis.two_k_r import predicted_responses, two_k_r
 
 DESIGNS = ("one-factor", "two-factor", "factorial", "2k-r", "2k-p")
+# the names a campaign file's design.kind gives the same designs (spec.models.Design): accepted too
+DESIGN_ALIASES = {"full-factorial": "factorial"}
 
 
 @dataclass
@@ -53,9 +55,12 @@ def analyse_table(
     transform: str = "none",
     target_precision: str | None = None,
 ) -> TableAnalysis:
-    """Fit `design` to the table; DataError names the option or column at fault and the fix."""
+    """Fit `design` (one of DESIGNS, or a campaign's name of one: DESIGN_ALIASES) to the table;
+    DataError names the option or column at fault and the fix."""
+    design = DESIGN_ALIASES.get(design, design)
     if design not in DESIGNS:
-        raise DataError("--design", f"'{design}' is not a design", f"use one of {', '.join(DESIGNS)}")
+        names = ", ".join(f"{d} (or {a})" if (a := _alias_of(d)) else d for d in DESIGNS)
+        raise DataError("--design", f"'{design}' is not a design", f"use one of {names}")
     for flag, col in [("--response", response), *(("--factor", f) for f in factors)]:
         if col not in frame.columns:
             have = ", ".join(map(str, frame.columns))
@@ -153,3 +158,8 @@ DESIGN_ANALYSES: dict[str, Callable[[pd.DataFrame, str, list[str], float, list[s
     "2k-r": _two_k_r,
     "2k-p": _two_k_p,
 }
+
+
+def _alias_of(design: str) -> str:
+    """The campaign file's name of a design where it differs ('full-factorial' for factorial), else ''."""
+    return next((alias for alias, name in DESIGN_ALIASES.items() if name == design), "")

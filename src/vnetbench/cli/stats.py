@@ -28,7 +28,12 @@ def stats_command(
     ],
     factor: Annotated[list[str], typer.Option("--factor", help="factor column; repeat for several factors")],
     design: Annotated[
-        str, typer.Option("--design", help="one-factor | two-factor | factorial | 2k-r | 2k-p")
+        str,
+        typer.Option(
+            "--design",
+            help="one-factor | two-factor | factorial (or full-factorial, as in campaign files) "
+            "| 2k-r | 2k-p",
+        ),
     ] = "one-factor",
     generator: Annotated[
         list[str] | None,

@@ -180,3 +180,31 @@ def test_log_transform(tmp_path: Path) -> None:
 def test_new_options_refuse_bad_values(tmp_path: Path, args: list[str], needle: str) -> None:
     result = run(write(tmp_path, "f,y\n1,1\n1,2\n2,3\n2,4\n"), "--response", "y", "--factor", "f", *args)
     assert result.exit_code == 2 and needle in result.stderr
+
+
+def test_full_factorial_as_campaign_files_name_it_is_the_factorial_design(tmp_path: Path) -> None:
+    # was: "--design: 'full-factorial' is not a design; use one of one-factor, two-factor, factorial, …"
+    from typing import get_args
+
+    from vnetbench.analysis.table_analysis import DESIGN_ALIASES, DESIGNS
+    from vnetbench.spec.models import Design
+
+    assert set(get_args(Design.model_fields["kind"].annotation)) <= set(DESIGNS) | set(DESIGN_ALIASES)
+    csv = write(tmp_path, "A,B,y\n" + "".join(f"a{a},b{b},{a * 3 + b + r}\n" for a in (1, 2, 3)
+                                              for b in (1, 2) for r in (0, 2)))  # fmt: skip
+    args = ["--response", "y", "--factor", "A", "--factor", "B"]
+    assert run_json(csv, *args, "--design", "full-factorial") == run_json(csv, *args, "--design", "factorial")
+    assert run_json(csv, *args, "--design", "full-factorial")["design"] == "factorial"
+    result = run(csv, *args, "--design", "anova")
+    assert result.stderr == (
+        f"error: {csv}: --design: 'anova' is not a design; use one of one-factor, two-factor, factorial "
+        "(or full-factorial), 2k-r, 2k-p\n"
+    )
+    from typer.testing import CliRunner
+
+    from vnetbench.cli import app
+
+    helped = CliRunner().invoke(app, ["stats", "--help"], env={"COLUMNS": "400"})
+    assert "one-factor | two-factor | factorial (or full-factorial, as in campaign files) | 2k-r | 2k-p" in (
+        helped.stdout
+    )
