@@ -215,6 +215,7 @@ def _overview(context: ReportContext) -> Section:
         ["provider", row["provider"]],
         ["kernel", env.get("kernel", "?")],
         ["CPU", f"{env.get('cpu_count')} × {env.get('cpu_model', '?')}"],
+        ["vnetbench", env.get("vnetbench", "?")],  # the version that ran it (`vnetbench --version`)
         ["tools", ", ".join(f"{k} {v}" for k, v in row["tool_versions"].items())],
         ["spec", f"{row['spec_source']} (sha256 {row['spec_sha256'][:12]}…)"],
         ["seed", str(row["seed"])],
