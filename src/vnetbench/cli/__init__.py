@@ -20,9 +20,11 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 from __future__ import annotations
 
 import inspect
+from typing import Annotated
 
 import typer
 
+from vnetbench import __version__
 from vnetbench.cli import (
     analyze,
     campaign,
@@ -46,6 +48,29 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"vnetbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            help="print vnetbench's version (as each campaign stores it: environment.vnetbench) and exit",
+        ),
+    ] = False,
+) -> None:
+    """The options before a command: only --version."""
+
+
 app.add_typer(scenarios.app, name="scenarios")
 app.command("stats")(stats.stats_command)
 app.command("analyze")(analyze.analyze_command)
