@@ -20,9 +20,10 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 from __future__ import annotations
 
 import inspect
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from vnetbench import __version__
 from vnetbench.cli import (
@@ -38,6 +39,27 @@ from vnetbench.cli import (
     scenarios,
     stats,
 )
+
+
+def _flags_show_no_type() -> None:
+    """An on/off option (`--json`) or a counted one shows no type in `--help`. typer's rich help (0.29 here)
+    gives every option its type, a flag's too: `--json <bool>` read as if it took a value, and
+    `campaigns --json true` failed ("Got unexpected extra argument(s) (true)"). Click's plain help
+    writes a type only for an option that takes a value; so does this, for every command at once.
+    A typer without this method is left as it is."""
+    option = getattr(typer.core, "TyperOption", None)
+    shown = getattr(option, "display_type_rich", None)
+    if option is None or shown is None or getattr(shown, "flags_show_no_type", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> str | None:
+        return None if self.is_flag or self.count else shown(self, ctx)
+
+    display_type_rich.flags_show_no_type = True  # type: ignore[attr-defined]
+    option.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 
 app = typer.Typer(
     name="vnetbench",

@@ -4,6 +4,7 @@ typed (no rich markup, no emoji, no traceback) and say what to do."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,24 @@ def test_top_level_help_keeps_each_command_summary_on_one_line() -> None:
     assert "a verdict (same / better / worse)" in _line_with(res.output, "│ compare ")
     assert "only objects recorded as ours" in _line_with(res.output, "│ clean ")
     assert "path MTU. Without --inventory" in _line_with(res.output, "│ doctor ")
+
+
+def test_an_on_off_option_shows_no_type_in_help() -> None:
+    # typer's rich help wrote '--json <bool>', as if it took a value: `campaigns --json true` then
+    # failed with "Got unexpected extra argument(s) (true)"
+    res = CliRunner().invoke(app, ["campaigns", "--help"], env=WIDE)
+    assert res.exit_code == 0, res.output
+    cells = [
+        re.split(r"\s{2,}", _line_with(res.output, f"│ {o} ").strip("│ "))
+        for o in ("--json", "--help", "--db")
+    ]
+    assert cells[0] == [
+        "--json",
+        "print one JSON array, an object per row, instead of the table (SI base units)",
+    ]
+    assert cells[1] == ["--help", "Show this message and exit."]
+    assert cells[2][:2] == ["--db", "<str>"]  # an option that takes a value keeps its type
+    assert "<bool>" not in res.output
 
 
 def test_a_command_help_joins_the_lines_of_each_paragraph() -> None:
