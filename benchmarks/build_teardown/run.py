@@ -18,6 +18,7 @@ every object in a SQLite store before creating it, the registry file, and markin
 Usage (root):  .venv/bin/python benchmarks/build_teardown/run.py [--sizes 50,200,1000] [--reps 5]
 Writes the summary results.json and build_teardown.png next to this file; every run (raw/runs.json,
 raw/runs.csv) and the generated scripts (raw/sites-N-*.sh) go to raw/, which git ignores.
+`--redraw` draws build_teardown.png again from results.json, measuring nothing.
 """
 
 from __future__ import annotations
@@ -280,7 +281,14 @@ def main() -> int:
         "(default: 1 s + 3 ms per namespace, see settle_seconds)",
     )
     parser.add_argument("--out", type=Path, default=HERE)
+    parser.add_argument(
+        "--redraw", action="store_true", help="draw build_teardown.png from OUT/results.json; measure nothing"
+    )
     args = parser.parse_args()
+    if args.redraw:
+        saved = json.loads((args.out / "results.json").read_text())
+        figure(saved["summary"], saved["sizes"], saved["repetitions"], args.out / "build_teardown.png")
+        return 0
     if os.geteuid() != 0:
         print("run as root: it creates network namespaces", file=sys.stderr)
         return 2
@@ -320,7 +328,7 @@ def main() -> int:
         writer = csv.DictWriter(f, fieldnames=list(runs[0]))
         writer.writeheader()
         writer.writerows(runs)
-    figure(runs, sizes, args.out / "build_teardown.png")
+    figure(summary, sizes, args.reps, args.out / "build_teardown.png")
     print(
         f"\n{'nodes':>6} {'provider ms/node median [min-max]':>36} {'script ms/node':>16} {'ratio':>6}  goal"
     )
@@ -334,24 +342,23 @@ def main() -> int:
     return 0
 
 
-def figure(runs: list[dict], sizes: list[int], path: Path) -> None:
+def figure(summary: dict[str, dict], sizes: list[int], reps: int, path: Path) -> None:
+    """Per phase, each method's ms per node against the size: median [min–max] of its runs (the
+    summary's, so --redraw draws the same figure from results.json)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()  # the methods in the palette's blue and black, the goal grey dashed and named
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.8))
     for ax, phase in zip(axes, ("build", "teardown", "total"), strict=True):
         for method, label in (("provider", "provider"), ("ip-script", "ip/tc script")):
-            per = [
-                [r[f"{phase}_s"] * 1e3 / n for r in runs if r["nodes"] == n and r["method"] == method]
-                for n in sizes
-            ]
-            med = [statistics.median(v) for v in per]
-            err = [
-                [m - min(v) for m, v in zip(med, per, strict=True)],
-                [max(v) - m for m, v in zip(med, per, strict=True)],
-            ]
+            per = [summary[str(n)]["ms_per_node"][method][phase] for n in sizes]
+            med = [p["median"] for p in per]
+            err = [[p["median"] - p["min"] for p in per], [p["max"] - p["median"] for p in per]]
             ax.errorbar(sizes, med, yerr=err, marker="o", capsize=3, label=label)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -370,7 +377,6 @@ def figure(runs: list[dict], sizes: list[int], path: Path) -> None:
         color=NEUTRAL,
     )
     axes[0].legend(fontsize=8)
-    reps = sum(1 for r in runs if r["method"] == "provider" and r["nodes"] == sizes[0])
     fig.suptitle(f"build + teardown per node ({reps} runs each per size, methods alternating)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -566,6 +566,10 @@ def figure(summary: dict[str, Any]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
+
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     backends = list(summary["stores"])
     colours = {"sqlite": BLUE, "postgresql": MAGENTA}

@@ -34,7 +34,10 @@ import numpy as np
 from scipy import signal, stats
 
 from vnetbench.palette import BLUE, NEUTRAL
+from vnetbench.report.cycle import use_palette
 from vnetbench.spec import delaycdf, parse_spec
+
+use_palette()
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURE = ROOT / "docs" / "scenarios" / "img" / "geni-categories-rtt-cdf.png"

@@ -14,11 +14,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats
 
-from vnetbench.palette import BLUE, MAGENTA, NEUTRAL, SERIES
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL
+from vnetbench.report.cycle import use_palette
 
 # runs in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
 # targets and models grey dashed and named in the legend; black dots are single runs
-plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+use_palette()
 
 HERE = Path(__file__).resolve().parent
 

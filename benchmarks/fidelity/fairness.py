@@ -167,6 +167,9 @@ def window_figure(reps: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     from vnetbench.palette import BLACK, BLUE, NEUTRAL
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
 
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     ax.axhspan(25, 42, color=NEUTRAL, alpha=0.15, label="criterion: each flow 25–42 %")

@@ -33,7 +33,9 @@ from vnetbench.layout import Layout
 from vnetbench.layout.objects import Interface
 from vnetbench.palette import BLUE
 from vnetbench.providers.local import netshaping
+from vnetbench.report.cycle import use_palette
 
+use_palette()
 HERE = Path(__file__).resolve().parent
 SECONDS = 8
 PORT = 5201

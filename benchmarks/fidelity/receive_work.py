@@ -44,7 +44,9 @@ from hand_built import hand_built  # this folder's (the script's directory is on
 from vnetbench.drivers.probe import probe_path
 from vnetbench.layout import Layout
 from vnetbench.palette import NEUTRAL, SERIES
+from vnetbench.report.cycle import use_palette
 
+use_palette()
 HERE = Path(__file__).resolve().parent
 SECONDS = 3
 FABRIC_PPS = 30_000

@@ -45,7 +45,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from hand_built import hand_built
 
 from vnetbench.palette import BLUE, MAGENTA, NEUTRAL
+from vnetbench.report.cycle import use_palette
 
+use_palette()
 HERE = Path(__file__).resolve().parent
 RATE_MBIT = 50
 CONFIGS = [(0.01, 5), (0.03, 5), (0.01, 20), (0.03, 20)]  # (loss, one-way delay ms)

@@ -18,11 +18,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from vnetbench.palette import BLUE, NEUTRAL, SERIES
+from vnetbench.palette import BLUE, NEUTRAL
+from vnetbench.report.cycle import use_palette
 
 # each case in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
 # goals grey dashed and named in the legend; the black ticks are medians
-plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+use_palette()
 
 TARGETS = [1000, 10000, 100000]
 CPU_CASES = {

@@ -18,11 +18,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from vnetbench.palette import BLUE, MAGENTA, NEUTRAL, SERIES
+from vnetbench.palette import BLUE, MAGENTA, NEUTRAL
+from vnetbench.report.cycle import use_palette
 
 # measured series in vnetbench's palette (its report's figures too), not matplotlib's red-beside-green tab10;
 # reference lines grey and dashed, named in the legend
-plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+use_palette()
 
 LOSS_LIMIT = 0.01
 TARGETS = [1000, 10000, 100000]

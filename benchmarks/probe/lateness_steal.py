@@ -32,7 +32,9 @@ import run as probe_run  # benchmarks/probe/run.py: the veth pair and one vnb-pr
 from scipy.stats import spearmanr
 
 from vnetbench.palette import NEUTRAL
+from vnetbench.report.cycle import use_palette
 
+use_palette()  # the two arms in the palette's blue and black, the goal grey dashed and named
 HERE = Path(__file__).resolve().parent
 PPS = 10_000
 SECONDS = 5

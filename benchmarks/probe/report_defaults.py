@@ -367,6 +367,10 @@ def figure(rows: list[dict[str, Any]], s: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
+
     panels = [
         draw
         for part, draw in (("cpu", _cpu_panel), ("acc", _acc_panel), ("max", _max_panel))

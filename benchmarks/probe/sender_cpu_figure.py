@@ -5,10 +5,13 @@ receiving veth in threaded NAPI.
 python sender_cpu_figure.py OUT_DIR   (reads OUT_DIR/raw, writes OUT_DIR/sender-cpu.png, prints
 markdown: median [min .. max] over the repetitions; ratios against iperf3 of the same repetition
 and set-up)
+python sender_cpu_figure.py OUT_DIR --redraw   (the same figure from OUT_DIR/runs.csv, the runs kept in
+git: runs_csv.py's rows of the same files; prints nothing, measures nothing)
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import statistics
@@ -23,6 +26,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from vnetbench.palette import BLUE, BLUISH_GREEN, MAGENTA, NEUTRAL, REDDISH_PURPLE
+from vnetbench.report.cycle import use_palette
+
+use_palette()
 
 # vnetbench's palette (its report's figures too), each series also a marker of its own; goals grey
 # dashed and named in the legend; the black ticks are medians
@@ -111,6 +117,39 @@ def collect(raw: Path) -> dict[tuple[str, str], dict[int, Run]]:
         for case in CASES:
             out[(setup, case)] = {r: run for r in reps if (run := read_run(raw, setup, case, r))}
     return out
+
+
+def from_runs_csv(path: Path) -> dict[tuple[str, str], dict[int, Run]]:
+    """collect()'s runs from runs_csv.py's rows (the .cpu, .threads and JSON files' numbers, 6
+    significant digits); a run without its .cpu line is left out, as collect() leaves it."""
+    out: dict[tuple[str, str], dict[int, Run]] = {(s, c): {} for s in SETUPS for c in CASES}
+
+    def num(value: str) -> float | None:
+        return float(value) if value else None
+
+    with path.open() as f:
+        for r in csv.DictReader(f):
+            setup, case, rep = r["run"].split("-")
+            if (setup, case) not in out or not r["sender_cpu_s"]:
+                continue
+            loss = num(r["loss_ratio"])
+            sent, missed, lost = (
+                num(r["sent_packets"]),
+                num(r["missed_slots_packets"]),
+                num(r["lost_packets"]),
+            )
+            out[(setup, case)][int(rep)] = Run(
+                cpu_s=float(r["sender_cpu_s"]),
+                napi_s=num(r["napi_cpu_s"]) or 0.0,
+                ksoftirqd_s=num(r["ksoftirqd_cpu_s"]) or 0.0,
+                achieved_mbit=None if not r["achieved_bps"] else float(r["achieved_bps"]) / 1e6,
+                sent=None if sent is None else int(sent),
+                missed=None if missed is None else int(missed),
+                loss_pct=None if loss is None else loss * 100,
+                lost=None if lost is None else int(lost),
+                per_message=num(r["mean_message_packets"]),
+            )
+    return {key: dict(sorted(runs.items())) for key, runs in out.items()}
 
 
 def spread(xs: list[float], fmt: str) -> str:
@@ -234,6 +273,9 @@ def draw(out: Path, data: dict[tuple[str, str], dict[int, Run]]) -> None:
 
 def main() -> None:
     out = Path(sys.argv[1])
+    if sys.argv[2:] == ["--redraw"]:
+        draw(out / "sender-cpu.png", from_runs_csv(out / "runs.csv"))
+        return
     data = collect(out / "raw")
     draw(out / "sender-cpu.png", data)
     print("## Sender CPU, 100 Mbit/s of 1472-byte datagrams, 10 s runs: median [min .. max]\n")

@@ -157,6 +157,9 @@ def figure(summary: dict[str, dict[str, dict]], samples: int, path: Path) -> Non
     import numpy as np
 
     from vnetbench.palette import BLACK, NEUTRAL, SERIES
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
 
     fills = [c for c in SERIES if c != BLACK]  # bars under black error bars; goals grey dashed, named
     keys = list(summary)

@@ -78,6 +78,10 @@ def figure() -> Path:
     import matplotlib.pyplot as plt
     import pandas as pd
 
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
+
     frame = pd.read_csv(HERE / "raw" / "results.csv")
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=False)
     for ax, kind, title in zip(axes, ("tcp", "rtt"), ("TCP 1 s", "one ping echo"), strict=True):

@@ -119,6 +119,10 @@ def plot(results: dict) -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from vnetbench.report.cycle import use_palette
+
+    use_palette()
+
     summary = results["summary"]
     fig, ax = plt.subplots(figsize=(6.5, 3.4))
     labels = [f"{s['case']}\n{s['interval_s']:g} s" for s in summary]

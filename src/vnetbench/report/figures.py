@@ -20,9 +20,10 @@ import pandas as pd
 from vnetbench.analysis.descriptive import Competition
 from vnetbench.layout.objects import DEFAULT_HOST, DEFAULT_SITE
 from vnetbench.palette import BLACK, BLUE, MAGENTA, NEUTRAL, SERIES
+from vnetbench.report.cycle import use_palette
 
 # lines drawn without a colour of their own take the palette's, in its order (C0 is its blue)
-plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=list(SERIES))
+use_palette()
 # bars and areas beside black reference marks: the palette without its black
 FILLS = tuple(c for c in SERIES if c != BLACK)
 

@@ -158,16 +158,22 @@ BENCHMARK_FIGURES = (
     "delay/geni_tail.py", "delay/plot.py", "fidelity/receive_work.py", "fidelity/fairness.py",
     "fidelity/receive_queue_cpu.py", "scale/run.py", "probe/bc_figure.py", "probe/sender_cpu_figure.py",
     "probe/figure.py", "probe/report_defaults.py", "build_teardown/run.py", "dashboard/run.py",
-    "ssh/tables.py", "telemetry/run.py", "probe/lateness_steal.py", "fidelity/run.py",
+    "ssh/tables.py", "telemetry/run.py", "probe/lateness_steal.py", "fidelity/run.py", "fidelity/tcp_loss.py",
 )  # fmt: skip
 
 
 def test_the_benchmark_figures_draw_in_the_palette() -> None:
     """No tab: colour, no red, green or grey of matplotlib's (a reference line is palette.NEUTRAL), no
-    "C0" of its red-beside-green cycle, no hex of their own; black stays for medians and single runs."""
+    "C0" of its red-beside-green cycle, no hex of their own; black stays for medians and single runs.
+    Lines drawn without a colour take the palette's cycle, set by the one shared use_palette() (the
+    report's too), not a copy of the rcParams line per script."""
+    benchmarks = Path(__file__).parents[3] / "benchmarks"
+    drawing = {str(p.relative_to(benchmarks)) for p in benchmarks.rglob("*.py") if "savefig" in p.read_text()}
+    assert drawing == set(BENCHMARK_FIGURES)  # a new figure script is checked too
     for name in BENCHMARK_FIGURES:
-        text = (Path(__file__).parents[3] / "benchmarks" / name).read_text()
+        text = (benchmarks / name).read_text()
         assert "from vnetbench.palette import" in text, name
+        assert "use_palette()" in text and "prop_cycle" not in text, name
         assert "tab:" not in text, name
         assert not re.search(r"""colou?rs?=["'](red|green|grey|gray|r|C\d)["']""", text), name
         assert not re.search(r"""colou?rs?["']?\s*[=:]\s*["']#""", text), name
