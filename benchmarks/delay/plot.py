@@ -142,7 +142,7 @@ def main() -> None:
         [f"iperf3 -w {w}" if w != "auto" else "autotuned" for w in windows],
     )
     a.set_ylabel("TCP goodput, Mbit/s (10 Mbit/s link)")
-    a.set_title("bandwidth-delay product (dashed: min(link, advertised window / RTT))")
+    a.set_title("bandwidth-delay product\n(dashed: min(link, advertised window / RTT))")
     a.legend(fontsize=8)
 
     fig.suptitle("vnb-probe delay nodes on a 2-vCPU machine (kernel without netem)")
