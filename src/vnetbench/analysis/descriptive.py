@@ -17,16 +17,19 @@ from vnetbench.analysis.stable import cut_at_zero
 from vnetbench.spec.units import cannot_be_negative, interval_ends
 
 STATS = ("n", "mean", "sd", "min", "median", "p95", "max", "ci_low", "ci_high")
-CONFIDENCE = 0.95  # of the interval of the mean that describe() gives
+CONFIDENCE = 0.95  # of the interval of the mean that describe() gives unless asked for another
 CONNECTION = ["measurement", "kind", "src", "dst", "placement"]
 ALONE = ("single", "alone")  # a flow measured on its own
 FAIR_INDEX = 0.95  # Jain's index from which a repetition's shares count as fair
 SETTLED_TCP_S = 60  # TCP flows shorter than this may not have converged (benchmarks/fidelity window study)
 
 
-def describe(values: pd.Series | np.ndarray | list[float], nonnegative: bool = False) -> dict[str, float]:
-    """n, mean, SD, min, median, p95, max of the values (NaN left out), and the 95 % t interval of
-    the mean (SD and interval NaN with fewer than two values), cut at 0 when the metric cannot be negative;
+def describe(
+    values: pd.Series | np.ndarray | list[float], nonnegative: bool = False, confidence: float = CONFIDENCE
+) -> dict[str, float]:
+    """n, mean, SD, min, median, p95, max of the values (NaN left out), and the t interval of the mean
+    at `confidence` (a campaign's `analysis.confidence`, 95 % by default; SD and interval NaN with
+    fewer than two values), cut at 0 when the metric cannot be negative;
     `ci_cut` says whether it was, so a report can say so beside an interval that starts at 0."""
     arr = np.asarray(pd.Series(values).dropna(), dtype=float)
     if arr.size == 0:
@@ -36,7 +39,7 @@ def describe(values: pd.Series | np.ndarray | list[float], nonnegative: bool = F
     spread = float(arr.std(ddof=1)) if arr.max() > arr.min() else 0.0
     sd = spread if arr.size > 1 else float("nan")
     half = (
-        float(stats.t.ppf((1 + CONFIDENCE) / 2, arr.size - 1)) * sd / np.sqrt(arr.size)
+        float(stats.t.ppf((1 + confidence) / 2, arr.size - 1)) * sd / np.sqrt(arr.size)
         if arr.size > 1
         else np.nan
     )
@@ -63,16 +66,28 @@ def ok_alone(frame: pd.DataFrame) -> pd.DataFrame:
     return frame[(frame["status"] == "ok") & frame["group_kind"].isin(ALONE)]
 
 
-def connection_table(frame: pd.DataFrame, kind: str, metric: str, scale: float = 1.0) -> pd.DataFrame:
-    """One row per connection: statistics of `metric` over its repetitions, divided by `scale`."""
+def connection_table(
+    frame: pd.DataFrame, kind: str, metric: str, scale: float = 1.0, confidence: float = CONFIDENCE
+) -> pd.DataFrame:
+    """One row per connection: statistics of `metric` over its repetitions, divided by `scale`, the
+    interval of the mean at `confidence`; `repetitions` counts the distinct repetitions among its n
+    values (n when each is one repetition's), `offered_rate` and `of_offered` a UDP flow's offered rate
+    (÷ `scale`) and the mean share of it received."""
     rows = ok_alone(frame)
     if rows.empty or metric not in rows:
         return pd.DataFrame()
     rows = rows[rows["kind"] == kind]
     out = []
     for keys, group in rows.groupby(CONNECTION, sort=False):
-        summary = describe(group[metric] / scale, cannot_be_negative(metric))
+        summary = describe(group[metric] / scale, cannot_be_negative(metric), confidence)
         entry = dict(zip(CONNECTION, keys, strict=True)) | summary
+        valued = group[group[metric].notna()]
+        if "repetition" in valued:
+            entry["repetitions"] = int(valued["repetition"].nunique())
+        if "offered_bps" in group and group["offered_bps"].gt(0).any() and metric == "throughput_bps":
+            offered = group[group["offered_bps"].gt(0)]
+            entry["offered_rate"] = float(offered["offered_bps"].mean() / scale)
+            entry["of_offered"] = float((offered[metric] / offered["offered_bps"]).mean())
         if (
             "expected_max_bps" in group
             and group["expected_max_bps"].notna().any()
@@ -147,15 +162,17 @@ class Competition:
     reasons: list[str] = field(default_factory=list)
     model_max: float | None = None  # overhead-model maximum goodput of the shared bottleneck
     jain_per_rep: list[float] = field(default_factory=list)  # each repetition's index, in order
-    jain_interval: tuple[float, float] = (float("nan"), float("nan"))  # of the expected index, 95 %
+    jain_interval: tuple[float, float] = (float("nan"), float("nan"))  # of the expected index
+    confidence: float = CONFIDENCE  # of jain_interval: the spec's analysis.confidence
     duration_s: float = float("nan")  # median run time of the flows together (the tool's process)
     kind: str = ""  # the measurement kind: tcp, udp or rtt
     # per repetition with both: the flows' mean of together / alone within that repetition, in order
     ratio_per_rep: list[float] = field(default_factory=list)
 
 
-def competition(frame: pd.DataFrame) -> list[Competition]:
-    """Every group of simultaneous TCP/UDP/RTT flows against the same flows measured alone."""
+def competition(frame: pd.DataFrame, confidence: float = CONFIDENCE) -> list[Competition]:
+    """Every group of simultaneous TCP/UDP/RTT flows against the same flows measured alone; the
+    interval of the expected Jain index at `confidence` (the spec's analysis.confidence)."""
     if frame.empty:
         return []
     ok = frame[frame["status"] == "ok"]
@@ -202,7 +219,8 @@ def competition(frame: pd.DataFrame) -> list[Competition]:
             model_max=float(model.iloc[0]) if len(model) else None,
             jain_per_rep=[float(j) for j in jains],
             kind=kind,
-            jain_interval=mean_index_interval(jains.dropna().to_numpy(), len(shares), CONFIDENCE),
+            jain_interval=mean_index_interval(jains.dropna().to_numpy(), len(shares), confidence),
+            confidence=confidence,
             duration_s=float(group["duration_ns"].median()) / 1e9 if "duration_ns" in group else float("nan"),
         )
         comp.ratio_per_rep = _ratio_per_rep(group, alone, metric)
@@ -282,7 +300,8 @@ def _verdict(comp: Competition) -> tuple[str, list[str]]:
     interval = (
         # four digits with their zeros, as the fairness table's interval (`format_interval`): 0.6571
         # to 0.9982, 1.000 to 1.000 (it read '1 to 1' beside that table's '(1.000 to 1.000)')
-        f", {100 * CONFIDENCE:g} % interval of the expected index " + " to ".join(interval_ends(low, high, 4))
+        f", {100 * comp.confidence:g} % interval of the expected index "
+        + " to ".join(interval_ends(low, high, 4))
         if np.isfinite(low) and np.isfinite(high)
         else ""
     )

@@ -426,7 +426,9 @@ def _throughput_figures(prep: Prepared, kind: str, table: pd.DataFrame, fig_dir:
 def _competition_section(
     prep: Prepared, campaign: dict[str, Any], fig_dir: Path, cpu: pd.DataFrame
 ) -> Section | None:
-    results = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
+    results = [
+        (t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows, prep.confidence)
+    ]
     if not results:
         return None
     links = SharedLinks(campaign)

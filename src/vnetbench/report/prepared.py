@@ -25,7 +25,7 @@ import pandas as pd
 
 from vnetbench.analysis import campaign_data as cd
 from vnetbench.analysis.campaign_analysis import settings_from_spec
-from vnetbench.analysis.descriptive import ALONE, describe
+from vnetbench.analysis.descriptive import ALONE, CONFIDENCE, describe
 from vnetbench.analysis.outliers import MIN_GROUP, OutlierPolicy
 from vnetbench.analysis.transient import NS
 from vnetbench.layout.build import NETWORK_BURST_MS
@@ -45,6 +45,7 @@ class Prepared:
     samples: pd.DataFrame
     treatments: list[str]  # labels in the design's standard order; empty without factors
     notes: dict[str, list[str]] = field(default_factory=dict)  # per section (tcp, udp, rtt, together)
+    confidence: float = CONFIDENCE  # the spec's analysis.confidence: of every connection's interval
 
     @property
     def factorial(self) -> bool:
@@ -90,7 +91,7 @@ def prepare(
     builds: pd.DataFrame,
 ) -> Prepared:
     """The ok measurements with their treatments, after the spec's transient removal and outlier policy."""
-    names, levels, omit_ns, method = _settings(campaign)
+    names, levels, omit_ns, method, confidence = _settings(campaign)
     source = cd.as_source(samples)
     flows, _ = cd.flow_table(frame, source, builds, names, omit_ns)
     treatments = _treatment_order(levels, names)
@@ -99,7 +100,7 @@ def prepare(
         seen = [t for t in dict.fromkeys(flows[TREATMENT]) if t not in treatments]
         treatments += seen if names else []
     shown = _shown_samples(source, flows, omit_ns)
-    prep = Prepared(flows, shown, treatments, {k: [] for k in ("tcp", "udp", "rtt", "together")})
+    prep = Prepared(flows, shown, treatments, {k: [] for k in ("tcp", "udp", "rtt", "together")}, confidence)
     if flows.empty:
         return prep
     if omit_ns > 0:
@@ -107,12 +108,19 @@ def prepare(
     if method != "none":
         _outliers(prep, OutlierPolicy(method))
     for kind in ("tcp", "udp"):
-        prep.notes[kind] += _above_model_note(prep.frame, kind, builds, omit_ns, intervals=not prep.factorial)
+        prep.notes[kind] += _above_model_note(
+            prep.frame, kind, builds, omit_ns, intervals=not prep.factorial, confidence=confidence
+        )
     return prep
 
 
 def _above_model_note(
-    frame: pd.DataFrame, kind: str, builds: pd.DataFrame, omit_ns: int, intervals: bool = True
+    frame: pd.DataFrame,
+    kind: str,
+    builds: pd.DataFrame,
+    omit_ns: int,
+    intervals: bool = True,
+    confidence: float = CONFIDENCE,
 ) -> list[str]:
     """Why a connection's mean can exceed the overhead model's maximum (exogeni-exp5: 100.3 % over
     2 s): the shaper's token bucket, full while the link was idle, passes its burst at once, so a
@@ -122,7 +130,8 @@ def _above_model_note(
     9.634) at 100.0 %, the upper end 100.7 %): it is the mean's uncertainty, not a measured rate, and
     it is not cut at the model, which is no hard bound as 0 is (docs/statistics.md). `intervals`: the
     report shows the connections' intervals (the Findings and the placement tables of a campaign
-    without factors); an upper end that rounds to 100.0 % needs no word."""
+    without factors); an upper end that rounds to 100.0 % needs no word. `confidence`: the intervals'
+    level, the spec's analysis.confidence."""
     needed = {"kind", "group_kind", "throughput_bps", "expected_max_bps", "duration_ns"}
     if frame.empty or not needed <= set(frame.columns):
         return []
@@ -133,7 +142,7 @@ def _above_model_note(
     by_connection = rows.groupby(keys, dropna=False)
     model = by_connection["expected_max_bps"].first()
     ratio = by_connection["throughput_bps"].mean() / model
-    upper = by_connection["throughput_bps"].apply(lambda s: describe(s, nonnegative=True)["ci_high"]) / model
+    upper = by_connection["throughput_bps"].apply(lambda s: describe(s, True, confidence)["ci_high"]) / model
     above = ratio[ratio > 1]
     reaching = upper[upper >= 1.0005] if intervals else upper.iloc[0:0]  # shown above 100.0 %
     if above.empty and reaching.empty:
@@ -151,7 +160,7 @@ def _above_model_note(
     )
     if not reaching.empty:
         notes.append(
-            f"The 95 % interval of a mean reaches above the model for "
+            f"The {100 * confidence:g} % interval of a mean reaches above the model for "
             f"{fmt.counted(len(reaching), 'connection')} (up to {fmt.ratio_pct(float(reaching.max()))}): "
             "it is the mean's uncertainty from its repetitions' spread (few make it wide), not a "
             "measured rate, and is not cut at the model, which, unlike 0, is no hard bound."
@@ -193,14 +202,16 @@ def _shown_samples(source: cd.SampleSource, flows: pd.DataFrame, omit_ns: int) -
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0].reset_index(drop=True)
 
 
-def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str]:
-    """Factor names and levels, omit (ns) and outlier method of the stored spec (none if unreadable)."""
+def _settings(campaign: dict[str, Any]) -> tuple[list[str], list[list[Any]], int, str, float]:
+    """Factor names and levels, omit (ns), outlier method and confidence of the stored spec (none,
+    95 % if unreadable)."""
     try:
         spec = spec_of(campaign)
     except (SpecInvalid, TypeError, AttributeError):  # a hand-made campaign row without a spec
-        return [], [], 0, "none"
+        return [], [], 0, "none", CONFIDENCE
     s = settings_from_spec(spec)
-    return [f.name for f in spec.factors], [list(f.levels) for f in spec.factors], s.omit_ns, s.outliers
+    names, levels = [f.name for f in spec.factors], [list(f.levels) for f in spec.factors]
+    return names, levels, s.omit_ns, s.outliers, s.confidence
 
 
 def _treatment_order(levels: list[list[Any]], names: list[str]) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers.campaign_frames import star
 from vnetbench.analysis.descriptive import competition, jain_text
-from vnetbench.analysis.fairness import index_sd_text
+from vnetbench.analysis.fairness import index_sd_text, mean_index_interval
 from vnetbench.spec.units import plain_number
 
 
@@ -153,3 +153,17 @@ def test_shares_and_the_interval_have_the_digits_of_the_tables_beside_them() -> 
     assert len(plain_number(low, 4).lstrip("0.")) == 4  # four significant digits: 0.9108, not 0.911
     (equal,) = competition(star([(47.5e6, 47.5e6), (47.5e6, 47.5e6)]))
     assert any("interval of the expected index 1.000 to 1.000" in r for r in equal.reasons)
+
+
+def test_the_index_interval_is_at_the_campaigns_level() -> None:
+    """analysis.confidence 0.99 reaches the interval of the expected index and its words (it was 95 %
+    whatever the spec said). The indices by hand, (a + b)² / (2(a² + b²)); the interval is fairness's
+    mean_index_interval of them at 0.99 (tested on its own in test_fairness_coverage.py)."""
+    pairs = [(36.9e6, 59.4e6), (74.2e6, 21.7e6), (50e6, 45e6)]
+    indices = [(a + b) ** 2 / (2 * (a * a + b * b)) for a, b in pairs]
+    (c,) = competition(star(pairs), 0.99)
+    assert c.confidence == 0.99
+    assert c.jain_interval == pytest.approx(mean_index_interval(indices, 2, 0.99))
+    assert c.jain_interval != pytest.approx(mean_index_interval(indices, 2, 0.95))
+    assert any("over 3 repetitions, 99 % interval of the expected index " in r for r in c.reasons)
+    assert not any("95 %" in r for r in c.reasons)

@@ -68,3 +68,14 @@ def test_an_interval_that_reaches_above_the_model_is_explained_too() -> None:
     # a mean above the model as well: both notes, the bucket's first
     first, second = _above_model_note(_frame([95.92e6, 95.91e6]), "tcp", _builds("network"), 0)
     assert first.startswith("'of model max' above 100 %") and second.startswith("The 95 % interval")
+
+
+def test_the_note_gives_the_campaigns_level() -> None:
+    """At analysis.confidence 0.99 the connections' intervals are 99 % ones, and the note says so: 95.60
+    and 95.64 Mbit/s reach up to 95.62 + t[0.995; 1] · 0.02828 / √2."""
+    high = 95.62e6 + stats.t.ppf(0.995, 1) * 0.028284271e6 / 2**0.5
+    assert f"{100 * high / MODEL:.1f}" == "101.3"
+    (note,) = _above_model_note(_frame([95.60e6, 95.64e6]), "tcp", _builds("network"), 0, confidence=0.99)
+    assert note.startswith(
+        "The 99 % interval of a mean reaches above the model for 1 connection (up to 101.3 %): "
+    )

@@ -121,6 +121,7 @@ def test_a_level_whose_every_repetition_is_zero_says_its_interval_is_the_pooled_
     result = one_factor_anova(frame, "loss_ratio", "receivers")
     model = FittedModel("receivers · udp · loss_ratio", "one-factor", result)
     (line,) = design_findings(SimpleNamespace(models=[model]))
-    assert line.split("Mean per level (95 % interval): ")[1] == (
+    # three repetitions at each level, the SD pooled over the levels (s_e): the line says so
+    assert line.split("Mean per level (95 % t interval over 3 repetitions per level, pooled SD): ")[1] == (
         "1 and 2: 0 % (every repetition 0; pooled interval 0 to 1.63), 3: 12.0 % (10.4 to 13.6)."
     )

@@ -38,7 +38,9 @@ def _rtts() -> cp.Placements:
 
 def test_the_placement_finding_and_table_name_the_metric_once() -> None:
     (line,) = placement_findings(SimpleNamespace(placement=_rtts()))
-    assert line.startswith("<b>rtt: mean by placement</b> (95 % interval): ")
+    assert line.startswith(
+        "<b>rtt: mean by placement</b> (alone; 95 % t interval over flows × repetitions, n = 2 per placement): "
+    )
     section = _placement(_rtts())
     assert [t.title for t in section.tables] == [
         "rtt: mean (ms) per placement (95 % interval of the mean)",

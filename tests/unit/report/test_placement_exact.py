@@ -30,7 +30,8 @@ def loss() -> cp.Placements:
 def test_the_findings_say_same_or_different_in_every_repetition() -> None:
     (line,) = placement_findings(SimpleNamespace(placement=loss()))
     assert line == (
-        "<b>udp: loss by placement</b> (95 % interval): same-host 0 % (0 to 0), same-site 0 % (0 to 0), "
+        "<b>udp: loss by placement</b> (alone; 95 % t interval over flows × repetitions, n = 2 per placement): "
+        "same-host 0 % (0 to 0), same-site 0 % (0 to 0), "
         "cross-site 1.00 % (1.00 to 1.00); "
         "different in every repetition (no spread, so no test applies): cross-site − same-host +1.00 pp, "
         "cross-site − same-site +1.00 pp; "

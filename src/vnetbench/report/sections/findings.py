@@ -1,4 +1,5 @@
-"""Report section 'Findings': the answer first. The headline numbers with their 95 % intervals, what the
+"""Report section 'Findings': the answer first. The headline numbers with their intervals (at the spec's
+analysis.confidence, each line saying what it is over), what the
 design found significant and what it did not, the rebuilds' verdicts, the placement differences,
 whether simultaneous flows competed, the knees of packet-rate sweeps, and where the packets were lost
 (the bottleneck). Every number is one the sections below show in detail; this only picks them.
@@ -36,10 +37,12 @@ def build(ctx: ReportContext) -> list[Section]:
     if analysis is not None and analysis.models:
         items += design_findings(analysis, ctx.frame, ctx.losses)
     elif not prep.factorial:
-        items += headline_findings(prep.frame)
+        items += headline_findings(prep.frame, prep.confidence)
     if analysis is not None:
         items += rebuild_findings(analysis) + placement_findings(analysis)
-    together = [(t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows)]
+    together = [
+        (t, comp) for t, rows in prep.split(prep.frame) for comp in d.competition(rows, prep.confidence)
+    ]
     items += competition_findings(together)
     items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses, ctx.frame)
     if not items:
@@ -48,31 +51,72 @@ def build(ctx: ReportContext) -> list[Section]:
         Section(
             "Findings",
             "findings",
-            intro="The answer first: the headline numbers with their 95 % intervals, what mattered and "
-            "what did not, and where the bottleneck was. The sections below hold every detail.",
+            intro=f"The answer first: the headline numbers with their {_level(prep.confidence)} intervals "
+            "(each line says what its interval is over), what mattered and what did not, and where the "
+            "bottleneck was. The sections below hold every detail.",
             items=items,
         )
     ]
 
 
-def headline_findings(frame: pd.DataFrame) -> list[str]:
-    """Each connection's mean throughput (TCP, UDP) and RTT, measured alone, with its interval."""
+def _level(confidence: float) -> str:
+    """A confidence level as the report writes it: '95 %', '99 %', '99.9 %'."""
+    return f"{100 * confidence:g} %"
+
+
+def _span(ns: list[int]) -> str:
+    """'3', or '2 to 4' where the counts differ."""
+    return str(min(ns)) if min(ns) == max(ns) else f"{min(ns)} to {max(ns)}"
+
+
+def _counted_span(ns: list[int], noun: str) -> str:
+    """'1 repetition', '3 repetitions', '2 to 4 measurements'."""
+    return f"{_span(ns)} {noun}" + ("" if max(ns) == 1 else "s")
+
+
+def headline_findings(frame: pd.DataFrame, confidence: float = d.CONFIDENCE) -> list[str]:
+    """Each connection's mean throughput (TCP, UDP) and RTT, measured alone, with its t interval at
+    `confidence` (the spec's analysis.confidence) over its repetitions, as the line says."""
     out = []
     for kind, metric in (("tcp", "throughput_bps"), ("udp", "throughput_bps"), ("rtt", "rtt_mean_ns")):
-        table = d.connection_table(frame, kind, metric)
+        table = d.connection_table(frame, kind, metric, confidence=confidence)
         if table.empty:
             continue
         # two measurements of one kind on one pair (e.g. two windows) are told apart by name
         named = table["measurement"].nunique() > 1
         lines = [_connection_line(r, metric, named) for r in table.to_dict("records")]
-        if len(lines) > MAX_CONNECTIONS:
+        collapsed = len(lines) > MAX_CONNECTIONS
+        if collapsed:
             low, high = table["mean"].min(), table["mean"].max()
             lines = [
                 f"{len(lines)} connections from {fmt.metric(metric, low)} to {fmt.metric(metric, high, True)}"
             ]
         name = f"{kind.upper()} {fmt.metric_name(metric).removeprefix('rtt ')}"
-        out.append(f"<b>{name}</b> (alone, 95 % interval): " + "; ".join(lines) + ".")
+        basis = _connection_basis(table, confidence, collapsed)
+        out.append(f"<b>{name}</b> ({basis}): " + "; ".join(lines) + ".")
     return out
+
+
+def _connection_basis(table: pd.DataFrame, confidence: float, collapsed: bool) -> str:
+    """What a headline line's intervals are: 'alone; 95 % t interval over 2 repetitions' — the mean
+    of each connection's values, one per repetition (connection_table), not of the RTT table's
+    replies. Where a connection has several values in a repetition (several patterns measure it) the
+    values are measurements: 'over 18 measurements in 6 repetitions'. A range where the connections'
+    counts differ. Collapsed into a range of means, or with a single value each, no interval is
+    shown: 'alone; means of 2 repetitions', 'alone; 1 repetition, no interval'."""
+    rows = table.to_dict("records")
+    ns = [int(r["n"]) for r in rows]
+    with_interval = [int(r["n"]) for r in rows if pd.notna(r["ci_low"]) and pd.notna(r["ci_high"])]
+    reps = [int(r["repetitions"]) for r in rows if pd.notna(r.get("repetitions"))]
+    if reps == ns or not reps:  # each value one repetition's (or no repetition column: taken as such)
+        what = _counted_span(with_interval or ns, "repetition")
+    else:
+        what = f"{_counted_span(with_interval or ns, 'measurement')} in {_counted_span(reps, 'repetition')}"
+    if collapsed:
+        return f"alone; means of {what}"
+    if not with_interval:
+        return f"alone; {what}, no interval"
+    return f"alone; {_level(confidence)} t interval over {what}"
 
 
 def _connection_line(r: dict[str, Any], metric: str, named: bool = False) -> str:
@@ -81,9 +125,23 @@ def _connection_line(r: dict[str, Any], metric: str, named: bool = False) -> str
         interval = interval[:-1] + ", cut at 0: the mean cannot be negative)"
     name = f" ({r['measurement']})" if named else ""
     text = f"{r['src']}→{r['dst']}{name} {mean} {interval}".rstrip()
+    if _under_model(r):  # offered less than the path carries: the share of the offer is the answer
+        text += (
+            f", {fmt.ratio_pct(r['of_offered'])} of the {fmt.metric(metric, r['offered_rate'], True)} offered"
+        )
     if r.get("of_model_max") is not None and pd.notna(r.get("of_model_max")):
         text += f", {fmt.ratio_pct(r['of_model_max'])} of the model maximum"
     return text
+
+
+def _under_model(r: dict[str, Any]) -> bool:
+    """Whether the flow was offered a rate (UDP, a capped TCP) below the model maximum of its path, or
+    on a path without one: 19.49 Mbit/s is 40.1 % of a 50 Mbit/s link's maximum, but 97.5 % of the
+    20 Mbit/s it was offered, and only the second says whether the path kept up."""
+    offered, model = r.get("offered_rate"), r.get("model_max")
+    if offered is None or pd.isna(offered) or pd.isna(r.get("of_offered")):
+        return False
+    return model is None or pd.isna(model) or offered < model
 
 
 def _mean_ci(metric: str, mean: float, lo: float, hi: float) -> tuple[str, str]:
@@ -125,13 +183,21 @@ def design_findings(
         line += _caution(m.diagnostics)
         means = _level_means(m, response)
         if means:
-            line += f". Mean per level (95 % interval): {means}"
+            line += f". Mean per level ({_level_basis(m.result)}): {means}"
         if m.capacity is not None and m.capacity.recommended is not None:
             line += f". Recommended maximum: {m.result.factor} = {m.capacity.recommended}"
             caveat = fidelity.capacity_caveat(m.result.factor, frame, losses or [], machine)
             line += f" — caveat: {caveat}" if caveat else ""
         out.append(line + ".")
     return out
+
+
+def _level_basis(anova: Any) -> str:
+    """What a one-factor model's level intervals are: ȳ.j ± t·s_e/√r_j at the analysis' confidence,
+    over each level's repetitions (r_j, one observation each) with the SD pooled over all levels:
+    '95 % t interval over 3 repetitions per level, pooled SD'."""
+    reps = [int(e.n) for e in anova.effects]
+    return f"{_level(anova.confidence)} t interval over {_span(reps)} repetitions per level, pooled SD"
 
 
 def _caution(diag: Any) -> str:
@@ -264,7 +330,7 @@ def placement_findings(analysis: Any) -> list[str]:
         differ = [_placement_difference(metric, p) for p in c.pairs if p.exact and p.difference != 0]
         same = [f"{p.second} vs {p.first}" for p in c.pairs if p.exact and p.difference == 0]
         name = fmt.metric_name(metric, entry.measurement)  # 'rtt: mean', not 'rtt: rtt mean'
-        line = f"<b>{entry.measurement}: {name} by placement</b> (95 % interval): {means}"
+        line = f"<b>{entry.measurement}: {name} by placement</b> ({_placement_basis(c)}): {means}"
         for label, items in (
             ("significant", sig),
             ("not significant", nsig),
@@ -275,6 +341,16 @@ def placement_findings(analysis: Any) -> list[str]:
                 line += f"; {label}: " + ", ".join(items)
         out.append(line + ".")
     return out
+
+
+def _placement_basis(c: Any) -> str:
+    """What a placement line's intervals are: each category's flows measured alone, every connection
+    in it in every repetition, at the analysis' confidence (compare_placements):
+    'alone; 95 % t interval over flows × repetitions, n = 4 per placement'."""
+    ns = [int(x.n) for x in c.categories if x.n > 1]
+    if not ns:
+        return "alone; 1 flow per placement, no interval"
+    return f"alone; {_level(c.confidence)} t interval over flows × repetitions, n = {_span(ns)} per placement"
 
 
 def _placement_difference(metric: str, p: Any) -> str:
