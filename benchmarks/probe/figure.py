@@ -92,7 +92,8 @@ def cpu_seconds(raw: str, names: list[str], reps: list[int]) -> dict[str, list[f
                 lines = Path(f"{raw}/cpu-{name}-{rep}.cpu").read_text().splitlines()
             except OSError:
                 continue
-            acc += [float(line.split()[1]) for line in lines if line.startswith("CPU ")]
+            # the wrapper's line is "CPU user system" (lib.sh): the sender's CPU is their sum
+            acc += [sum(map(float, line.split()[1:3])) for line in lines if line.startswith("CPU ")]
     return out
 
 
