@@ -33,6 +33,19 @@ patterns:
 schedule: {repetitions: 3, rebuild: true, interval: 60s}
 """
 
+# Two nodes, one 100 mbit link, one TCP measurement: a campaign stored without measuring it.
+TWO_NODE_TCP = """\
+name: kept
+topology:
+  nodes: [{name: n1}, {name: n2}]
+  links:
+    - {endpoints: [n1, n2], rate: 100mbit}
+measurements:
+  - {name: tcp, kind: tcp, duration: 3s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
+"""
+
 # Two nodes, RTT and TCP, on a 10-minute monitoring schedule.
 MONITORED_SPEC = """\
 name: mon

@@ -17,24 +17,13 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from tests.helpers.specs import MONITORED_SPEC
+from tests.helpers.specs import TWO_NODE_TCP as SPEC
 from tests.helpers.synthetic import write_campaign
 from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
 from vnetbench.store.records import MeasurementRecord, Sample
-
-SPEC = """\
-name: kept
-topology:
-  nodes: [{name: n1}, {name: n2}]
-  links:
-    - {endpoints: [n1, n2], rate: 100mbit}
-measurements:
-  - {name: tcp, kind: tcp, duration: 3s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
-"""
 
 
 def _store(path: Path, *campaigns: tuple[str, str, str, int | None]) -> Path:

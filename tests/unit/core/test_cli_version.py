@@ -9,21 +9,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.helpers.specs import TWO_NODE_TCP as SPEC
 from vnetbench.cli import app
 from vnetbench.run.campaign import environment
 from vnetbench.store.db import Store
-
-SPEC = """\
-name: kept
-topology:
-  nodes: [{name: n1}, {name: n2}]
-  links:
-    - {endpoints: [n1, n2], rate: 100mbit}
-measurements:
-  - {name: tcp, kind: tcp, duration: 3s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
-"""
 
 
 def test_version_prints_the_installed_version_the_store_records() -> None:
