@@ -29,6 +29,8 @@ class Change:
     series: Series
     value: float
     metric: str = ""  # the rule's metric: the unit `value` is shown in
+    condition: str = ""  # the rule as it fired: "loss_ratio > 1.00 % for 3 runs"
+    run: int = 0  # the run whose value opened or closed the episode
 
 
 def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run: int) -> list[Change]:
@@ -51,7 +53,16 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
                 if not rule.breaks(last_value):
                     mstore.close_episode(episode["id"], run)
                     changes.append(
-                        Change("resolved", episode["id"], rule.name, series, last_value, rule.metric)
+                        Change(
+                            "resolved",
+                            episode["id"],
+                            rule.name,
+                            series,
+                            last_value,
+                            rule.metric,
+                            episode["condition"],
+                            run,
+                        )
                     )
                 continue
             window = [v for r, v in points if r > run - rule.for_runs]
@@ -69,14 +80,27 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
                     opened_run=run,
                     value=last_value,
                 )
-                changes.append(Change("firing", episode_id, rule.name, series, last_value, rule.metric))
+                changes.append(
+                    Change(
+                        "firing", episode_id, rule.name, series, last_value, rule.metric, rule.describe(), run
+                    )
+                )
     # a rule taken out of the spec no longer holds its episodes open
     names = {r.name for r in rules}
     for (rule_name, series), episode in open_now.items():
         if rule_name not in names:
             mstore.close_episode(episode["id"], run)
             changes.append(
-                Change("resolved", episode["id"], rule_name, series, float("nan"), episode["metric"])
+                Change(
+                    "resolved",
+                    episode["id"],
+                    rule_name,
+                    series,
+                    float("nan"),
+                    episode["metric"],
+                    episode["condition"],
+                    run,
+                )
             )
     return changes
 

@@ -396,7 +396,8 @@ class Monitor:
             value = format_metric(change.metric, change.value)
             self._say(
                 f"alert [{colour}]{change.state}[/{colour}]: {change.rule} on {s.measurement} "
-                f"{s.src}→{s.dst} " + (f"(value {value})" if value else "(rule no longer in the spec)")
+                f"{s.src}→{s.dst}: {change.condition} "
+                + (f"(value {value} in run {change.run})" if value else "(rule no longer in the spec)")
             )
         for problem in alerts.notify(self.mstore, self.m.campaign_id, self.m.name, self.webhook):
             self._say(f"[yellow]{problem}[/yellow] (retried after the next run)")

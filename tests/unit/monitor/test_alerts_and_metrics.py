@@ -93,7 +93,9 @@ def test_an_episode_opens_once_after_for_runs_and_closes_at_the_first_good_run(m
     assert mstore.open_episodes("c1") == []
 
 
-def test_the_monitor_says_an_alerts_value_in_the_metrics_unit(monitored) -> None:
+def test_the_monitor_says_an_alerts_rule_threshold_runs_and_value_in_the_metrics_unit(monitored) -> None:
+    # it said "alert firing: lossy on udp a→b (value 3.40 %)": not what the value broke, nor over
+    # how many runs, nor which run the value is from
     from rich.console import Console
 
     from vnetbench.monitor.service import Monitor
@@ -107,11 +109,20 @@ def test_the_monitor_says_an_alerts_value_in_the_metrics_unit(monitored) -> None
     for run in (1, 2):
         store_run(store, run, {("a", "b"): 0.034})
         monitor._check_alerts(run)
+    store_run(store, 3, {("a", "b"): 0.0})
+    monitor._check_alerts(3)
+    for run in (4, 5):
+        store_run(store, run, {("a", "b"): 0.02})
+        monitor._check_alerts(run)
     monitor.m.loaded.campaign.alerts = []  # the rule taken out of the spec: its episode resolves
-    monitor._check_alerts(2)
-    text = console.export_text()
-    assert "alert firing: lossy on udp a→b (value 3.40 %)" in text, text
-    assert "alert resolved: lossy on udp a→b (rule no longer in the spec)" in text, text
+    monitor._check_alerts(5)
+    lines = [line for line in console.export_text().splitlines() if "alert " in line]
+    assert lines == [
+        "t/c1: alert firing: lossy on udp a→b: loss_ratio > 1.00 % for 2 runs (value 3.40 % in run 2)",
+        "t/c1: alert resolved: lossy on udp a→b: loss_ratio > 1.00 % for 2 runs (value 0 % in run 3)",
+        "t/c1: alert firing: lossy on udp a→b: loss_ratio > 1.00 % for 2 runs (value 2.00 % in run 5)",
+        "t/c1: alert resolved: lossy on udp a→b: loss_ratio > 1.00 % for 2 runs (rule no longer in the spec)",
+    ], lines
 
 
 def test_a_rule_on_a_metric_no_measurement_stores_is_said_once(monitored) -> None:
