@@ -25,9 +25,10 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, other_fix: str = "") -> socket.socket:
     """A listening socket on host:port, bound here so that a port in use is a usage error (exit 2)
-    before anything is printed, not a message from the server after the banner."""
+    before anything is printed, not a message from the server after the banner. `other_fix` is added
+    to the fix a port in use names (monitor: ", or --no-dashboard")."""
     unresolved = unresolved_host(host)
     if unresolved:
         raise fail(unresolved)
@@ -42,7 +43,7 @@ def listen(host: str, port: int) -> socket.socket:
             ) from None
         raise fail(
             f"--host {host} --port {port}: cannot listen there ({exc.strerror or exc}); "
-            f"choose another --port (another dashboard or monitor may be serving on {port})"
+            f"choose another --port (another dashboard or monitor may be serving on {port}){other_fix}"
         ) from None
 
 

@@ -27,6 +27,7 @@ from vnetbench.cli.common import (
     spec_errors,
     unresolved_host,
 )
+from vnetbench.cli.dashboard import listen
 from vnetbench.monitor.schedule import Limits
 from vnetbench.spec.loader import LoadedSpec, SpecInvalid, load_spec
 from vnetbench.spec.monitoring import parse_period_ns
@@ -154,6 +155,8 @@ def monitor_command(
     loaded = _load_all(specs)  # before the store: a bad spec leaves no new, empty store behind
     store = open_store(db, create=True)
     prepared = _prepare(loaded, store, new_campaign, campaign_id)
+    ids = [m.campaign_id for m in prepared]
+    sock = _listen(store, host, port, ids) if dashboard else None  # before any child starts
     children: list[subprocess.Popen[bytes]] = []
     if len(prepared) > 1:
         children = [
@@ -162,7 +165,7 @@ def monitor_command(
         ]
     server = None
     if dashboard:
-        server = _serve(store, db, host, port, token, reports, [m.campaign_id for m in prepared])
+        server = _serve(store, db, sock, host, port, token, reports, ids)
     try:
         code = _supervise(children) if children else _run_one(store, prepared[0], max_runs, until_at, webhook)
     finally:
@@ -206,12 +209,32 @@ def _load(spec: Path) -> LoadedSpec:
         raise spec_errors(exc) from None
 
 
+def _listen(store: Any, host: str, port: int, ids: list[str]) -> Any:
+    """The socket the web endpoints will serve on: a port in use is one line naming --port (exit 2)."""
+    try:
+        return listen(host, port, ", or --no-dashboard")
+    except typer.Exit:
+        for cid in ids:  # claimed by prepare(): not "waiting" under a process that is gone
+            MonitorStore(store).set_state(
+                cid, state="stopped", pid=None, message=f"not started: cannot listen on {host}:{port}"
+            )
+        raise
+
+
 def _serve(
-    store: Any, db: str, host: str, port: int, token: str | None, reports: Path | None, ids: list[str]
+    store: Any,
+    db: str,
+    sock: Any,
+    host: str,
+    port: int,
+    token: str | None,
+    reports: Path | None,
+    ids: list[str],
 ) -> Any:
     from vnetbench.monitor.web import WebServer, build_app  # fastapi, uvicorn: start-up time
 
-    server = WebServer(build_app(db, token=token, report_dir=reports, campaign_ids=ids), host, port)
+    app = build_app(db, token=token, report_dir=reports, campaign_ids=ids)
+    server = WebServer(app, host, port, sock)
     try:
         url = server.start()
     except OSError as exc:

@@ -6,7 +6,9 @@ request (`Authorization: Bearer TOKEN` or `?token=TOKEN`)."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import secrets
+import socket
 import threading
 import time
 from pathlib import Path
@@ -154,12 +156,15 @@ def build_app(
 class WebServer:
     """uvicorn in a daemon thread (signals stay with the monitor's main thread)."""
 
-    def __init__(self, app: FastAPI, host: str, port: int) -> None:
+    def __init__(self, app: FastAPI, host: str, port: int, sock: socket.socket | None = None) -> None:
+        """`sock`: a socket already listening on host:port (bound by the caller, so that a port in use is
+        refused before anything is created); else uvicorn binds host:port itself."""
         import uvicorn
 
         self.host = host
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, name="vnb-web", daemon=True)
+        run = functools.partial(self.server.run, sockets=None if sock is None else [sock])
+        self.thread = threading.Thread(target=run, name="vnb-web", daemon=True)
 
     def start(self, timeout_s: float = 30.0) -> str:
         """Start serving; returns the URL (with the port chosen when port 0 was asked)."""
