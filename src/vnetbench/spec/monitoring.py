@@ -38,6 +38,8 @@ _ISO_DURATION = TypeAdapter(dt.timedelta)
 def parse_period_ns(value: object) -> int:
     """'PT10M' (ISO 8601, as perfSONAR writes it) or '10m' -> nanoseconds."""
     text = str(value).strip()
+    if text.startswith("-"):  # a duration, but one that goes back: not "not a duration"
+        raise ValueError(f"must not be negative, got {value!r}; expected {REPEAT_HELP}")
     if text[:1].upper() == "P":
         try:
             delta = _ISO_DURATION.validate_python(text.upper())

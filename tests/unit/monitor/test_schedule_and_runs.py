@@ -46,6 +46,21 @@ def test_a_schedule_needs_exactly_one_of_repeat_and_cron_and_a_valid_cron() -> N
     assert MonitorSchedule(cron="*/10 * * * *").cron == "*/10 * * * *"
 
 
+@pytest.mark.parametrize(("field", "value"), [("repeat", "-PT25S"), ("repeat", "-5m"), ("slip", -30)])
+def test_a_negative_repeat_or_slip_is_said_to_be_negative(field: str, value) -> None:
+    # it said "monitor.repeat: '-5m' is not a duration; expected ...": it is one, but negative
+    block = (
+        f"monitor: {{repeat: {value}}}" if field == "repeat" else f"monitor: {{repeat: PT10M, slip: {value}}}"
+    )
+    spec = MONITORED_SPEC.replace("monitor: {repeat: PT10M, slip: 30s}", block)
+    with pytest.raises(SpecInvalid) as caught:
+        parse_spec(spec, "mon.yaml")
+    assert (
+        f"monitor.{field}: must not be negative, got {value!r}; expected an ISO-8601 duration like PT10M, "
+        "PT1H or P1D, or a duration like 10m, 1h"
+    ) in str(caught.value), str(caught.value)
+
+
 @pytest.mark.parametrize(
     ("metric", "threshold", "value"),
     [
