@@ -21,6 +21,24 @@ from vnetbench.store.monitoring import MonitorStore
 SERIES_LABELS = ["campaign", "campaign_id", "measurement", "src", "dst"]
 
 
+# the unit a summary metric's name carries, in words for HELP (`_bps` is bits, not bytes, per second)
+UNIT_WORDS = (
+    ("_bps", "in bits per second"),
+    ("_pps", "in packets per second"),
+    ("_ns", "in nanoseconds"),
+    ("_ratio", "as a ratio (0.01 = 1 %)"),
+    ("_bytes", "in bytes"),
+)
+
+
+def help_text(metric: str) -> str:
+    """HELP of a summary metric's family: what it is and, where its name carries one, its unit."""
+    unit = next((words for suffix, words in UNIT_WORDS if metric.endswith(suffix)), None)
+    if unit is None and metric.startswith("bytes_"):
+        unit = "in bytes"
+    return f"latest {metric} per campaign, pair and measurement" + (f", {unit}" if unit else "")
+
+
 def metric_name(metric: str) -> str:
     """A summary metric (already named with its unit, e.g. throughput_bps) as a Prometheus name."""
     return "vnetbench_" + re.sub(r"[^a-zA-Z0-9_]", "_", metric)
@@ -37,9 +55,7 @@ class StoreCollector(Collector):
         for v in self.mstore.latest_values(list(names)):
             name = metric_name(v.metric)
             if name not in families:
-                families[name] = GaugeMetricFamily(
-                    name, f"latest {v.metric} per campaign, pair and measurement", labels=SERIES_LABELS
-                )
+                families[name] = GaugeMetricFamily(name, help_text(v.metric), labels=SERIES_LABELS)
             families[name].add_metric([v.campaign, v.campaign_id, v.measurement, v.src, v.dst], v.value)
         yield from families.values()
 

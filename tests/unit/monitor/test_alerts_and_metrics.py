@@ -218,6 +218,14 @@ def test_metrics_show_the_latest_value_per_pair_runs_and_alerts(monitored) -> No
         if s.name.endswith("_total")
     }
     assert runs == {"ok": 3, "failed": 1}
+    # HELP says the unit the name carries: it said "latest throughput_bps per campaign, pair and
+    # measurement", and _bps reads as bytes per second as easily as bits
+    assert families["vnetbench_throughput_bps"].documentation == (
+        "latest throughput_bps per campaign, pair and measurement, in bits per second"
+    )
+    assert families["vnetbench_loss_ratio"].documentation == (
+        "latest loss_ratio per campaign, pair and measurement, as a ratio (0.01 = 1 %)"
+    )
     success = families["vnetbench_monitor_last_success_timestamp_seconds"].samples[0].value
     assert abs(success - time.time()) < 60
     firing = {s.labels["severity"]: s.value for s in families["vnetbench_monitor_alerts_firing"].samples}
