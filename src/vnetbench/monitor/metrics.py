@@ -2,7 +2,8 @@
 can read the store serves the same numbers; nothing is kept in memory between scrapes).
 
     vnetbench_<metric>{campaign, campaign_id, measurement, src, dst}   latest value, base units
-    vnetbench_monitor_runs_total{campaign, campaign_id, status}          runs done (ok) / failed / ...
+    vnetbench_monitor_runs_total{campaign, campaign_id, status}          runs ended ok / failed (a counter)
+    vnetbench_monitor_runs_unfinished{campaign, campaign_id, status}     running / interrupted (a gauge)
     vnetbench_monitor_last_success_timestamp_seconds{campaign, campaign_id}
     vnetbench_monitor_alerts_firing{campaign, campaign_id, severity}
 """
@@ -19,6 +20,8 @@ from prometheus_client.registry import Collector
 from vnetbench.store.monitoring import MonitorStore
 
 SERIES_LABELS = ["campaign", "campaign_id", "measurement", "src", "dst"]
+ENDED = ("ok", "failed")  # a monitored run's final statuses
+UNFINISHED = ("running", "interrupted")
 
 
 # the unit a summary metric's name carries, in words for HELP (`_bps` is bits, not bytes, per second)
@@ -59,15 +62,27 @@ class StoreCollector(Collector):
             families[name].add_metric([v.campaign, v.campaign_id, v.measurement, v.src, v.dst], v.value)
         yield from families.values()
 
+        # A counter only of runs that ended: an ended run stays as it ended. A running run ends, and an
+        # interrupted one is finished by the next monitor (its row becomes ok or failed): counted in a
+        # counter they made it go down, which rate() and increase() read as a reset.
         runs = CounterMetricFamily(
             "vnetbench_monitor_runs",
-            "monitored runs by how they ended (ok, failed: a measurement failed, interrupted, running)",
+            "monitored runs that ended, by how (ok; failed: a measurement failed)",
             labels=["campaign", "campaign_id", "status"],
         )
-        for cid, counts in self.mstore.run_counts().items():
-            for status, n in counts.items():
-                runs.add_metric([names.get(cid, cid), cid, status], n)
+        unfinished = GaugeMetricFamily(
+            "vnetbench_monitor_runs_unfinished",
+            "monitored runs not ended: running, or interrupted (the campaign's next monitor finishes it)",
+            labels=["campaign", "campaign_id", "status"],
+        )
+        by_status = self.mstore.run_counts()
+        for cid in names:
+            for status in ENDED:
+                runs.add_metric([names[cid], cid, status], by_status.get(cid, {}).get(status, 0))
+            for status in UNFINISHED:
+                unfinished.add_metric([names[cid], cid, status], by_status.get(cid, {}).get(status, 0))
         yield runs
+        yield unfinished
 
         success = GaugeMetricFamily(
             "vnetbench_monitor_last_success_timestamp_seconds",

@@ -195,6 +195,41 @@ def test_a_webhook_that_is_down_gets_the_messages_later_in_order(monitored) -> N
         receiver.close()
 
 
+def _runs_scraped(mstore: MonitorStore) -> tuple[dict[str, float], dict[str, float]]:
+    """(the runs counter by status, the unfinished-runs gauge by status) as Prometheus reads them."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(mstore))
+    families = {f.name: f for f in text_string_to_metric_families(generate_latest(registry).decode())}
+    ended = families["vnetbench_monitor_runs"]
+    assert ended.type == "counter"
+    gauge = families["vnetbench_monitor_runs_unfinished"]
+    assert gauge.type == "gauge"
+    return (
+        {s.labels["status"]: s.value for s in ended.samples if s.name.endswith("_total")},
+        {s.labels["status"]: s.value for s in gauge.samples},
+    )
+
+
+def test_the_runs_counter_never_goes_down_while_a_run_is_interrupted_and_finished(monitored) -> None:
+    # was: one counter of every status, so `running` went 1 -> gone when a run ended and `interrupted`
+    # 1 -> 0 when the next monitor finished that run: a counter going down, read by rate() as a reset
+    store, mstore = monitored
+    store_run(store, 1, {("a", "b"): 0.0})
+    scrapes = [_runs_scraped(mstore)]
+    mstore.start_run("c1", 2, 2 * 10**9, 1)
+    scrapes.append(_runs_scraped(mstore))
+    mstore.finish_run("c1", 2, "interrupted", "stopped by a signal during the run")
+    scrapes.append(_runs_scraped(mstore))
+    store_run(store, 2, {("a", "b"): 0.0})  # the next monitor runs it again and it ends ok
+    scrapes.append(_runs_scraped(mstore))
+    assert scrapes == [
+        ({"ok": 1, "failed": 0}, {"running": 0, "interrupted": 0}),
+        ({"ok": 1, "failed": 0}, {"running": 1, "interrupted": 0}),
+        ({"ok": 1, "failed": 0}, {"running": 0, "interrupted": 1}),
+        ({"ok": 2, "failed": 0}, {"running": 0, "interrupted": 0}),
+    ]
+
+
 def test_metrics_show_the_latest_value_per_pair_runs_and_alerts(monitored) -> None:
     store, mstore = monitored
     for run, loss in enumerate([0.0, 0.02, 0.03], start=1):
