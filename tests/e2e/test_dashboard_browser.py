@@ -5,6 +5,7 @@ series, and screenshots of each are saved into the test's output directory (pyte
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -97,6 +98,8 @@ def test_grid_fills_in_while_a_campaign_runs_and_a_cell_opens_the_pair_series(tm
             assert proc.wait(CAMPAIGN_DEADLINE_S) == 0, (tmp_path / "run.log").read_text()[-3000:]
             page.locator("#progress .state-finished").wait_for(timeout=30_000)
             assert page.locator("#progress .progress").get_attribute("data-done") == "12"
+            # the poll's time is UTC, as every time on the page (it was the browser's local time)
+            assert re.fullmatch(r"updated \d\d:\d\d:\d\d UTC", page.locator("#updated").inner_text())
 
             # one pair's series: both repetitions, the chart and its table
             tcp = page.locator("section[data-grid='tcp/alone/throughput_bps']")

@@ -81,7 +81,7 @@ function poll(url, render) {
   async function tick() {
     try {
       render(await getJSON(url));
-      updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+      updated.textContent = `updated ${new Date().toISOString().slice(11, 19)} UTC`;  // as every time on the page
       updated.classList.remove("stale");
     } catch (err) {
       updated.textContent = `cannot reach the dashboard: ${err.message}`;
