@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 
 from vnetbench.monitor.metrics import StoreCollector
+from vnetbench.spec.units import format_metric
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 
@@ -99,6 +100,8 @@ def _episode(e: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in e.items() if not k.endswith("_utc_ns")}
     out.update({k.removesuffix("_ns"): _iso(v) for k, v in e.items() if k.endswith("_utc_ns")})
     out["state"] = "firing" if e["closed_run"] is None else "resolved"
+    # the value that opened it, in the metric's unit as the monitor's own line writes it
+    out["value_text"] = format_metric(e["metric"], e["value"]) if e.get("value") is not None else None
     return out
 
 

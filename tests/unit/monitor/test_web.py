@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from tests.helpers.http import http_get
 from tests.helpers.stores import campaign_store
 from vnetbench.monitor.web import WebServer, build_app
+from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 
 
@@ -83,3 +84,16 @@ def test_a_campaign_page_asks_for_alerts_only_where_the_monitor_serves_them(db: 
     assert 'data-alerts="0"' in http_get(plain + "/campaigns/c1")[1]
     assert 'data-alerts="1"' in http_get(monitor + "/campaigns/c1")[1]
     assert http_get(monitor + "/api/alerts?campaign=c1")[0] == 200
+
+
+def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve) -> None:
+    # the dashboard's alert list showed the rule and the pair but not the value that opened it
+    store = Store(db)
+    MonitorStore(store).open_episode(
+        campaign_id="c1", rule="slow", severity="warning", condition="throughput_bps < 200.0 Mbit/s for 2 runs",
+        measurement="tcp", src="a", dst="b", metric="throughput_bps", threshold=2e8, opened_run=2,
+        value=94_403_935.8,
+    )  # fmt: skip
+    store.close()
+    (episode,) = json.loads(http_get(serve(build_app(db)) + "/api/alerts")[1])
+    assert (episode["value_text"], episode["opened_run"], episode["state"]) == ("94.40 Mbit/s", 2, "firing")

@@ -246,7 +246,8 @@ async function refreshAlerts(campaign) {
   box.replaceChildren(el("h2", { text: "alerts" }), ...episodes.map((e) => el("p",
     { class: `alert alert-${e.state} severity-${e.severity}`, "data-state": e.state },
     el("span", { class: "state", text: e.state }),
-    ` ${e.severity} · ${e.rule}: ${e.condition} — ${e.measurement} ${e.src} → ${e.dst}`)));
+    ` ${e.severity} · ${e.rule}: ${e.condition} — ${e.measurement} ${e.src} → ${e.dst}` +
+      (e.value_text ? ` (value ${e.value_text} in run ${e.opened_run})` : ""))));
 }
 
 function renderCampaign(data) {
