@@ -141,7 +141,8 @@ def monitor_command(
     Throughput tests never overlap on a node or SSH host (RTT may). Alert rules (`alerts:`) are checked
     after every run; episodes are stored and POSTed to --webhook.
 
-    Exit: 0 done or stopped (SIGTERM), 1 done with an alert firing or a failed last run, 2 usage error.
+    Exit: 0 done or stopped (SIGTERM, or Ctrl-C / SIGINT), 1 done with an alert firing or a failed last
+    run, 2 usage error.
     """
     if dashboard and not is_loopback(host) and not token:
         raise fail(

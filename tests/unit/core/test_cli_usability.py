@@ -73,6 +73,10 @@ def test_a_command_help_joins_the_lines_of_each_paragraph() -> None:
     assert res.exit_code == 0, res.output
     assert "a random `slip`, `max_runs`, `until`." in _line_with(res.output, "block says when")
     assert "a monitor killed and started again" in _line_with(res.output, "ONE campaign")
+    # Ctrl-C stops it as SIGTERM does (exit 0); the help named only SIGTERM
+    assert "Exit: 0 done or stopped (SIGTERM, or Ctrl-C / SIGINT), 1 done with an alert firing" in _line_with(
+        res.output, "Exit:"
+    )
 
 
 @pytest.mark.parametrize("rate", ["5[x]", "5[/x]", "5:abc:"])
