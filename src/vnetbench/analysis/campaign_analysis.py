@@ -135,6 +135,8 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
             "kind": design_kind,
             "factors": [{"name": f.name, "path": f.path, "levels": list(f.levels)} for f in spec.factors],
             "replications": design.replications if design else spec.schedule.repetitions,
+            # what the store holds: fewer for an unfinished campaign, one per run for a monitored one
+            "replications_stored": _repetitions_stored(frames.measurements),
             "randomize": bool(design.randomize) if design else spec.schedule.order == "random",
             "rebuild": bool(design.rebuild) if design else spec.schedule.rebuild,
             "seed": row["seed"],
@@ -365,3 +367,10 @@ def _truncate(data: pd.DataFrame, response: str, factor: str, a: Any, s: Setting
         return truncated_model(data, response, factor, low=first, confidence=s.confidence)
     except DataError:
         return None
+
+
+def _repetitions_stored(measurements: pd.DataFrame) -> int:
+    """How many repetitions have a stored measurement (a monitored campaign's are its runs)."""
+    if measurements.empty or "repetition" not in measurements:
+        return 0
+    return int(measurements["repetition"].nunique())

@@ -296,6 +296,13 @@ def _groups(out: dict[str, Any]) -> str:
     return f"{multi} (and {single} {'step' if single == 1 else 'steps'} of one flow)"
 
 
+def _replications(d: dict[str, Any]) -> str:
+    """The design's replications, and what the store holds where that differs: '2 stored (5 planned)'
+    for an unfinished campaign, '3 stored (1 planned)' for a monitored one (a run is a repetition)."""
+    planned, stored = d["replications"], d.get("replications_stored")
+    return str(planned) if stored in (None, 0, planned) else f"{stored} stored ({planned} planned)"
+
+
 def _overview(a: CampaignAnalysis) -> Section:
     out = a.data
     d = out["design"]
@@ -304,7 +311,7 @@ def _overview(a: CampaignAnalysis) -> Section:
     rows = [
         ["design", str(d["kind"] or "none (no factors)")],
         ["factors", levels],
-        ["replications", str(d["replications"])],
+        ["replications", _replications(d)],
         ["run order", f"randomised, seed {d['seed']}" if d["randomize"] else "as written"],
         ["rebuild per replication", "yes" if d["rebuild"] else "no"],
         ["flows analysed", f"{out['flows']} ok of {a.measurements_stored} stored"],

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from tests.helpers.campaign_frames import ONL_SPEC
 from tests.helpers.stats_app import ONL
+from tests.helpers.synthetic import quickstart_text, write_campaign
 from vnetbench.cli import app
 from vnetbench.store.db import Store
 
@@ -61,3 +62,21 @@ def test_analyze_refuses_a_tolerance_outside_0_1(tmp_path: Path) -> None:
     assert (
         res.exit_code == 2 and "--reproducibility-tolerance 5.0: give a share between 0 and 1" in res.output
     )
+
+
+def test_analyze_says_how_many_repetitions_the_store_holds_where_the_plan_differs(tmp_path: Path) -> None:
+    # was: the spec's count alone, e.g. 'replications 1' for a monitored campaign of 3 runs (a run is a
+    # repetition) and the planned 5 for a campaign stopped after 2
+    db = tmp_path / "s.db"
+    store = Store(db)
+    cid = write_campaign(store, 2_000)  # the quickstart: 2 repetitions, all stored
+    assert "repetitions: 2" in quickstart_text()
+    store.update_campaign(cid, spec_text=quickstart_text().replace("repetitions: 2", "repetitions: 5"))
+    res = _invoke("analyze", cid, "--db", str(db), "--json")
+    assert res.exit_code == 0, res.output
+    design = json.loads(res.stdout)["design"]
+    assert (design["replications"], design["replications_stored"]) == (5, 2)
+    res = CliRunner().invoke(app, ["analyze", cid, "--db", str(db)], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    rows = [[cell.strip() for cell in line.split("│")[1:3]] for line in res.stdout.splitlines()]
+    assert ["replications", "2 stored (5 planned)"] in rows
