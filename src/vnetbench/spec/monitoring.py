@@ -31,7 +31,9 @@ from pydantic import (
 
 from vnetbench.spec.units import format_metric, parse_duration_ns, parse_rate, parse_ratio
 
-REPEAT_HELP = "an ISO-8601 duration like PT10M, PT1H or P1D, or a duration like 10m, 1h"
+REPEAT_HELP = (
+    "an ISO-8601 duration like PT10M, PT1H or P1D, or a duration like 10m, 1h (a bare number is seconds)"
+)
 _ISO_DURATION = TypeAdapter(dt.timedelta)
 
 

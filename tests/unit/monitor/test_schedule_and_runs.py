@@ -57,7 +57,7 @@ def test_a_negative_repeat_or_slip_is_said_to_be_negative(field: str, value) -> 
         parse_spec(spec, "mon.yaml")
     assert (
         f"monitor.{field}: must not be negative, got {value!r}; expected an ISO-8601 duration like PT10M, "
-        "PT1H or P1D, or a duration like 10m, 1h"
+        "PT1H or P1D, or a duration like 10m, 1h (a bare number is seconds)"
     ) in str(caught.value), str(caught.value)
 
 
