@@ -81,6 +81,7 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
             refused.update(_refused_measurements(spec, t, v))
         else:
             _check_tools(spec, v)
+            _check_existing_hosts(spec, v)
     layouts = [build_layout(v, campaign_id) for v in variants]
     for v, layout in zip(variants, layouts, strict=True):
         _check_rates(spec, v, layout)
@@ -301,6 +302,49 @@ def _check_tools(spec: LoadedSpec, campaign: Campaign) -> None:
                     "give more, or remove it (the default is that + 45 s)",
                 )
             )
+    if errors:
+        raise SpecInvalid(errors)
+
+
+# What a link or host can ask for that existing hosts cannot give: the SSH provider measures them as they are.
+_EMULATED = ("delay", "jitter", "delay_cdf", "loss", "overlay")
+
+
+def _check_existing_hosts(spec: LoadedSpec, campaign: Campaign) -> None:
+    """A campaign with an inventory emulates nothing and needs a host per node: refused here, before it
+    is stored (a stored one could not be fixed: `resume` runs the stored spec), with the line to fix.
+    The SSH provider's preflight says the same of a campaign stored before this check."""
+    inventory, topology = campaign.inventory, campaign.topology
+    if inventory is None:
+        return
+    errors = []
+    for i, node in enumerate(topology.nodes):
+        if inventory.host_of(node.name) is None:
+            errors.append(
+                spec.error(
+                    ("topology", "nodes", i, "name"),
+                    f"node {node.name!r} has no inventory host: name a host {node.name!r} or map it under "
+                    f"inventory.nodes ({node.name}: HOST)",
+                )
+            )
+    for i, link in enumerate(topology.links):
+        for field in (f for f in _EMULATED if getattr(link, f) is not None):
+            errors.append(
+                spec.error(
+                    ("topology", "links", i, field),
+                    "cannot be emulated on existing hosts over SSH; remove it (a link's rate is kept only "
+                    "as the nominal capacity for the overhead model)",
+                )
+            )
+    for part in ("hosts", "nodes"):
+        for i, item in enumerate(getattr(topology, part)):
+            if getattr(item, "cpu", None) is not None:
+                errors.append(
+                    spec.error(
+                        ("topology", part, i, "cpu"),
+                        "CPU quotas are not applied on existing hosts over SSH; remove it",
+                    )
+                )
     if errors:
         raise SpecInvalid(errors)
 

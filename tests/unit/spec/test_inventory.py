@@ -148,3 +148,47 @@ def test_an_inventory_file_is_appended_to_the_stored_campaign(tmp_path: Path) ->
     assert "inventory:" in merged.text  # what is stored: resume finds the hosts again
     with pytest.raises(SpecInvalid, match="keep one"):
         with_inventory(merged, inv)
+
+
+def test_what_existing_hosts_cannot_do_is_refused_before_the_campaign_is_stored(tmp_path: Path) -> None:
+    """Loss, delay, a VXLAN overlay or a CPU quota on an SSH campaign, or a node without a host: refused
+    with the file's lines and nothing stored. (It was refused at build, after the campaign was stored,
+    with "fix the above and run `vnetbench resume ID`" — which runs the stored spec and failed the same.)"""
+    campaign = {
+        **CAMPAIGN,
+        "topology": {
+            "hosts": [{"name": "h1", "cpu": 0.5}],
+            "nodes": [
+                {"name": "client", "host": "h1"},
+                {"name": "vm2", "host": "h1"},
+                {"name": "z", "host": "h1"},
+            ],
+            "links": [
+                {"endpoints": ["client", "vm2"], "rate": "20mbit", "loss": 0.05, "delay": "10ms"},
+                {"endpoints": ["vm2", "z"], "rate": "1gbit"},
+            ],
+        },
+    }
+    spec, inv, db = tmp_path / "c.yaml", tmp_path / "inv.yaml", tmp_path / "d.db"
+    spec.write_text(yaml.safe_dump(campaign, sort_keys=False))
+    inv.write_text(yaml.safe_dump(BASE))
+    argv = [sys.executable, "-m", "vnetbench.cli", "run", str(spec), "--inventory", str(inv), "--db", str(db)]
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    lines = yaml.safe_dump(campaign, sort_keys=False).splitlines()
+    loss_line = 1 + next(i for i, ln in enumerate(lines) if ln.strip().startswith("loss:"))
+    expected = [
+        "node 'z' has no inventory host: name a host 'z' or map it under inventory.nodes (z: HOST)",
+        "topology.links[0].delay: cannot be emulated on existing hosts over SSH",
+        "topology.links[0].loss: cannot be emulated on existing hosts over SSH",
+        "topology.hosts[0].cpu: CPU quotas are not applied on existing hosts over SSH; remove it",
+    ]
+    for text in expected:
+        assert text in run.stderr
+    assert f"{spec}:{loss_line}: topology.links[0].loss" in run.stderr  # the line to fix
+    assert "topology.links[1]" not in run.stderr  # a rate is kept as the nominal capacity
+    assert "resume" not in run.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "vnetbench.cli", "campaigns", "--db", str(db)], capture_output=True, text=True
+    )
+    assert "holds no campaign" in listed.stdout + listed.stderr
