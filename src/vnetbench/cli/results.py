@@ -84,7 +84,13 @@ def export(
         "export"
     ),
 ) -> None:
-    """Export a campaign's tables (measurements with summaries, samples, events, builds) to CSV or Parquet.
+    """Export a campaign's tables to CSV or Parquet, one file per table.
+
+    The tables: measurements (every attempt, its summaries as columns), samples, events, builds, objects,
+    raw_outputs, telemetry_runs, telemetry, captures and campaign (the campaign's row, its spec included).
+    Units are in the column names: `_ns` nanoseconds (`t_ns` since the flow's start, in telemetry since
+    its baseline reading; `*_utc_ns` UTC), `_s` seconds, `_bps` bits per second, `_bytes` bytes
+    (`path_mtu` too), `_ratio` 0–1; a sample's `value` is in the unit its `metric` names (`rtt_ns`).
 
     Files are named by the campaign's full id (ID-measurements.csv, …). Beside them ID-README.md says
     which values are which: `throughput_bps`, `loss_ratio` and `rtt_mean_ns` of the measurements are
