@@ -110,7 +110,9 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         summary = run_campaign(store, campaign_id, provider, err, plan)
     except ProviderError as exc:
         raise fail(
-            f"{exc}\nnothing was left behind; fix the above and run `vnetbench resume {campaign_id}`",
+            f"{exc}\nnothing was left behind. What this machine or the hosts lack: fix it and run "
+            f"`vnetbench resume {campaign_id} --db {store.location}`. What the campaign file asks: change "
+            "the file and `vnetbench run` it again (resume runs the campaign as it was stored)",
             EXIT_USAGE,
         ) from None
     err.print(

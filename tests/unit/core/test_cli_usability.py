@@ -192,6 +192,37 @@ def test_an_interrupted_run_prints_the_resume_command_on_one_line(
     assert f"continue with `vnetbench resume cafe0001 --db {db}`\n" in res.output
 
 
+def test_a_build_refusal_says_resume_fixes_the_machine_and_run_fixes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A provider's refusal (`emulator: netem` on a kernel without it, a delay node inside a VXLAN
+    between switches) said "fix the above and run `vnetbench resume ID`"; resume runs the stored
+    campaign, so a fixed file never reached it and the same error came back (found by the docs audit)."""
+    from vnetbench.providers.base import ProviderError
+
+    db = tmp_path / "store.db"
+    Store(str(db)).create_campaign(
+        id="cafe0001", name="kept", status="created", provider="local", spec_text="name: kept\n",
+        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    monkeypatch.setattr("vnetbench.providers.cleanup.clean", lambda store, cid: SimpleNamespace(removed=[]))
+    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: SimpleNamespace(refused={}))
+    monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *args: None)
+
+    def refuse(*args: object, **kwargs: object) -> RunSummary:
+        raise ProviderError("link slow: delay with `emulator: netem` need the kernel's netem qdisc")
+
+    monkeypatch.setattr("vnetbench.run.campaign.run_campaign", refuse)
+    res = CliRunner().invoke(app, ["resume", "cafe0001", "--db", str(db)], env=WIDE)
+    assert res.exit_code == 2, res.output
+    text = " ".join(res.output.split())
+    assert "link slow: delay with `emulator: netem`" in text
+    assert (
+        f"What this machine or the hosts lack: fix it and run `vnetbench resume cafe0001 --db {db}`" in text
+    )
+    assert "What the campaign file asks: change the file and `vnetbench run` it again" in text
+
+
 def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
     if hasattr(command, "commands"):  # a group (typer's own click: not a click.Group)
         return [c for name, sub in command.commands.items() for c in _commands(sub, (*path, name))]
