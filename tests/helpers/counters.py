@@ -5,12 +5,20 @@ from __future__ import annotations
 from vnetbench.layout.flowpath import FlowPath
 
 
-def _totals(path: FlowPath, sent: int, at_qdisc: int, at_socket: int, k: int = 1) -> dict:
-    """Counter totals of a flow losing at_qdisc at the second tx hop and at_socket at the socket."""
+def _totals(path: FlowPath, sent: int, at_qdisc: int, at_socket: int, k: int = 1, retrans: int = 0) -> dict:
+    """Counter totals of a flow losing at_qdisc at the second tx hop and at_socket at the socket.
+    retrans: TCP segments the sender retransmitted, which Linux counts in Ip.OutRequests and
+    Tcp.RetransSegs but not in Tcp.OutSegs (tcp_output.c; RFC 1213's tcpOutSegs)."""
     tcp = 12
     out: dict = {
-        f"snmp:{path.src_ns}": {"Udp.OutDatagrams": sent, "Ip.OutRequests": sent + tcp, "Tcp.OutSegs": tcp},
+        f"snmp:{path.src_ns}": {
+            "Udp.OutDatagrams": sent,
+            "Ip.OutRequests": sent + tcp + retrans,
+            "Tcp.OutSegs": tcp,
+            "Tcp.RetransSegs": retrans,
+        },
     }
+    tcp += retrans  # on the wire and at the receiver, a retransmitted segment is a segment
     frames = sent * k + tcp
     seen_tx = 0
     for hop in path.hops:

@@ -11,6 +11,7 @@ datagram on the path):
     sent by the application
     -> accepted by the sender's UDP stack      Udp.OutDatagrams           explains: Udp.SndbufErrors
     -> left the sender's IP layer              Ip.OutRequests - TCP - ICMP   Ip.OutDiscards, FragFails
+                                               (TCP = Tcp.OutSegs + Tcp.RetransSegs)
     -> each interface on the path, tx / rx     tx_packets / rx_packets    qdisc drops, tx/rx_dropped,
                                                                            bridge drops, backlog drops
     -> delivered by the receiver's IP layer    Ip.InDelivers - TCP - ICMP Ip.ReasmFails, InDiscards
@@ -129,6 +130,15 @@ def _get(totals: Totals, scope: str, metric: str) -> float | None:
 
 def _sum(*values: float | None) -> float | None:
     return None if any(v is None for v in values) else float(sum(v for v in values if v is not None))
+
+
+def _sender_other(totals: Totals, s_snmp: str, setup: float) -> float | None:
+    """Packets the sender's IP layer sent that were not the flow's datagrams: TCP (the tool's control
+    connection, SSH), ICMP and the tool's set-up datagrams. Tcp.OutSegs leaves retransmitted segments
+    out (RFC 1213's tcpOutSegs; Linux counts them in RetransSegs only), so both are needed: without
+    RetransSegs each retransmission on a lossy path was taken for a datagram, and then for its loss."""
+    tcp = _sum(_get(totals, s_snmp, "Tcp.OutSegs"), _get(totals, s_snmp, "Tcp.RetransSegs"))
+    return _sum(tcp, _get(totals, s_snmp, "Icmp.OutMsgs"), setup)
 
 
 def _snmp_explainers(totals: Totals, ns: str, where: str, names: dict[str, str]) -> list[Explainer]:
@@ -328,7 +338,7 @@ def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int, setup: f
         )
     )
     ip_out = _sum(g(totals, s_snmp, "Ip.OutRequests"))
-    other = _sum(g(totals, s_snmp, "Tcp.OutSegs"), g(totals, s_snmp, "Icmp.OutMsgs"), setup)
+    other = _sender_other(totals, s_snmp, setup)
     ip_explainers = _snmp_explainers(
         totals,
         path.src_ns,
@@ -353,8 +363,7 @@ def _sender_stages(path: FlowPath, totals: Totals, sent: float, k: int, setup: f
 
 def _hop_stages(path: FlowPath, totals: Totals, k: int, other_in: float | None, setup: float) -> list[Stage]:
     """Every interface on the path, tx and rx (bridges forward between them: no stage of their own)."""
-    s_snmp = f"snmp:{path.src_ns}"
-    other = _sum(_get(totals, s_snmp, "Tcp.OutSegs"), _get(totals, s_snmp, "Icmp.OutMsgs"), setup)
+    other = _sender_other(totals, f"snmp:{path.src_ns}", setup)
     stages = []
     prev: Hop | None = None
     before: Hop | None = None

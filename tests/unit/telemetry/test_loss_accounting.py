@@ -32,6 +32,19 @@ def test_a_few_datagrams_dropped_at_a_tbf_are_the_tbfs() -> None:
     assert loc.counter_packets == 2 and loc.explained_packets == 2
 
 
+def test_tcp_retransmissions_of_the_control_connection_are_not_taken_for_datagrams() -> None:
+    """A lossy path also drops the tool's control TCP: Linux counts the retransmissions in
+    Ip.OutRequests and Tcp.RetransSegs, not Tcp.OutSegs (tcp_output.c, RFC 1213). 3 datagrams lost at
+    the tbf and 4 retransmitted segments: the sender's IP layer passed exactly the 10,000 datagrams
+    and the stages' losses add up to the application's 3 (the audit saw 'explained 101.09 %')."""
+    path = _path()
+    loc = localize(path, _totals(path, 10_000, 3, 0, retrans=4), 10_000, 9_997)
+    sender_ip = next(s for s in loc.stages if s.key == "sender-ip")
+    assert sender_ip.count == 10_000
+    assert sum(s.lost or 0 for s in loc.stages) == 3 and all(not s.extra for s in loc.stages)
+    assert loc.app_lost == 3 and loc.counter_packets == 3 and loc.explained_packets == 3
+
+
 def test_one_datagram_no_counter_saw_is_not_located_and_not_no_loss() -> None:
     path = _path()
     totals = _totals(path, 10_000, 0, 0)
