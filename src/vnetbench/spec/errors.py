@@ -18,6 +18,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from vnetbench.spec.units import format_duration, parse_duration_ns
+
 Loc = tuple[str | int, ...]
 
 
@@ -341,11 +343,38 @@ def _explain(item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]) -
         choices = re.findall(r"'([^']*)'", item.get("ctx", {}).get("expected", ""))
         message += f", got {given!r}" + _did_you_mean(str(given), choices)
     elif kind in _BOUNDS and not isinstance(given, dict | list):
-        message += f", got {given!r}" + _field_help(loc, data, root)
+        message = _duration_bound(kind, item, loc, data, root) or message + f", got {given!r}"
+        message += _field_help(loc, data, root)
     return loc, message[0].lower() + message[1:] if message else message
 
 
 _BOUNDS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+_BOUND_WORDS = {
+    "greater_than": "more than",
+    "greater_than_equal": "at least",
+    "less_than": "less than",
+    "less_than_equal": "at most",
+}
+
+
+def _duration_bound(
+    kind: str, item: dict[str, Any], loc: Loc, data: Any, root: type[BaseModel]
+) -> str | None:
+    """'must be at least 50 ms, got 40 ms' for a duration field: pydantic checks the bound on the
+    parsed nanoseconds and would say 'greater than or equal to 50000000, got 40000000'."""
+    model = _model_for(*_annotation_at(loc[:-1], data, root)) if loc and isinstance(loc[-1], str) else None
+    field = model.model_fields.get(loc[-1]) if isinstance(model, type) else None
+    limit = next(iter(item.get("ctx", {}).values()), None)
+    takes_duration = field is not None and any(
+        getattr(m, "func", None) is parse_duration_ns for m in field.metadata
+    )
+    if not takes_duration or not isinstance(limit, int | float):
+        return None
+    given = item.get("input")
+    got = format_duration(given) if isinstance(given, int | float) else repr(given)
+    return f"must be {_BOUND_WORDS[kind]} {format_duration(limit)}, got {got}"
+
+
 _EXPECTED = {  # pydantic's type errors, as what the field needs
     "model_type": "a mapping of keys (key: value lines, or {key: value})",
     "model_attributes_type": "a mapping of keys (key: value lines, or {key: value})",

@@ -147,6 +147,16 @@ def test_a_bound_says_the_value_given() -> None:
     ]
 
 
+@pytest.mark.parametrize("given, shown", [("40ms", "40 ms"), ("0.04", "40 ms"), ("20000us", "20 ms")])
+def test_a_duration_bound_is_said_in_time_units_not_nanoseconds(given: str, shown: str) -> None:
+    # telemetry.interval must be ≥ 50 ms; pydantic checks the parsed nanoseconds and said
+    # "greater than or equal to 50000000, got 40000000"
+    spec = VALID + "telemetry: {interval: 1s}\n"
+    assert errors("interval: 1s}", f"interval: {given}}}", spec) == [
+        f":19: telemetry.interval: must be at least 50 ms, got {shown}; interval: sampling interval (≥ 50 ms)"
+    ]
+
+
 def test_a_choice_says_the_value_given_and_suggests_one() -> None:
     found = errors("repetitions: 2", "repetitions: 2\n  order: randm")
     assert found == [
