@@ -41,12 +41,29 @@ class SweepPoint(NamedTuple):
     params: dict[str, Any]
 
 
+# Summary metrics the runner adds to a flow of any kind: a switch's packet-rate capacity on its path.
+RUNNER_METRICS = frozenset({"path_pps_limit"})
+
+
+def quantiles(prefix: str, qs: tuple[str, ...], unit: str) -> frozenset[str]:
+    """'send_lateness', ('min', 'p50'), 'ns' -> {send_lateness_min_ns, send_lateness_p50_ns}."""
+    return frozenset(f"{prefix}_{q}_{unit}" for q in qs)
+
+
 class Kind:
     """A measurement kind. Subclasses set `name` and `driver` and override what differs."""
 
     name: ClassVar[str]  # the spec's `kind:` value
     driver: ClassVar[Driver]  # the tool that measures it (drivers/)
     spec: ClassVar[type]  # its pydantic model in spec/models.py
+    # Every summary metric its driver's parse can store for it (docs/drivers.md): what an alert rule may
+    # name. tests/unit/drivers/test_summary_metrics.py parses every captured tool output, and
+    # tests/e2e/test_monitor.py checks a real run's stored names, against it, so the list cannot drift.
+    summary_metrics: ClassVar[frozenset[str]] = frozenset()
+
+    def stored_metrics(self) -> frozenset[str]:
+        """The summary metrics a measurement of this kind can store: its driver's and the runner's."""
+        return self.summary_metrics | RUNNER_METRICS
 
     def planned_ns(self, m: Any) -> int:
         """How long the tools run (the plan's ETA and a step's default timeout)."""

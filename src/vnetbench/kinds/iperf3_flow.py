@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from vnetbench.drivers import IPERF3
 from vnetbench.kinds.base import Kind
@@ -12,6 +12,8 @@ class Iperf3FlowKind(Kind):
     """An iperf3 test: -t duration, -O omit."""
 
     driver = IPERF3
+    # drivers/iperf3.py `_cpu`, for TCP and UDP alike
+    cpu_metrics: ClassVar[frozenset[str]] = frozenset({"sender_cpu_ratio", "receiver_cpu_ratio"})
 
     def planned_ns(self, m: Any) -> int:
         """iperf3 -O runs its omitted warm-up before the -t test: `omit` + `duration` in all."""

@@ -4,12 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnetbench.kinds.base import Kind, Offered, Params, PathFacts
+from vnetbench.kinds.base import Kind, Offered, Params, PathFacts, quantiles
 from vnetbench.kinds.overhead import expected_max_bps
 
 
 class ProbeFlowKind(Kind):
     """A vnb-probe send → recv flow; its offered rate is its `pps` × `size`, or its `rate`."""
+
+    # drivers/probe.py `sender_summary`, `receiver_summary` and `count_from_the_sender`
+    summary_metrics = (
+        quantiles("send_lateness", ("min", "p50", "p99", "max", "mean"), "ns")
+        | quantiles("wake_lateness", ("min", "p50", "p99", "max", "mean"), "ns")
+        | quantiles("burst", ("mean", "p50", "p99", "max"), "packets")
+        | {
+            "target_pps", "target_bps", "payload_bytes", "frame_bytes", "sent_packets", "fin_sent_packets",
+            "missed_slots_packets", "send_errors", "achieved_pps", "achieved_bps", "achieved_l2_bps",
+            "achieved_to_target_ratio", "mean_batch_packets", "pacing_quantum_ns", "sendmmsg_batch_messages",
+            "sender_cpu_ratio",
+            "received_packets", "duplicate_packets", "late_packets", "lost_packets", "loss_ratio",
+            "reordered_packets", "received_pps", "received_bps", "throughput_bps", "received_l2_bps",
+            "jitter_rfc3550_mean_ns", "ipdv_p99_ns", "pdv_p99_ns", "owd_p50_ns", "kernel_drops_packets",
+            "foreign_packets", "exact_loss", "receiver_cpu_ratio", "loss_from_sender_count",
+        }
+    )  # fmt: skip
 
     def offered(self, m: Any, path: PathFacts | None, params: Params) -> Offered | None:
         rate = float(m.pps) * m.size * 8 if m.pps else float(m.rate)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from vnetbench.drivers import PROBE_RTT
+from vnetbench.kinds.base import quantiles
 from vnetbench.kinds.counted import CountedKind
 from vnetbench.spec.models import ProbeRttMeasurement
 
@@ -11,6 +12,15 @@ class ProbeRttKind(CountedKind):
     name = "probe-rtt"
     driver = PROBE_RTT
     spec = ProbeRttMeasurement
+    # drivers/probe.py `ProbeRttDriver.parse`
+    summary_metrics = (
+        quantiles("rtt", ("min", "mean", "median", "p99", "max", "sd"), "ns")
+        | quantiles("send_lateness", ("min", "p50", "p99", "max", "mean"), "ns")
+        | {
+            "sent_packets", "received_packets", "lost_packets", "loss_ratio", "duplicate_replies",
+            "server_processing_p50_ns", "achieved_pps", "target_pps", "sender_cpu_ratio",
+        }
+    )  # fmt: skip
 
 
 KIND = ProbeRttKind()

@@ -13,6 +13,12 @@ from vnetbench.spec.models import UdpMeasurement
 class UdpKind(Iperf3FlowKind):
     name = "udp"
     spec = UdpMeasurement
+    # drivers/iperf3.py `_udp` and `_udp_loss`; udp_start_delay_s is the runner's handshake watchdog
+    summary_metrics = Iperf3FlowKind.cpu_metrics | {
+        "throughput_bps", "sender_throughput_bps", "offered_bps", "packets_sent", "packets_received",
+        "out_of_order_packets", "iperf3_lost_packets", "run_packets_sent", "run_packets_received",
+        "lost_packets", "loss_ratio", "jitter_last_ns", "jitter_mean_ns", "udp_start_delay_s",
+    }  # fmt: skip
 
     def offered(self, m: Any, path: PathFacts | None, params: Params) -> Offered | None:
         if m.rate != "link":

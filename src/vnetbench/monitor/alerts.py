@@ -14,6 +14,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
+from vnetbench.kinds import kind_of
 from vnetbench.spec.monitoring import AlertRule
 from vnetbench.store.monitoring import MonitorStore, Series
 
@@ -105,26 +106,63 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
     return changes
 
 
-def unmatched_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]]) -> dict[str, str]:
-    """Rules whose metric no measurement of a run stored (a typo never fires): {rule: what to fix}.
-    `run_metrics` is MonitorStore.run_metrics of a run; a measurement without ok results says nothing."""
+def producible_metrics(measurement_kinds: dict[str, str]) -> dict[str, frozenset[str]]:
+    """measurement name -> the summary metrics its kind can store (kinds' `stored_metrics`)."""
+    return {name: kind_of(kind).stored_metrics() for name, kind in measurement_kinds.items()}
+
+
+def impossible_rules(rules: list[AlertRule], measurement_kinds: dict[str, str]) -> dict[int, str]:
+    """Rules whose metric no measurement they watch can ever produce, found before any run:
+    {index in `alerts:`: what is wrong and the metrics that are available}. `measurement_kinds` maps
+    the campaign's measurement names to their kinds; a rule naming an unknown measurement is left to
+    the caller's own check."""
+    producible = producible_metrics(measurement_kinds)
+    problems = {}
+    for i, rule in enumerate(rules):
+        if rule.measurement is not None:
+            if rule.measurement not in producible:
+                continue
+            known: set[str] = set(producible[rule.measurement])
+            whose = f"measurement {rule.measurement} (kind {measurement_kinds[rule.measurement]})"
+            missing = f"{whose} cannot produce a metric '{rule.metric}'"
+        else:
+            known = set().union(*producible.values())
+            whose = "the measurements of this campaign"
+            missing = f"no measurement of this campaign can produce a metric '{rule.metric}'"
+        if rule.metric in known:
+            continue
+        # 0.85: thruput_bps -> throughput_bps (0.88), not jitter_mean_ns -> rtt_mean_ns (0.8, not a typo)
+        close = difflib.get_close_matches(rule.metric, sorted(known), n=1, cutoff=0.85)
+        hint = f"did you mean {close[0]}? " if close else ""
+        problems[i] = (
+            f"alert '{rule.name}' can never fire: {missing}; {hint}"
+            f"the metrics {whose} can produce: {', '.join(sorted(known))} (docs/drivers.md)"
+        )
+    return problems
+
+
+def unproduced_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]], run: int) -> dict[str, str]:
+    """Rules whose metric a measurement's kind can produce but that run `run` did not store (e.g.
+    udp's run_packets_sent only with `omit`, path_pps_limit only through a packet-rate limited switch):
+    {rule: what to fix}. The metrics no kind can produce are refused before the first run
+    (impossible_rules). `run_metrics` is MonitorStore.run_metrics of the run; a measurement without
+    ok results says nothing."""
     problems = {}
     for rule in rules:
         if rule.measurement is not None:
             if rule.measurement not in run_metrics:
                 continue  # failed or not measured in this run: no news
             known = run_metrics[rule.measurement]
-            missing = f"measurement {rule.measurement} stores no metric '{rule.metric}'"
+            missing = f"measurement {rule.measurement} stored no '{rule.metric}' in run {run}"
         else:
             known = set().union(*run_metrics.values()) if run_metrics else set()
-            missing = f"no measurement stores a metric '{rule.metric}'"
+            missing = f"no measurement stored a '{rule.metric}' in run {run}"
         if not known or rule.metric in known:
             continue
-        close = difflib.get_close_matches(rule.metric, sorted(known), n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
         problems[rule.name] = (
-            f"alert rule '{rule.name}' can never fire: {missing}; {hint}"
-            f"the metrics stored: {', '.join(sorted(known))} (docs/drivers.md)"
+            f"alert rule '{rule.name}' matched nothing: {missing} (its kind can produce it, but not "
+            f"as this campaign measures it); the metrics stored: {', '.join(sorted(known))} "
+            "(docs/drivers.md says when each is stored)"
         )
     return problems
 

@@ -85,6 +85,10 @@ def check_monitorable(loaded: LoadedSpec) -> None:
                     f"no measurement '{rule.measurement}'; known: {', '.join(sorted(names))}",
                 )
             )
+    # a metric no measurement of the campaign can produce would never fire: refused before any run
+    kinds = {m.name: m.kind for m in c.measurements}
+    for i, problem in alerts.impossible_rules(list(c.alerts), kinds).items():
+        errors.append(loaded.error(("alerts", i, "metric"), problem))
     if errors:
         raise SpecInvalid(errors)
 
@@ -385,8 +389,10 @@ class Monitor:
 
     def _check_alerts(self, run: int) -> None:
         rules = self.m.loaded.campaign.alerts
-        unmatched = alerts.unmatched_rules(rules, self.mstore.run_metrics(self.m.campaign_id, run))
-        for rule, problem in unmatched.items():
+        # a metric no kind can produce was refused at the start; one its kind can produce but this
+        # campaign's measurements do not store (e.g. run_packets_sent without omit) shows only here
+        stored = self.mstore.run_metrics(self.m.campaign_id, run)
+        for rule, problem in alerts.unproduced_rules(rules, stored, run).items():
             if rule not in self.warned_rules:  # once per rule and start (the spec is read at a start)
                 self.warned_rules.add(rule)
                 self._say(f"[yellow]{problem}[/yellow]; fix the spec and start the monitor again")

@@ -114,3 +114,21 @@ def test_monitor_and_dashboard_read_the_token_from_the_same_variable(tmp_path: P
         assert dash.returncode == 2 and "--token" not in dash.stderr and "no store there" in dash.stderr
     dash = cli_quick("dashboard", "--db", str(tmp_path / "none.db"), "--host", "0.0.0.0")
     assert dash.returncode == 2 and "(or set VNETBENCH_TOKEN)" in dash.stderr  # without it: asked for
+
+
+def test_an_alert_no_measurement_can_produce_is_refused_by_monitor_and_validate(tmp_path: Path) -> None:
+    # it started and said so only after the first run: "can never fire: ... stores no metric"
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(
+        MONITORED_SPEC
+        + "alerts:\n  - {name: slow, measurement: tcp, metric: thruput_bps, op: '<', threshold: 1}\n"
+    )
+    expected = (
+        "alerts[0].metric: alert 'slow' can never fire: measurement tcp (kind tcp) cannot produce a "
+        "metric 'thruput_bps'; did you mean throughput_bps?"
+    )
+    done = _monitor(str(spec), "--db", str(tmp_path / "m.db"), "--no-dashboard")
+    assert done.returncode == 2 and expected in " ".join(done.stderr.split()), done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mon.yaml"]  # before the store, before any run
+    checked = cli_quick("validate", str(spec))
+    assert checked.returncode == 2 and expected in " ".join(checked.stderr.split()), checked.stderr

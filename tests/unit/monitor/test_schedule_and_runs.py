@@ -238,3 +238,44 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
         other.wait()
     assert prepare(parse_spec(changed, "mon.yaml"), store).campaign_id == fresh.campaign_id  # it died
     store.close()
+
+
+# docs/drivers.md's "Summary metrics — TCP" table, and the runner's path_pps_limit (any kind)
+TCP_METRICS = (
+    "bytes_received, iperf3_throughput_bps, max_cwnd_bytes, max_rtt_ns, max_snd_wnd_bytes, mean_rtt_ns, "
+    "min_rtt_ns, path_pps_limit, receiver_cpu_ratio, retransmits, sender_cpu_ratio, sender_throughput_bps, "
+    "throughput_bps, window_bytes_received, window_ns"
+)
+
+
+def test_an_alert_on_a_metric_no_measurement_can_produce_is_refused_before_any_run() -> None:
+    # it was said only after the first run had stored its samples ("can never fire: ... stores no metric")
+    rules = (
+        "alerts:\n"
+        "  - {name: ok, measurement: tcp, metric: throughput_bps, op: '<', threshold: 10mbit}\n"
+        "  - {name: slow, measurement: tcp, metric: thruput_bps, op: '<', threshold: 10mbit}\n"
+        "  - {name: lossy, measurement: tcp, metric: loss_ratio, op: '>', threshold: 1%}\n"
+        "  - {name: far, metric: rtt_p95_ns, op: '>', threshold: 60ms}\n"
+        "  - {name: jitter, metric: jitter_mean_ns, op: '>', threshold: 1ms}\n"
+    )
+    with pytest.raises(SpecInvalid) as caught:
+        check_monitorable(parse_spec(MONITORED_SPEC + rules, "mon.yaml"))
+    lines = str(caught.value).splitlines()
+    assert [line for line in lines if "alerts[" in line] == [
+        "mon.yaml:13: alerts[1].metric: alert 'slow' can never fire: measurement tcp (kind tcp) cannot "
+        "produce a metric 'thruput_bps'; did you mean throughput_bps? the metrics measurement tcp (kind tcp) "
+        f"can produce: {TCP_METRICS} (docs/drivers.md)",
+        # a loss ratio is a ping's or a UDP flow's, not a TCP flow's: the fix is a measurement that has it
+        "mon.yaml:14: alerts[2].metric: alert 'lossy' can never fire: measurement tcp (kind tcp) cannot "
+        "produce a metric 'loss_ratio'; the metrics measurement tcp (kind tcp) can produce: "
+        f"{TCP_METRICS} (docs/drivers.md)",
+        # without `measurement:` any measurement of the campaign may have it: rtt (ping) has rtt_p95_ns,
+        # no kind here (rtt, tcp) has a jitter
+        "mon.yaml:16: alerts[4].metric: alert 'jitter' can never fire: no measurement of this campaign can "
+        "produce a metric 'jitter_mean_ns'; the metrics the measurements of this campaign can produce: "
+        "bytes_received, duplicate_replies, iperf3_throughput_bps, late_replies, loss_ratio, max_cwnd_bytes, "
+        "max_rtt_ns, max_snd_wnd_bytes, mean_rtt_ns, min_rtt_ns, path_pps_limit, received_packets, "
+        "receiver_cpu_ratio, retransmits, rtt_max_ns, rtt_mdev_ns, rtt_mean_ns, rtt_median_ns, rtt_min_ns, "
+        "rtt_p95_ns, rtt_p99_ns, rtt_sd_ns, sender_cpu_ratio, sender_throughput_bps, sent_packets, "
+        "throughput_bps, unreachable_events, window_bytes_received, window_ns (docs/drivers.md)",
+    ], lines
