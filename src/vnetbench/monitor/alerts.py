@@ -9,6 +9,7 @@ import datetime as dt
 import difflib
 import json
 import logging
+import math
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 
 from vnetbench.kinds import kind_of
 from vnetbench.spec.monitoring import AlertRule
+from vnetbench.spec.units import format_metric
 from vnetbench.store.monitoring import MonitorStore, Series
 
 log = logging.getLogger(__name__)
@@ -165,6 +167,15 @@ def unproduced_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]], r
             "(docs/drivers.md says when each is stored)"
         )
     return problems
+
+
+def value_detail(metric: str, value: float | None, run: int | None) -> str | None:
+    """'(value 3.40 % in run 2)': an episode's value in its metric's unit and the run it is from, the one
+    wording of the monitor's alert line and the dashboard's alert list (/api/alerts `detail_text`);
+    None without a value (a rule taken out of the spec resolves its episode without one)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return f"(value {format_metric(metric, value)} in run {run})"
 
 
 def _iso(ns: int | None) -> str | None:

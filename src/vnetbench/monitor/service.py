@@ -32,7 +32,6 @@ from vnetbench.run.runner import Runner, standard_observers
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import LoadedSpec, parse_spec
 from vnetbench.spec.models import Campaign
-from vnetbench.spec.units import format_metric
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 from vnetbench.store.records import now_utc_ns
@@ -399,11 +398,10 @@ class Monitor:
         for change in alerts.evaluate(self.mstore, self.m.campaign_id, rules, run):
             s = change.series
             colour = "red" if change.state == "firing" else "green"
-            value = format_metric(change.metric, change.value)
+            detail = alerts.value_detail(change.metric, change.value, change.run)
             self._say(
                 f"alert [{colour}]{change.state}[/{colour}]: {change.rule} on {s.measurement} "
-                f"{s.src}→{s.dst}: {change.condition} "
-                + (f"(value {value} in run {change.run})" if value else "(rule no longer in the spec)")
+                f"{s.src}→{s.dst}: {change.condition} {detail or '(rule no longer in the spec)'}"
             )
         for problem in alerts.notify(self.mstore, self.m.campaign_id, self.m.name, self.webhook):
             self._say(f"[yellow]{problem}[/yellow] (retried after the next run)")

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
 
+from vnetbench.monitor.alerts import value_detail
 from vnetbench.monitor.metrics import StoreCollector
 from vnetbench.spec.units import format_metric
 from vnetbench.store.db import Store
@@ -100,8 +101,10 @@ def _episode(e: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in e.items() if not k.endswith("_utc_ns")}
     out.update({k.removesuffix("_ns"): _iso(v) for k, v in e.items() if k.endswith("_utc_ns")})
     out["state"] = "firing" if e["closed_run"] is None else "resolved"
-    # the value that opened it, in the metric's unit as the monitor's own line writes it
+    # the value that opened it, in the metric's unit, and the text the dashboard shows: the monitor's
+    # own line's words (alerts.value_detail), made here once so the two cannot drift apart
     out["value_text"] = format_metric(e["metric"], e["value"]) if e.get("value") is not None else None
+    out["detail_text"] = value_detail(e["metric"], e.get("value"), e["opened_run"])
     return out
 
 

@@ -86,8 +86,11 @@ def test_a_campaign_page_asks_for_alerts_only_where_the_monitor_serves_them(db: 
     assert http_get(monitor + "/api/alerts?campaign=c1")[0] == 200
 
 
-def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve) -> None:
-    # the dashboard's alert list showed the rule and the pair but not the value that opened it
+def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve, tmp_path: Path) -> None:
+    # the dashboard's alert list showed the rule and the pair but not the value that opened it; then
+    # it built "(value … in run …)" itself beside the monitor's own line: now the server words it once
+    from tests.helpers.browser import chromium_page, missing_browser
+
     store = Store(db)
     MonitorStore(store).open_episode(
         campaign_id="c1", rule="slow", severity="warning", condition="throughput_bps < 200.0 Mbit/s for 2 runs",
@@ -95,5 +98,18 @@ def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve) 
         value=94_403_935.8,
     )  # fmt: skip
     store.close()
-    (episode,) = json.loads(http_get(serve(build_app(db)) + "/api/alerts")[1])
+    base = serve(build_app(db))
+    (episode,) = json.loads(http_get(base + "/api/alerts")[1])
     assert (episode["value_text"], episode["opened_run"], episode["state"]) == ("94.40 Mbit/s", 2, "firing")
+    # the monitor's line ends with these words too (test_alerts_and_metrics checks that line)
+    assert episode["detail_text"] == "(value 94.40 Mbit/s in run 2)"
+    if missing_browser() is not None:
+        pytest.skip(missing_browser())
+    with chromium_page(tmp_path / "chromium") as page:
+        page.goto(f"{base}/campaigns/c1")
+        shown = page.locator("#alerts .alert-firing")
+        shown.wait_for(timeout=30_000)
+        assert page.locator("#alerts .alert-detail").inner_text() == episode["detail_text"]
+        assert shown.inner_text().endswith(
+            "slow: throughput_bps < 200.0 Mbit/s for 2 runs — tcp a → b (value 94.40 Mbit/s in run 2)"
+        ), shown.inner_text()

@@ -246,8 +246,9 @@ async function refreshAlerts(campaign) {
   box.replaceChildren(el("h2", { text: "alerts" }), ...episodes.map((e) => el("p",
     { class: `alert alert-${e.state} severity-${e.severity}`, "data-state": e.state },
     el("span", { class: "state", text: e.state }),
-    ` ${e.severity} · ${e.rule}: ${e.condition} — ${e.measurement} ${e.src} → ${e.dst}` +
-      (e.value_text ? ` (value ${e.value_text} in run ${e.opened_run})` : ""))));
+    ` ${e.severity} · ${e.rule}: ${e.condition} — ${e.measurement} ${e.src} → ${e.dst}`,
+    // "(value 94.40 Mbit/s in run 2)" as the server words it (the monitor's own alert line's words)
+    ...(e.detail_text ? [" ", el("span", { class: "alert-detail", text: e.detail_text })] : []))));
 }
 
 function renderCampaign(data) {
