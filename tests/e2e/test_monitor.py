@@ -67,10 +67,10 @@ def wait_for(
     return value
 
 
-def runs(db: str) -> list[dict]:
+def runs(db: str, name: str = "e2e-monitor") -> list[dict]:
     store = Store(db)
     try:
-        cid = MonitorStore(store).find("e2e-monitor")
+        cid = MonitorStore(store).find(name)
         return MonitorStore(store).runs(cid) if cid else []
     finally:
         store.close()
@@ -343,3 +343,106 @@ def test_sigterm_during_a_step_abandons_it_cleanly_and_the_next_start_finishes_t
         "r002/p/rtt/a>b",
         "r002/p/tcp/a>b",
     ]
+
+
+# Every measurement kind, each one step (pps: one sweep point; bg beside it; cpushare on one node):
+# 7 steps a run. Its alert rule names a metric udp can produce: refused otherwise (check_monitorable).
+EVERY_KIND = """\
+name: e2e-every-kind
+topology:
+  nodes: [{name: a}, {name: b}, {name: c}, {name: d}]
+  switches: [{name: sw}]
+  links:
+    - {endpoints: [a, sw], rate: 100mbit}
+    - {endpoints: [b, sw]}
+    - {endpoints: [c, sw]}
+    - {endpoints: [d, sw]}
+measurements:
+  - {name: rtt, kind: rtt, count: 3, interval: 0.1s}
+  - {name: prtt, kind: probe-rtt, count: 5, interval: 10ms}
+  - {name: tcp, kind: tcp, duration: 1s}
+  - {name: udp, kind: udp, duration: 1s, rate: 10mbit}
+  - {name: tr, kind: trace, rate: 10mbit, duration: 1s, bin: 10ms}
+  - {name: sweep, kind: pps, rates: [1000], sizes: [1472], duration: 1s}
+  - {name: bg, kind: background, pps: 1000, size: 64, pairs: [[c, d]]}
+  - {name: cpu, kind: cpushare, duration: 1s}
+patterns:
+  - {name: p, kind: pairs, pairs: [[a, b]], measurements: [rtt, prtt, tcp, udp, tr]}
+  - {name: pb, kind: pairs, pairs: [[a, b]], measurements: [sweep], background: [bg]}
+  - {name: n, kind: nodes, nodes: [a], measurements: [cpu]}
+monitor: {repeat: PT1S}
+alerts:
+  - {name: lossy, measurement: udp, metric: loss_ratio, op: ">", threshold: 50%}
+"""
+STEPS_PER_RUN = 7
+
+
+def _campaign_answers(url: str, proc: subprocess.Popen, timeout_s: float) -> list[dict]:
+    """/api/campaigns' entry of the campaign every 0.3 s while the monitor runs (until it exits)."""
+    seen: list[dict] = []
+    deadline = time.monotonic() + timeout_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        _, text = http_get(f"{url}/api/campaigns")
+        seen.extend(c for c in json.loads(text)["campaigns"] if c["monitor_run"] is not None)
+        time.sleep(0.3)
+    return seen
+
+
+def test_a_monitored_campaigns_progress_is_its_runs_and_every_kind_stores_only_listed_metrics(
+    tmp_path: Path,
+) -> None:
+    """/api/campaigns gave steps_done over every run against one run's steps_total (6 of 2 after 3
+    runs); now the newest run's steps_done of its steps_total, with runs and steps_stored beside them.
+    And what a real run stores is within each kind's summary_metrics (what alert rules are checked
+    against before the first run)."""
+    from tests.helpers.browser import chromium_page, missing_browser
+    from tests.helpers.dashboard_server import serving
+    from vnetbench.dashboard import create_app
+    from vnetbench.kinds import kind_of
+    from vnetbench.spec.loader import parse_spec
+
+    db = str(tmp_path / "kinds.db")
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(EVERY_KIND)
+    proc = start_monitor(spec, db, "--max-runs", "2", "--no-dashboard", log=tmp_path / "monitor.log")
+    try:
+        wait_for(lambda: os.path.exists(db) and runs(db, "e2e-every-kind"), 60, "run 1 recorded", proc)
+        with serving(create_app(db)) as url:
+            during = _campaign_answers(url, proc, 240)
+            assert proc.wait(60) == 0, _log(tmp_path)
+            (final,) = json.loads(http_get(f"{url}/api/campaigns")[1])["campaigns"]
+            if missing_browser() is None:
+                with chromium_page(tmp_path / "chromium") as page:
+                    page.goto(url)
+                    text = page.locator("#campaigns .progress-text")
+                    text.wait_for(timeout=30_000)
+                    assert text.inner_text() == "run 2: 7 / 7 · 14 steps stored in 2 runs"
+                    width = page.locator("#campaigns .progress .fill").evaluate("e => e.style.width")
+                    assert float(width.removesuffix("%")) == 100.0, width  # a full bar: run 2 is whole
+    finally:
+        left = stop_and_clean([proc], db, tmp_path)
+    assert left == [], left
+    # 2 runs of 7 steps, every one stored: the newest run's 7 of 7, 14 steps over the 2 runs
+    assert (final["status"], final["steps_done"], final["steps_total"]) == ("finished", 7, 7), final
+    assert (final["runs"], final["steps_stored"], final["monitor_run"]["run"]) == (2, 14, 2), final
+    # while it ran: never more done than planned for a run, the stored steps those of the runs so far
+    assert {c["runs"] for c in during} == {1, 2}, during
+    for c in during:
+        assert c["steps_total"] == STEPS_PER_RUN and 0 <= c["steps_done"] <= STEPS_PER_RUN, c
+        assert (c["runs"] - 1) * STEPS_PER_RUN <= c["steps_stored"] <= c["runs"] * STEPS_PER_RUN, c
+    progress = [(c["runs"], c["steps_done"]) for c in during]
+    assert progress == sorted(progress), progress  # it only goes forward
+
+    kinds = {m.name: m.kind for m in parse_spec(EVERY_KIND, "mon.yaml").campaign.measurements}
+    store = Store(db)
+    try:
+        mstore = MonitorStore(store)
+        cid = mstore.find("e2e-every-kind")
+        stored = [mstore.run_metrics(cid, run) for run in (1, 2)]
+    finally:
+        store.close()
+    for metrics in stored:
+        assert set(metrics) == set(kinds), metrics  # every measurement stored an ok result
+        for name, names in metrics.items():
+            extra = names - kind_of(kinds[name]).stored_metrics()
+            assert not extra, f"{name} ({kinds[name]}) stored metrics its kind does not list: {extra}"

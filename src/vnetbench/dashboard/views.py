@@ -157,19 +157,26 @@ def campaign_json(
     report_url: str | None,
     monitor_run: MonitorRun | None = None,
 ) -> dict[str, Any]:
-    done = progress.steps_done if progress else 0
+    stored = progress.steps_done if progress else 0
+    done, total = stored, spec.total_steps
+    if monitor_run is not None:
+        # a monitored campaign repeats its plan run after run: its progress is its newest run's steps
+        # (every run's steps stored against one run's total read as 6 of 2 done after 3 runs)
+        done, total = monitor_run.steps_done, monitor_run.steps_total
     return {
         "id": row["id"],
         "name": row["name"],
         "status": row["status"],
         "created_utc_ns": row["created_utc_ns"],
         "steps_done": done,
-        "steps_total": spec.total_steps,
+        "steps_total": total,
+        "steps_stored": stored,  # steps with a stored attempt, over every run or repetition
+        "runs": None if monitor_run is None else monitor_run.run,  # runs started (the newest's number)
         "measurements_ok": progress.measurements_ok if progress else 0,
         "attempts_failed": progress.attempts_failed if progress else 0,
         "last_result_utc_ns": progress.last_result_utc_ns if progress else None,
         "latest_repetition": progress.latest_repetition if progress else None,
-        # a monitored campaign: its newest run's progress (steps_done above counts every run's steps)
+        # a monitored campaign's newest run (its steps_done/steps_total are the campaign's above)
         "monitor_run": None
         if monitor_run is None
         else {

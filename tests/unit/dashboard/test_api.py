@@ -204,6 +204,9 @@ def test_a_monitored_campaign_shows_its_newest_runs_progress(db: Path, tmp_path:
                 "steps_done": 0,
                 "steps_total": 18,
             }
+            # the pair is the newest run's (it was every run's steps stored against one run's 18)
+            assert (campaign["steps_done"], campaign["steps_total"], campaign["runs"]) == (0, 18, 2)
+            assert campaign["steps_stored"] == 1  # the one measurement row of the fixture
             # the monitor records a step as done without a new measurement row: the answers follow it
             mstore.step_done("d1", 2, 5, 5, 0)
             for path in ("/api/campaigns", "/api/campaigns/d1"):

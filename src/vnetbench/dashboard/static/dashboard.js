@@ -95,13 +95,14 @@ function poll(url, render) {
 function progressBar(c) {
   const run = c.monitor_run;
   if (run) {
-    // a monitored campaign repeats its plan run after run: the bar is its newest run's progress
-    const share = run.steps_total ? Math.min(1, run.steps_done / run.steps_total) : 0;
+    // a monitored campaign repeats its plan run after run: steps_done / steps_total are its newest run's
+    const share = c.steps_total ? Math.min(1, c.steps_done / c.steps_total) : 0;
     const bar = el("span", { class: "bar" }, el("span", { class: "fill" }));
     bar.firstChild.style.width = `${(100 * share).toFixed(1)}%`;
-    const text = `run ${run.run}: ${run.steps_done} / ${run.steps_total} · ${c.steps_done} steps stored`;
-    return el("span", { class: "progress", "data-done": run.steps_done, "data-total": run.steps_total,
-      "data-run": run.run }, bar, el("span", { class: "progress-text", text }));
+    const runs = c.runs === 1 ? "1 run" : `${c.runs} runs`;
+    const text = `run ${run.run}: ${c.steps_done} / ${c.steps_total} · ${c.steps_stored} steps stored in ${runs}`;
+    return el("span", { class: "progress", "data-done": c.steps_done, "data-total": c.steps_total,
+      "data-run": run.run, "data-stored": c.steps_stored }, bar, el("span", { class: "progress-text", text }));
   }
   const total = c.steps_total;
   // a campaign stored by a monitor without its run table: more steps than one plan holds
