@@ -143,12 +143,19 @@ def impossible_rules(rules: list[AlertRule], measurement_kinds: dict[str, str]) 
     return problems
 
 
-def unproduced_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]], run: int) -> dict[str, str]:
+def unproduced_rules(
+    rules: list[AlertRule],
+    run_metrics: dict[str, set[str]],
+    run: int,
+    measurement_kinds: dict[str, str] | None = None,
+) -> dict[str, str]:
     """Rules whose metric a measurement's kind can produce but that run `run` did not store (e.g.
     udp's run_packets_sent only with `omit`, path_pps_limit only through a packet-rate limited switch):
     {rule: what to fix}. The metrics no kind can produce are refused before the first run
     (impossible_rules). `run_metrics` is MonitorStore.run_metrics of the run; a measurement without
-    ok results says nothing."""
+    ok results says nothing (nor, for a rule on every measurement, does one of `measurement_kinds`
+    whose kind can produce the metric but that has no ok result in the run)."""
+    producible = producible_metrics(measurement_kinds or {})
     problems = {}
     for rule in rules:
         if rule.measurement is not None:
@@ -156,6 +163,8 @@ def unproduced_rules(rules: list[AlertRule], run_metrics: dict[str, set[str]], r
                 continue  # failed or not measured in this run: no news
             known = run_metrics[rule.measurement]
             missing = f"measurement {rule.measurement} stored no '{rule.metric}' in run {run}"
+        elif any(rule.metric in can and name not in run_metrics for name, can in producible.items()):
+            continue  # the measurement that would store it failed in this run: no news
         else:
             known = set().union(*run_metrics.values()) if run_metrics else set()
             missing = f"no measurement stored a '{rule.metric}' in run {run}"

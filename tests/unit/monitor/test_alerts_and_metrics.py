@@ -103,7 +103,7 @@ def test_the_monitor_says_an_alerts_rule_threshold_runs_and_value_in_the_metrics
     store, mstore = monitored
     console = Console(record=True, width=200)
     monitor = Monitor.__new__(Monitor)  # only what _check_alerts uses: no topology, no schedule
-    campaign = SimpleNamespace(alerts=[LOSSY])
+    campaign = SimpleNamespace(alerts=[LOSSY], measurements=[])
     monitor.mstore, monitor.webhook, monitor.console, monitor.warned_rules = mstore, None, console, set()
     monitor.m = SimpleNamespace(campaign_id="c1", name="t", loaded=SimpleNamespace(campaign=campaign))
     for run in (1, 2):
@@ -138,7 +138,8 @@ def test_a_rule_on_a_metric_its_kind_can_produce_but_no_run_stored_is_said_once(
     anywhere = AlertRule(name="late", metric="late_replies", op=">", threshold=0)
     console = Console(record=True, width=300)
     monitor = Monitor.__new__(Monitor)  # only what _check_alerts uses
-    campaign = SimpleNamespace(alerts=[LOSSY, unstored, anywhere])
+    udp = SimpleNamespace(name="udp", kind="udp")
+    campaign = SimpleNamespace(alerts=[LOSSY, unstored, anywhere], measurements=[udp])
     monitor.mstore, monitor.webhook, monitor.console, monitor.warned_rules = mstore, None, console, set()
     monitor.m = SimpleNamespace(campaign_id="c1", name="t", loaded=SimpleNamespace(campaign=campaign))
     for run in (1, 2):
@@ -153,8 +154,14 @@ def test_a_rule_on_a_metric_its_kind_can_produce_but_no_run_stored_is_said_once(
     ) in text
     assert "alert rule 'late' matched nothing: no measurement stored a 'late_replies' in run 1" in text
     assert "'lossy'" not in text
-    # a measurement with no ok result in the run says nothing about its metrics
+    # a measurement with no ok result in the run says nothing about its metrics, nor, for a rule on
+    # every measurement, about a metric only it (here rtt, a ping) could have stored
     assert alerts.unproduced_rules([unstored], {}, 3) == {}
+    kinds = {"udp": "udp", "rtt": "rtt"}
+    assert alerts.unproduced_rules([anywhere], {"udp": {"loss_ratio"}}, 3, kinds) == {}
+    assert list(
+        alerts.unproduced_rules([anywhere], {"udp": {"loss_ratio"}, "rtt": {"rtt_mean_ns"}}, 3, kinds)
+    ) == ["late"]
 
 
 def test_the_webhook_gets_one_firing_and_one_resolved_message_per_episode(monitored) -> None:
