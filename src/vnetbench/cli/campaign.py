@@ -73,6 +73,14 @@ def run_and_report(
     from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
 
     check_report_option(report, no_report, loaded.campaign.name)
+    try:
+        problems = local_machine_problems(loaded)
+    except SpecInvalid as exc:
+        raise spec_errors(exc) from None
+    if problems:  # refused before the campaign is stored: no failed campaign left to resume
+        raise fail(
+            "\n".join(problems) + "\nnothing was stored or built: fix the above and run it again", EXIT_USAGE
+        )
     store = open_store(db, create=True)
     try:
         provider = "ssh" if loaded.campaign.inventory is not None else "local"
@@ -87,6 +95,17 @@ def run_and_report(
         soft_wrap=True,  # one line, never broken inside a path (rich wraps at 80 columns in a pipe)
     )
     _execute(store, started.campaign_id, plan, report, no_report)
+
+
+def local_machine_problems(loaded: LoadedSpec, plan: Plan | None = None) -> list[str]:
+    """What stops this machine building the campaign's topologies (the local provider's preflight:
+    root, kernel features, tools), each with its fix; none for a campaign on SSH hosts."""
+    if loaded.campaign.inventory is not None:
+        return []
+    from vnetbench.providers.registry import PROVISIONAL_ID, local_build_problems  # pyroute2: start-up
+
+    plan = plan or make_plan(loaded, PROVISIONAL_ID, 0)  # the variants do not depend on the seed
+    return local_build_problems(plan.variants)
 
 
 def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no_report: bool) -> None:
@@ -242,7 +261,12 @@ def validate(
     ] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Check a campaign and show its plan without building anything."""
+    """Check a campaign and show its plan without building anything.
+
+    Also checks that this machine can build its topology (root, kernel features, tools), as `run`
+    does first. Exit status: 0 valid and buildable here; 1 valid, but this machine cannot build it
+    (each reason printed with its fix; a campaign with an inventory is checked by `doctor
+    --inventory`); 2 invalid."""
     try:
         loaded = load_spec(spec)
         if set_:
@@ -254,6 +278,7 @@ def validate(
             check_monitorable(loaded)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
+    problems = local_machine_problems(loaded, plan)
     if json_output:
         steps = [
             {
@@ -273,8 +298,11 @@ def validate(
                 "measurements": plan.measurement_count,
                 "background_measurements": plan.background_count,
                 "planned_ns": plan.planned_ns,
+                "machine_problems": problems,
             }
         )
+        if problems:
+            raise typer.Exit(EXIT_FAILED)
         return
     table = Table("step", "rep", "pattern", "group", "measurement", "flows")
     for step in plan.steps[:40]:
@@ -289,6 +317,11 @@ def validate(
         highlight=False,
         soft_wrap=True,
     )
+    if problems:
+        err.print("[yellow]but this machine cannot build it[/yellow] (`run` would stop before building):")
+        for problem in problems:
+            err.print(f"  {problem}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FAILED)
 
 
 def schema() -> None:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from vnetbench.layout import build_layout
 from vnetbench.providers.base import Provider, ProviderError
 from vnetbench.providers.local import LocalProvider
 from vnetbench.providers.ssh import provider_for_campaign
+from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
+
+PROVISIONAL_ID = "00000000"  # namespaces' names need a campaign id; none is made before it is stored
 
 
 def make_provider(name: str, campaign_id: str, store: Store) -> Provider:
@@ -15,3 +21,16 @@ def make_provider(name: str, campaign_id: str, store: Store) -> Provider:
     if name == "ssh":
         return provider_for_campaign(campaign_id, store)
     raise ProviderError(f"unknown provider '{name}'; available: local, ssh")
+
+
+def local_build_problems(variants: Sequence[Campaign]) -> list[str]:
+    """What would stop the local provider building any of these topologies on this machine (missing
+    root, kernel features, tools), each with its fix: found before a campaign is stored or anything
+    is built, so `validate` can say it and `run` refuses without leaving a failed campaign behind."""
+    provider = LocalProvider(PROVISIONAL_ID)
+    out: list[str] = []
+    for variant in variants:
+        for problem in provider.preflight(build_layout(variant, PROVISIONAL_ID)):
+            if problem not in out:
+                out.append(problem)
+    return out

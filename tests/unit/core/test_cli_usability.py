@@ -3,6 +3,7 @@ typed (no rich markup, no emoji, no traceback) and say what to do."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -221,6 +222,35 @@ def test_a_build_refusal_says_resume_fixes_the_machine_and_run_fixes_the_file(
         f"What this machine or the hosts lack: fix it and run `vnetbench resume cafe0001 --db {db}`" in text
     )
     assert "What the campaign file asks: change the file and `vnetbench run` it again" in text
+
+
+def test_validate_says_what_this_machine_cannot_build_and_run_refuses_it_before_storing(
+    tmp_path: Path,
+) -> None:
+    """`validate` said "valid" for a campaign the local provider refuses (here a rate above tbf's 32-bit
+    byte rate, 2^32 B/s = 34.36 Gbit/s, on any kernel), and `run` stored it before refusing, leaving a
+    failed campaign that resume could never fix (found by the docs audit)."""
+    spec = tmp_path / "fast.yaml"
+    spec.write_text(SPEC.replace("RATE", "40gbit"))
+    why = "link n1-n2: rate 40 Gbit/s is above tbf's limit of 34.3597 Gbit/s"
+    res = CliRunner().invoke(app, ["validate", str(spec)], env=WIDE)
+    assert res.exit_code == 1, res.output
+    assert "valid — 1 step" in res.output and "but this machine cannot build it" in res.output
+    assert why in " ".join(res.output.split())
+    as_json = CliRunner().invoke(app, ["validate", str(spec), "--json"], env=WIDE)
+    assert as_json.exit_code == 1
+    problems = json.loads(as_json.stdout)["machine_problems"]
+    assert len(problems) == 1 and problems[0].startswith(why)
+
+    db = tmp_path / "store.db"
+    res = CliRunner().invoke(app, ["run", str(spec), "--db", str(db), "--no-report"], env=WIDE)
+    assert res.exit_code == 2, res.output
+    assert why in " ".join(res.output.split()) and "nothing was stored or built" in res.output
+    assert not db.exists() or Store(str(db)).campaigns() == []
+
+    spec.write_text(SPEC.replace("RATE", "30gbit"))  # under the limit: buildable
+    ok = CliRunner().invoke(app, ["validate", str(spec), "--json"], env=WIDE)
+    assert ok.exit_code == 0 and json.loads(ok.stdout)["machine_problems"] == []
 
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
