@@ -31,7 +31,8 @@ enough to say so, not merely "no significant difference".
 
 The interval relative to A (`relative_ci`) is cut at −100 % where it reaches below: every compared
 metric cannot be negative, so B − A ≥ −A (`relative_ci_cut`); the test and the verdict use the uncut
-interval.
+interval. Where A's mean is 0 there is no relative change (`relative_note` says so) and the
+difference's own interval is cut at 0 instead (`ci_cut`).
 """
 
 from __future__ import annotations
@@ -86,15 +87,29 @@ class Row:
         return self.difference / abs(self.center_a) if self.center_a else math.nan
 
     @property
+    def ci_cut(self) -> bool:
+        """Whether the interval of B − A reaches below −A for a metric that cannot be negative
+        (throughput, loss, jitter, RTT): B ≥ 0, so B − A ≥ −A, and the displayed interval is cut there
+        — at −100 % of A, or at 0 where A is 0 (no loss before: B − A is B, never negative). Welch's
+        interval is symmetric about the difference; with few runs or a wide spread it reached −1369 %
+        of a loss. The test, and so the verdict, uses the uncut interval (`ci_low`, `ci_high`)."""
+        return bool(cannot_be_negative(self.key.get("metric", "")) and self.ci_low < -abs(self.center_a))
+
+    @property
     def relative_ci_cut(self) -> bool:
-        """Whether the interval relative to A reaches below −100 % for a metric that cannot be
-        negative (throughput, loss, jitter, RTT): B ≥ 0, so B − A ≥ −A, and its lower end is cut there
-        (`relative_ci`). Welch's interval is symmetric about the difference; with few runs or a wide
-        spread it reached −1369 % of a loss. The test, and so the verdict, uses the uncut interval."""
-        return bool(
-            self.center_a
-            and cannot_be_negative(self.key.get("metric", ""))
-            and self.ci_low < -abs(self.center_a)
+        """`ci_cut` for the interval relative to A (`relative_ci`); false where A is 0, which has no
+        relative interval (`relative_note`)."""
+        return bool(self.center_a) and self.ci_cut
+
+    @property
+    def relative_note(self) -> str | None:
+        """Why there is no relative change: A's mean (median) is 0, and a change relative to 0 has no
+        meaning (it used to leave `relative_change` null without a word); None where A is not 0."""
+        if self.center_a:
+            return None
+        return (
+            f"undefined: A's {'median' if self.test == 'mann-whitney' else 'mean'} is 0, so a change "
+            "relative to it has no meaning; the change is `difference` (B − A) in the metric's unit"
         )
 
     @property
@@ -125,6 +140,8 @@ class Row:
                 "relative_change": self.relative_change,
                 "relative_ci": list(self.relative_ci),
                 "relative_ci_cut": self.relative_ci_cut,
+                "relative_note": self.relative_note,
+                "ci_cut": self.ci_cut,
                 "p_value": self.p_value,
                 "p_holm": self.p_holm,
                 "band": self.band,
@@ -377,7 +394,7 @@ def _power_notes(rows: Sequence[Row], alpha: float) -> tuple[str, ...]:
         change = (
             f"{signed(100 * largest.relative_change, '.1f')} %"  # '−37.5 %': the report's minus sign
             if math.isfinite(largest.relative_change)
-            else "a change"
+            else "a change from 0"  # A is 0: no relative change (Row.relative_note)
         )
         notes.append(
             f"{_rows(len(unshown), 'row')} changed by more than the tolerance but not significantly after "

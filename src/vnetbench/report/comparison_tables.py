@@ -79,7 +79,8 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
     (no '+' on its ends; a relative one with the change's one decimal, a difference with its three
     significant digits; more where the two ends would print alike). A relative interval's lower end
     below −100 % for a metric that cannot be negative is cut there and marked: '(−100.0* to 1171.1) %'
-    (`Row.relative_ci`; the caption says why)."""
+    (`Row.relative_ci`; the caption says why); where A is 0, the difference's interval is cut at 0
+    the same way: '(0* to 5.30) pp'."""
     if not (math.isfinite(r.ci_low) and math.isfinite(r.ci_high)):
         change = _change(replace(r, ci_low=0.0, ci_high=0.0), scale, unit)[0]
         return change, fmt.MISSING
@@ -90,7 +91,10 @@ def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:
             interval = interval.replace(" to ", f"{CUT_MARK} to ", 1)
         return f"{_relative(100 * r.relative_change, low, high)} %", interval
     unit = "pp" if unit == "%" else unit
-    interval = fmt.ci(r.ci_low / scale, r.ci_high / scale, 3, unit)
+    low = 0.0 if r.ci_cut else r.ci_low / scale  # A is 0 and B cannot be negative: B − A ≥ 0
+    interval = fmt.ci(low, r.ci_high / scale, 3, unit)
+    if r.ci_cut:
+        interval = interval.replace(" to ", f"{CUT_MARK} to ", 1)
     return f"{_difference(r.difference / scale)} {unit}".rstrip(), interval
 
 
@@ -115,12 +119,24 @@ def caption(result: Comparison) -> str:
     """What the columns mean, under the table."""
     rows = f"{len(result.rows)} row{'' if len(result.rows) == 1 else 's'}"
     return (
-        f"change = B − A relative to A (the difference itself where A is 0), with its "
+        f"change = B − A relative to A (the difference itself where A is 0: a change relative to 0 "
+        "is undefined), with its "
         f"{100 * result.confidence:g} % interval: means for "
         f"throughput, loss and jitter, medians and the Hodges–Lehmann shift for RTT; p after Holm over all "
         f"{rows}; 'same' within ±{100 * result.tolerance:g} % (at least 0.1 point of loss, "
-        "50 µs of RTT or jitter)" + (f"; {CUT_NOTE}" if any(r.relative_ci_cut for r in result.rows) else "")
+        "50 µs of RTT or jitter)" + _cut_note(result)
     )
+
+
+def _cut_note(result: Comparison) -> str:
+    """'; * cut at −100 %: …' when an interval was cut; it names the cut at 0 where one was (A is 0)."""
+    cut = [r for r in result.rows if r.ci_cut]
+    if not cut:
+        return ""
+    if all(r.center_a for r in cut):
+        return f"; {CUT_NOTE}"
+    where = "at −100 % (at 0 where A is 0)" if any(r.center_a for r in cut) else "at 0 (A is 0)"
+    return "; " + CUT_NOTE.replace("at −100 %", where, 1)
 
 
 def comparison_table(result: Comparison, title: str = "") -> TableView:

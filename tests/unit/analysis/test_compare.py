@@ -273,3 +273,22 @@ def test_a_metric_that_can_be_negative_is_not_cut() -> None:
     row = Row(key | {"metric": "offset_ns"}, "welch", 3, 3, 10.0, 5.0, -5.0, -40.0, 30.0, 0.5, 0.5)
     assert not row.relative_ci_cut and row.relative_ci == (-4.0, 3.0)
     assert replace(row, key=key | {"metric": "rtt_ns"}).relative_ci == (-1.0, 3.0)  # an RTT cannot
+
+
+def test_a_baseline_of_0_has_no_relative_change_and_says_so() -> None:
+    # A lost nothing in any run, B lost in one: a change relative to A's 0 is undefined, not a number
+    a, b = np.array([0.0, 0.0, 0.0]), np.array([0.0, 0.0001, 0.03])
+    row = compare(obs("loss_ratio", a, kind="udp"), obs("loss_ratio", b, kind="udp")).rows[0]
+    ci = stats.ttest_1samp(b, 0.0).confidence_interval(0.95)  # A has no spread: Welch is B's one-sample t
+    assert ci.low < 0  # below −A = 0, which B − A cannot reach
+    assert (row.ci_low, row.ci_high) == pytest.approx((ci.low, ci.high))  # the test's interval, uncut
+    assert (row.ci_cut, row.relative_ci_cut) == (True, False)
+    doc = row.to_dict()
+    assert (doc["relative_change"], doc["relative_ci"]) == (None, [None, None])
+    assert doc["relative_note"].startswith(
+        "undefined: A's mean is 0, so a change relative to it has no meaning"
+    )
+    assert doc["ci_cut"] is True and doc["difference"] == pytest.approx(b.mean())
+    # a baseline that is not 0 has no note
+    other = compare(obs("loss_ratio", b + 0.01, kind="udp"), obs("loss_ratio", b, kind="udp")).rows[0]
+    assert other.to_dict()["relative_note"] is None

@@ -106,3 +106,29 @@ def test_compare_json_gives_the_cut_interval_and_says_it_was_cut(db: Path) -> No
         assert rows[metric]["ci"] == pytest.approx([ci.low, ci.high])  # the test's interval, uncut
         assert rows[metric]["verdict"] == "same"  # p (Holm) 0.8: the cut changes no verdict
     assert rows["throughput_bps"]["relative_ci_cut"] is False
+
+
+def test_compare_with_a_baseline_of_0_prints_the_difference_cut_at_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A lost nothing: no relative change (it is undefined), the difference in pp with its interval cut
+    # at 0 (B − A = B ≥ 0); was '+1.00 pp | (−3.29 to 5.30) pp' and null in --json without a word
+    store, loss_b = Store(str(tmp_path / "s.db")), np.array([0.0, 0.0001, 0.03])
+    _campaign(store, "aaaa0001", np.zeros(3), JITTER_B)
+    _campaign(store, "bbbb0002", loss_b, JITTER_B)  # the same jitter: only the loss row is cut
+    monkeypatch.setattr(out, "_width", 400)
+    res = _result("compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db"))
+    assert res.exit_code == 0, res.output
+    cells = {
+        parts[0]: parts[1:] for line in res.stdout.splitlines()
+        if len(parts := [c.strip() for c in line.strip("│ ").split("│")]) == 7
+    }  # fmt: skip
+    high = 100 * stats.ttest_1samp(loss_b, 0.0).confidence_interval(0.95).high  # in pp
+    assert cells["n1→n2 · udp · loss"][:4] == ["0 %", "1.00 %", "+1.00 pp", f"(0* to {high:.2f}) pp"]
+    caption = " ".join(line.strip() for line in res.stdout.splitlines())
+    assert "the difference itself where A is 0: a change relative to 0 is undefined" in caption
+    assert "* cut at 0 (A is 0): B cannot be negative" in caption
+    res = _result("compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db"), "--json")
+    row = {r["metric"]: r for r in json.loads(res.stdout)["rows"]}["loss_ratio"]
+    assert (row["relative_change"], row["relative_ci_cut"], row["ci_cut"]) == (None, False, True)
+    assert row["relative_note"].startswith("undefined: A's mean is 0")

@@ -72,7 +72,8 @@ def test_a_fall_has_the_minus_sign_beside_a_rise_s_plus() -> None:
     (row,) = _table(_row("throughput_bps", 95e6, 47.5e6, -50e6, -45e6))
     assert row[3:5] == ["−50.0 %", "(−52.6 to −47.4) %"]
     (row,) = _table(_row("loss_ratio", 0.0, 0.0, -0.003, 0.001))  # A without loss: pp, as above
-    assert row[4] == "(−0.300 to 0.100) pp"  # as the placement table's (−0.0235 to 0.0166)
+    # B − A = B ≥ 0 where A is 0: cut at 0 and marked (was '(−0.300 to 0.100) pp', below what B can be)
+    assert row[4] == "(0* to 0.100) pp"
     # a change that rounds to zero has no sign: 0.0 %, not -0.0 % nor +0.0 %
     (row,) = _table(_row("throughput_bps", 95e6, 94.97e6, -1e6, 1e6))
     assert row[3] == "0.0 %"
