@@ -63,6 +63,7 @@ class TwoKRResult:
     observed: np.ndarray = field(repr=False)
     predicted: np.ndarray = field(repr=False)
     residuals: np.ndarray = field(repr=False)
+    letters: str = LETTERS  # the factors' letters in order (a fraction's basic columns: "ABC", "BCD")
 
     @property
     def k(self) -> int:
@@ -90,6 +91,26 @@ class TwoKRResult:
                 return e
         raise KeyError(letters)
 
+    def compares(self, e: FactorialEffect) -> str:
+        """What an effect's sign means in the factors' levels, so that a reader can tell which way it
+        points: q = (mean where its column is +1 − mean where it is −1) / 2 (Jain ch. 17–18).
+        'cc: reno − cubic' for a main effect (its +1 level minus its −1 level); for two factors
+        'cc, flows alike − unlike: (cubic, 1), (reno, 4) − (cubic, 4), (reno, 1)'; for more,
+        'cc, flows, rate: even − odd count at −1 (cubic, 1, 10mbit)'; '' for the mean (I)."""
+        if e.letters == "I":
+            return ""
+        involved = [self.factors[self.letters.index(c)] for c in e.letters]
+        names = ", ".join(involved)
+        if len(involved) == 1:
+            lo, hi = self.coding[involved[0]]
+            return f"{names}: {hi} − {lo}"
+        if len(involved) == 2:
+            (a_lo, a_hi), (b_lo, b_hi) = (self.coding[f] for f in involved)
+            alike, unlike = f"({a_lo}, {b_lo}), ({a_hi}, {b_hi})", f"({a_lo}, {b_hi}), ({a_hi}, {b_lo})"
+            return f"{names} alike − unlike: {alike} − {unlike}"
+        lows = ", ".join(str(self.coding[f][0]) for f in involved)
+        return f"{names}: even − odd count at −1 ({lows})"
+
     def to_dict(self) -> dict[str, Any]:
         return jsonable(
             {
@@ -105,6 +126,7 @@ class TwoKRResult:
                     {
                         "letters": e.letters,
                         "name": e.name,
+                        "compares": self.compares(e),
                         "q": e.q,
                         "sd": e.sd,
                         "ci": [e.ci_low, e.ci_high],
@@ -245,6 +267,7 @@ def _effects(
         observed=anchor + d,
         predicted=anchor + fitted,
         residuals=residuals,
+        letters="".join(letters[:k]),
     )
 
 

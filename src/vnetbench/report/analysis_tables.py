@@ -29,6 +29,13 @@ from vnetbench.report import format as fmt
 from vnetbench.report.format import ci, f_cell, num, p_cell, pct, plain, scaled, unit_of, yes
 from vnetbench.report.view import Section, TableView
 
+# a 2^k effect's sign in levels (TwoKRResult.compares): q = (mean where + − mean where −) / 2
+COMPARES = "compares"
+COMPARES_NOTE = (
+    "compares: the levels where an effect's column is +1 minus those where it is −1; "
+    "q is half that difference of means"
+)
+
 
 def _signed(text: str) -> str:
     """Effects, contrasts and their intervals with the minus sign U+2212, as the Findings quote them
@@ -123,6 +130,7 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
         [
             e.letters,
             e.name,
+            r.compares(e),
             _signed(scaled(e.q, scale)),
             ci(e.ci_low / scale, e.ci_high / scale),
             yes(e.significant),
@@ -131,13 +139,14 @@ def two_k_r_tabulars(label: str, r: Any, scale: float, shown: str) -> list[Table
         ]
         for e in r.effects
     ]
-    rows.append(["e", "errors", "", "", "", plain(r.sse / scale**2), pct(r.pct_e)])
+    rows.append(["e", "errors", "", "", "", "", plain(r.sse / scale**2), pct(r.pct_e)])
     return [
         TableView(
             f"{label}: 2^{r.k}·{r.r} effects and allocation of variation ({conf}, t on {r.df_e} DF)",
-            ["effect", "factors", f"q {shown}", "interval", "significant", "SS", "% of variation"],
+            ["effect", "factors", COMPARES, f"q {shown}", "interval", "significant", "SS", "% of variation"],
             rows,
-            f"{coding}; SS in {squared(r.response)}; s_e = {_with_unit(r.s_e / scale, r.response)}, "
+            f"{coding}; {COMPARES_NOTE}; SS in {squared(r.response)}; "
+            f"s_e = {_with_unit(r.s_e / scale, r.response)}, "
             f"s_q = {_with_unit(r.s_q / scale, r.response)}",
         )
     ]

@@ -12,7 +12,7 @@ from vnetbench.analysis.contrasts import ContrastCI
 from vnetbench.analysis.full_factorial import FactorialAnova
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.two_k_r import TwoKRResult
-from vnetbench.report.analysis_tables import factorial_anova_rows
+from vnetbench.report.analysis_tables import COMPARES, COMPARES_NOTE, factorial_anova_rows
 from vnetbench.report.format import ci, f_cell, minus_all, num, p_cell, pct, plain, signed, yes
 from vnetbench.report.rich_view import rich_table  # noqa: F401  (report/stats_tables.py imports it from here)
 
@@ -81,31 +81,32 @@ def two_k_r_tables(r: TwoKRResult) -> list[Table]:
     if r.r == 1:  # Jain ch. 17: no replication, no error estimate; the allocation of variation is all
         e = Table(
             title="Effects and allocation of variation (r = 1: no error estimate, no intervals)",
-            caption=f"SST = {plain(r.sst)}; replicate (r ≥ 2) for intervals and tests",
+            caption=f"SST = {plain(r.sst)}; replicate (r ≥ 2) for intervals and tests; {COMPARES_NOTE}",
         )
-        for col in ("effect", "factors", "q", "SS", "% of variation"):
+        for col in ("effect", "factors", COMPARES, "q", "SS", "% of variation"):
             e.add_column(col, justify="right")
         for x in r.effects:
-            e.add_row(x.letters, x.name, num(x.q), plain(x.ss), pct(x.pct_variation))
+            e.add_row(x.letters, x.name, r.compares(x), num(x.q), plain(x.ss), pct(x.pct_variation))
         return [s, e]
     e = Table(
         title=f"Effects and allocation of variation ({conf} intervals, t on {r.df_e} DF)",
         caption=f"SST = {plain(r.sst)}, SSE = {plain(r.sse)} ({pct(r.pct_e)}), "
-        f"s_e = {num(r.s_e, 5)}, s_q = {num(r.s_q, 5)}",
+        f"s_e = {num(r.s_e, 5)}, s_q = {num(r.s_q, 5)}; {COMPARES_NOTE}",
     )
-    for col in ("effect", "factors", "q", "interval", "significant", "SS", "% of variation"):
+    for col in ("effect", "factors", COMPARES, "q", "interval", "significant", "SS", "% of variation"):
         e.add_column(col, justify="right")
     for x in r.effects:
         e.add_row(
             x.letters,
             x.name,
+            r.compares(x),
             minus_all(num(x.q)),
             ci(x.ci_low, x.ci_high),
             yes(x.significant),
             plain(x.ss),
             pct(x.pct_variation),
         )
-    e.add_row("e", "errors", "", "", "", plain(r.sse), pct(r.pct_e))
+    e.add_row("e", "errors", "", "", "", "", plain(r.sse), pct(r.pct_e))
     return [s, e]
 
 

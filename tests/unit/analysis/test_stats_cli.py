@@ -208,3 +208,35 @@ def test_full_factorial_as_campaign_files_name_it_is_the_factorial_design(tmp_pa
     assert "one-factor | two-factor | factorial (or full-factorial, as in campaign files) | 2k-r | 2k-p" in (
         helped.stdout
     )
+
+
+# placement × cc, 2^2·2, text levels (the first to appear is −1): q0 = 76/4 = 19; cell means (same-host, cubic) 11,
+# (cross-host, cubic) 21, (same-host, reno) 12, (cross-host, reno) 32. By hand: q_placement =
+# (−11 + 21 − 12 + 32)/4 = 7.5, q_cc = (−11 − 21 + 12 + 32)/4 = 3, q_placement:cc = (11 − 21 − 12 + 32)/4
+# = 2.5: positive, so the alike cells (same-host, cubic), (cross-host, reno) are the higher ones.
+LEVELS_CSV = "placement,cc,y\n" + "".join(
+    f"{p},{c},{y}\n"
+    for p, c, ys in [("same-host", "cubic", (10, 12)), ("cross-host", "cubic", (20, 22)),
+                     ("same-host", "reno", (11, 13)), ("cross-host", "reno", (31, 33))]
+    for y in ys
+)  # fmt: skip
+
+
+def test_2kr_effects_name_the_levels_their_sign_compares(tmp_path: Path) -> None:
+    """An effect's line said 'A placement 7.5' and the reader could not tell which level was high; it
+    names them now, in the table and in --json."""
+    path = write(tmp_path, LEVELS_CSV)
+    args = (path, "--response", "y", "--factor", "placement", "--factor", "cc", "--design", "2k-r")
+    effects = {e["letters"]: e for e in run_json(*args)["result"]["effects"]}
+    assert {k: e["q"] for k, e in effects.items()} == pytest.approx({"I": 19, "A": 7.5, "B": 3, "AB": 2.5})
+    assert effects["A"]["compares"] == "placement: cross-host − same-host"
+    assert effects["B"]["compares"] == "cc: reno − cubic"
+    assert effects["AB"]["compares"] == (
+        "placement, cc alike − unlike: (same-host, cubic), (cross-host, reno) − (same-host, reno), (cross-host, cubic)"
+    )
+    assert effects["I"]["compares"] == ""
+    table = run(*args)
+    assert table.exit_code == 0, table.stderr
+    text = " ".join(table.stdout.split())  # the table may wrap a cell at the terminal's width
+    assert "placement: cross-host − same-host" in text and "cc: reno − cubic" in text
+    assert "q is half that difference of means" in text

@@ -30,7 +30,7 @@ def _table(response: str, scale: float, unit_scale: float):  # type: ignore[no-u
 
 def test_small_sums_of_squares_are_written_out() -> None:
     table = _table("jain_index", 1.0, 1e-3)
-    ss = {row[0]: row[5] for row in table.rows}
+    ss = {row[0]: row[table.columns.index("SS")] for row in table.rows}
     assert ss["A"] == "0.0002" and ss["B"] == "0.000002" and ss["e"] == "0.000008"
     assert not any("e-" in cell for row in table.rows for cell in row)
     assert table.note.endswith("s_e = 0.0014142, s_q = 0.00050000")

@@ -125,3 +125,33 @@ def test_a_level_whose_every_repetition_is_zero_says_its_interval_is_the_pooled_
     assert line.split("Mean per level (95 % t interval over 3 repetitions per level, pooled SD): ")[1] == (
         "1 and 2: 0 % (every repetition 0; pooled interval 0 to 1.63), 3: 12.0 % (10.4 to 13.6)."
     )
+
+
+def test_effect_lines_name_the_levels_their_sign_compares() -> None:
+    """The report's effects table and a significant interaction's Finding say which levels an effect's
+    + and − are. Cells (cc, len): (lo, x) 10, 12; (hi, x) 20, 22; (lo, y) 11, 13; (hi, y) 31, 33 Mbit/s,
+    means 11, 21, 12, 32: q_cc:len = (11 − 21 − 12 + 32)/4 = 2.5, interval 2.5 ∓ 2.7764·0.5 =
+    (1.112, 3.888) (s_q = √(8/4/8) = 0.5 as in the module's docstring)."""
+    from vnetbench.report.analysis_tables import two_k_r_tabulars
+
+    rows = [*CELLS[:6], ("hi", "y", 31), ("hi", "y", 33)]
+    frame = pd.DataFrame(rows, columns=["cc", "len", "throughput_bps"])
+    frame["throughput_bps"] *= 1e6
+    result = two_k_r(frame, "throughput_bps", ["cc", "len"], low={"cc": "lo", "len": "x"})
+    (view,) = two_k_r_tabulars("s · tcp", result, 1e6, "(Mbit/s)")
+    compares = {row[0]: row[2] for row in view.rows}
+    assert compares == {
+        "I": "",
+        "A": "cc: hi − lo",
+        "B": "len: y − x",
+        "AB": "cc, len alike − unlike: (lo, x), (hi, y) − (lo, y), (hi, x)",
+        "e": "",
+    }
+    assert view.columns[2] == "compares" and "q is half that difference of means" in view.note
+    (line,) = design_findings(
+        SimpleNamespace(models=[FittedModel("s · tcp · throughput_bps", "2k-r", result)])
+    )
+    assert (
+        "cc:len (q = +2.500 Mbit/s, interval 1.112 to 3.888; cc, len alike − unlike: (lo, x), (hi, y) − "
+        "(lo, y), (hi, x); " in line
+    )

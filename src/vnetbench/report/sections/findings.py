@@ -256,6 +256,8 @@ def _effect(r: Any, e: Any) -> str:
         lo, hi = r.coding[e.name]
         change = fmt.metric(r.response, 2 * e.q, True, delta=True)
         text += f": {e.name} {lo} → {hi} changes the mean by {change}"
+    elif hasattr(r, "compares"):  # an interaction: which way its sign points, in levels
+        text += f"; {r.compares(e)}"
     return text
 
 
