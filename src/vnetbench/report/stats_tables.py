@@ -181,16 +181,28 @@ def assumption_table(c: AssumptionChecks) -> Table:
 
 
 def level_means_table(rows: Sequence[dict[str, Any]], conf: str) -> Table:
-    """Means with the half-widths of their intervals: readable at any offset (9.4e9 ± 1.6e3)."""
+    """Means with the half-widths of their intervals: readable at any offset (9.4e9 ± 1.6e3). The
+    half-width is the upper end's distance from the mean: an interval cut at 0 (a response that
+    cannot be negative, `level_mean_intervals`) keeps its upper end, and the lower one is marked
+    '*' (it printed mean − 0, '± 0.0076' for a level whose interval was (0 to 2.19))."""
+
+    def half(mean: float, interval: Sequence[float | None]) -> str:
+        low, high = (math.nan if v is None else v for v in interval)
+        text = num(high - mean, 4)
+        return text + "*" if math.isfinite(low) and low > mean - (high - mean) + 1e-12 * abs(high) else text
+
+    rows_ = [
+        [str(r["level"]), str(r["n"]), num(r["mean"], 10), half(r["mean"], r["ci"]),
+         half(r["mean"], r["prediction_interval"])]
+        for r in rows
+    ]  # fmt: skip
+    cut = any(x.endswith("*") for row in rows_ for x in row[3:])
     return table(
         f"Level means μ + α_j ({conf}; prediction: one more observation)",
         ["level", "r", "mean", "± (mean)", "± (prediction)"],
-        [
-            [str(r["level"]), str(r["n"]), num(r["mean"], 10), num(r["mean"] - r["ci"][0], 4),
-             num(r["mean"] - r["prediction_interval"][0], 4)]
-            for r in rows
-        ],
-    )  # fmt: skip
+        rows_,
+        "* cut at 0: the response cannot be negative, so the interval is (0 to mean + ±)" if cut else "",
+    )
 
 
 def plan_table(rows: Sequence[PlanRow], precision: float, conf: str) -> Table:

@@ -240,3 +240,21 @@ def test_2kr_effects_name_the_levels_their_sign_compares(tmp_path: Path) -> None
     text = " ".join(table.stdout.split())  # the table may wrap a cell at the terminal's width
     assert "placement: cross-host − same-host" in text and "cc: reno − cubic" in text
     assert "q is half that difference of means" in text
+
+
+def test_level_means_give_the_upper_half_width_and_mark_an_interval_cut_at_0() -> None:
+    """ONL's loss at 99 %: the '±' of level 3 (mean 0.0076) printed 0.0076, the mean's distance to the
+    interval's lower end after the cut at 0, though its interval is (0 to 2.19). The half-width is
+    t[0.995; 40]·s_e/√5 with s_e = √(129.90418/40), from scipy, and a cut interval is marked."""
+    from scipy import stats
+
+    half = stats.t.ppf(0.995, 40) * (129.90418 / 40) ** 0.5 / 5**0.5
+    result = run(ONL, "--response", "loss", "--factor", "receivers", "--confidence", "0.99")
+    assert result.exit_code == 0, result.stderr
+    rows = {
+        cells[0]: cells[1:] for line in result.stdout.splitlines()
+        if len(cells := [c.strip() for c in line.strip("│ ").split("│")]) == 5
+    }  # fmt: skip
+    assert rows["3"][:3] == ["5", "0.0076", f"{half:.3g}*"]  # cut at 0: (0 to 0.0076 + 2.18)
+    assert rows["10"][:3] == ["5", "74.88", f"{half:.3g}"]  # not cut
+    assert "* cut at 0: the response cannot be negative" in " ".join(result.stdout.split())
