@@ -57,14 +57,12 @@ def field_problems(m: RttMeasurement) -> list[tuple[str, str]]:
     """(field, message) for what ping cannot do with this measurement, each with the fix (empty: fine)."""
     out = []
     wait = m.deadline if m.deadline is not None else DEFAULT_WAIT_NS
-    for name, ns in (("interval", m.interval), ("deadline", wait)):
+    for name, ns, least in (("interval", m.interval, MIN_INTERVAL_NS), ("deadline", wait, MS)):
         if ns % MS:
+            # a whole millisecond the next check accepts too: 1.5 ms said 'use 1ms' beside 'use 2ms or more'
+            fix = max(ns // MS, least // MS)
             out.append(
-                (
-                    name,
-                    f"{name} {ns / MS:g} ms: ping counts whole milliseconds; "
-                    f"use e.g. {name}: {ns // MS or 1}ms",
-                )
+                (name, f"{name} {ns / MS:g} ms: ping counts whole milliseconds; use e.g. {name}: {fix}ms")
             )
     if m.interval < MIN_INTERVAL_NS:
         out.append(

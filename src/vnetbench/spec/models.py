@@ -209,7 +209,12 @@ class RttMeasurement(_Measurement):
     count: int = Field(10, ge=1, le=1_000_000)
     interval: DurationNs = Field(10**9, description="between echo requests (ping -i; ≥ 2 ms)")
     size: SizeBytes = Field(56, description="ICMP payload bytes (ping -s)")
-    deadline: DurationNs | None = Field(None, description="per-reply wait (default 2 s)")
+    deadline: DurationNs | None = Field(
+        None,
+        description="ping -W (default 2 s): how long ping waits after its last request when nothing was "
+        "answered; not a per-reply deadline (with replies it waits 2 × the largest RTT, at least the "
+        "interval)",
+    )
 
 
 class _ProbeFlow(_Measurement):

@@ -98,6 +98,17 @@ def test_what_the_tool_cannot_do_is_refused_by_the_plan(old: str, new: str, expe
     assert found.startswith(expected), found
 
 
+def test_a_ping_interval_in_fractions_of_a_millisecond_gets_one_consistent_fix() -> None:
+    # 1.5 ms: the rounding fix said 'use e.g. interval: 1ms' and the next error 'use 2ms or more'
+    assert plan_errors("interval: 200ms", "interval: 1500us") == [
+        ":8: measurements[1].interval: interval 1.5 ms: ping counts whole milliseconds; use e.g. interval: 2ms",
+        ":8: measurements[1].interval: interval 1.5 ms: ping sends at most every 2 ms unless it runs as root; "
+        "use 2ms or more",
+    ]
+    (found,) = plan_errors("interval: 200ms", "interval: 2500us")  # above the minimum: rounds down
+    assert found.endswith("ping counts whole milliseconds; use e.g. interval: 2ms")
+
+
 def test_an_interval_shorter_than_a_repetition_is_refused() -> None:
     # 4 treatments × (2 s of TCP + 1 s of ping) per repetition: an interval of 1 s cannot be kept
     found = plan_errors("factors:", "schedule: {repetitions: 3, interval: 1s}\nfactors:")
