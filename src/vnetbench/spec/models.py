@@ -8,6 +8,7 @@ so that every error carries the path of the field that is wrong.
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -428,11 +429,21 @@ class Design(Strict):
     rebuild: bool = Field(False, description="rebuild the topology before every replication")
 
 
+# what `analyze` can model against the factors: the responses of a group of simultaneous flows
+# (analysis/campaign_data.py); a name outside them used to give no model and no word
+RESPONSES = (
+    "throughput_bps", "total_throughput_bps", "jain_index", "loss_ratio", "effective_throughput_bps",
+    "rtt_mean_ns",
+)  # fmt: skip
+
+
 class Analysis(Strict):
     omit: DurationNs = Field(0, description="transient removal: drop samples in each flow's first seconds")
     confidence: float = Field(0.95, gt=0.5, lt=1)
     loss_threshold: Ratio = Field(0.01, description="capacity recommendation threshold")
-    response: str | None = Field(None, description="metric analysed against the factors, e.g. loss_ratio")
+    response: str | None = Field(
+        None, description=f"metric analysed against the factors: one of {', '.join(RESPONSES)}"
+    )
     outliers: Literal["none", "iqr", "mad"] = Field(
         "none", description="outlier policy: none excluded unless iqr (Tukey) or mad (modified z) is asked"
     )
@@ -445,6 +456,18 @@ class Analysis(Strict):
     reproducibility_cv_max: Ratio = Field(
         0.05, gt=0, description="largest coefficient of variation of the rebuild means still 'reproducible'"
     )
+
+    @field_validator("response")
+    @classmethod
+    def _known_response(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None or value in RESPONSES or is_stored(info):
+            return value
+        near = difflib.get_close_matches(value, RESPONSES, n=1, cutoff=0.6)
+        hint = f"did you mean '{near[0]}'? " if near else ""
+        raise ValueError(
+            f"'{value}' is not a response analyze can model; {hint}use one of {', '.join(RESPONSES)}, "
+            "or remove response to model each kind's default"
+        )
 
 
 class Capture(Strict):

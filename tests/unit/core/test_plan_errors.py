@@ -165,3 +165,22 @@ def test_every_study_scenario_names_its_tcp_congestion_control(scenario: Scenari
         if m.kind == "tcp" and not m.congestion and m.name not in set_by_factor
     ]
     assert unnamed == [] or scenario.name == "quickstart", unnamed
+
+
+def test_an_analysis_response_analyze_cannot_model_is_refused_with_the_names_it_can() -> None:
+    # 'loss_ration' validated and analyze then fitted no model and said nothing
+    spec = SPEC + "analysis: {response: loss_ration}\n"
+    with pytest.raises(SpecInvalid) as info:
+        parse_spec(spec, "c.yaml")
+    (error,) = [str(e) for e in info.value.errors]
+    assert error == (
+        "c.yaml:14: analysis.response: 'loss_ration' is not a response analyze can model; did you mean "
+        "'loss_ratio'? use one of throughput_bps, total_throughput_bps, jain_index, loss_ratio, "
+        "effective_throughput_bps, rtt_mean_ns, or remove response to model each kind's default"
+    )
+    assert (
+        parse_spec(SPEC + "analysis: {response: jain_index}\n", "c.yaml").campaign.analysis.response
+        == "jain_index"
+    )
+    stored = parse_spec(spec, "c.yaml", stored=True)  # a stored campaign stays readable
+    assert stored.campaign.analysis.response == "loss_ration"
