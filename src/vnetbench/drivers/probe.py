@@ -318,11 +318,11 @@ def trace_samples(recv: dict[str, Any], origin_ns: int | None) -> list[Sample]:
 
 def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> list[Event]:
     events: list[Event] = []
-    if send and (_num(send, "missed_slots_packets") or 0) > 0:
+    if send and (skipped := int(_num(send, "missed_slots_packets") or 0)) > 0:
         events.append(
             Event(
                 "sender_stall",
-                f"the sender skipped {int(_num(send, 'missed_slots_packets') or 0)} overdue slots after "
+                f"the sender skipped {skipped} overdue slot{'s' if skipped != 1 else ''} after "
                 f"stalls (longest lateness {(_num(send, 'send_lateness', 'max_ns') or 0) / 1e6:.1f} ms): "
                 "the achieved rate is below the target",
             )

@@ -15,7 +15,7 @@ from vnetbench.analysis.contrasts import ContrastCI
 from vnetbench.analysis.diagnostics import Diagnostics, Fitted, diagnostics
 from vnetbench.analysis.one_factor import OneFactorAnova
 from vnetbench.analysis.reproducibility import MetricReproducibility
-from vnetbench.analysis.two_k_r import TwoKRResult
+from vnetbench.analysis.two_k_r import FactorialEffect, TwoKRResult
 from vnetbench.palette import BLACK, BLUE, MAGENTA, NEUTRAL
 from vnetbench.report import format as fmt
 from vnetbench.report.figures import plt
@@ -97,15 +97,22 @@ def level_means(
     return _save(fig, path)
 
 
+def _effect_label(result: TwoKRResult, e: FactorialEffect) -> str:
+    """A main effect names the levels its sign compares ('A (cc: reno − cubic)'): a bar to the right
+    means the second level's mean is higher. Interactions keep their name (the table says alike −
+    unlike in full)."""
+    if len(e.letters) == 1:
+        return f"{e.letters} ({result.compares(e)})"
+    return e.letters if e.name == e.letters else f"{e.letters} ({e.name})"
+
+
 def effects_chart(
     result: TwoKRResult | OneFactorAnova, path: Path, title: str = "", scale: float = 1.0, unit: str = ""
 ) -> tuple[Path, Path]:
     """Effects with their intervals: q's of a 2^k r design (without q0), or α_j of a one-factor one."""
     if isinstance(result, TwoKRResult):
         items = [
-            (e.letters if e.name == e.letters else f"{e.letters} ({e.name})", e.q, e.ci_low, e.ci_high)
-            for e in result.effects
-            if e.letters != "I"
+            (_effect_label(result, e), e.q, e.ci_low, e.ci_high) for e in result.effects if e.letters != "I"
         ]
         default = f"Effects on {result.response}"
     else:

@@ -58,3 +58,19 @@ def test_the_qq_plot_shows_residuals_in_the_unit_its_title_names(
     d = diagnostics(a)
     assert shown["label"] == "residual quantile (%)"
     assert list(shown["y"]) == [v / 0.01 for v in d.qq_ordered]  # a ratio's residual × 100
+
+
+def test_effect_bars_name_the_levels_their_sign_compares() -> None:
+    """A bar right of zero must say which level is higher: reno's mean (6 + 11 + 8 + 13) / 4 = 9.5
+    against cubic's (2 + 3 + 4 + 5) / 4 = 3.5, q_A = (9.5 − 3.5) / 2 = 3 (Jain ch. 17: q = half the
+    difference of the +1 and −1 levels' means), so the label reads reno − cubic."""
+    frame = pd.DataFrame(
+        {"cc": ["cubic", "cubic", "reno", "reno"] * 2, "flows": [1, 4] * 4, "y": [2, 3, 6, 11, 4, 5, 8, 13]}
+    )
+    result = two_k_r(frame, "y", ["cc", "flows"])
+    labels = {e.letters: (fig._effect_label(result, e), e.q) for e in result.effects if e.letters != "I"}
+    assert labels == {
+        "A": ("A (cc: reno − cubic)", 3.0),
+        "B": ("B (flows: 4 − 1)", 1.5),
+        "AB": ("AB (cc:flows)", 1.0),
+    }
