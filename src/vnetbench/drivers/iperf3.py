@@ -570,7 +570,8 @@ def window_goodput(doc: dict[str, Any], omit_s: float) -> tuple[float, float] | 
     that were in the link's queue when the sender stopped) and, after a non-zero omit, the first
     interval — it also holds bytes that arrived before the omit ended but were read after it (TCP's
     out-of-order queue released by a retransmission, or a receiver the CPU kept waiting): measured
-    up to 103 % of the link in that interval (docs/fidelity-notes.md). None without two intervals.
+    up to 103 % of the overhead model in that interval (docs/fidelity-notes.md). None without two
+    intervals.
     """
     rows: list[tuple[float, float]] = []
     prev_end = 0.0
