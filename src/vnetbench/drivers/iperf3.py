@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import signal
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -376,7 +377,7 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
     sdoc = cdoc.get("server_output_json") if cdoc else None
     if not isinstance(sdoc, dict):
         sdoc, _ = _load(server.stdout) if server is not None else (None, None)
-    if not _errors(out, client, cdoc, sdoc, why):
+    if not _errors(out, client, server, cdoc, sdoc, why):
         return out
     ts = _test_start(out, cdoc, sdoc)
     if ts is None:
@@ -408,7 +409,12 @@ def _parse(client: ToolOutput, server: ToolOutput | None) -> Parsed:
 
 
 def _errors(
-    out: Parsed, client: ToolOutput, cdoc: dict[str, Any] | None, sdoc: dict[str, Any] | None, why: str
+    out: Parsed,
+    client: ToolOutput,
+    server: ToolOutput | None,
+    cdoc: dict[str, Any] | None,
+    sdoc: dict[str, Any] | None,
+    why: str,
 ) -> bool:
     """Note the client's or server's error; False when there is no report at all to read."""
     if cdoc is None:
@@ -426,11 +432,34 @@ def _errors(
         if sdoc is None:
             return False
     elif isinstance(cdoc.get("error"), str) and cdoc["error"]:
-        out.error = _with_hint(f"iperf3 client: {cdoc['error']}")
+        said = _server_said(server, sdoc)
+        # the server's own words say why it went away ('control socket has closed unexpectedly' only
+        # says that it did); they also tell a lost results exchange (a setup failure, re-run) apart
+        out.error = (
+            _with_hint(f"iperf3 client: {cdoc['error']}")
+            if said is None
+            else f"iperf3 client: {cdoc['error']}; {said}"
+        )
     if out.error is None and sdoc is not None and isinstance(sdoc.get("error"), str) and sdoc["error"]:
         # A server error with a complete client report (rare) is worth keeping, not failing on.
         out.events.append(Event("tool_warning", f"iperf3 server: {sdoc['error']}"))
     return True
+
+
+def _server_said(server: ToolOutput | None, sdoc: dict[str, Any] | None) -> str | None:
+    """The server's error, or the signal that ended it, for a client error that may be the server's."""
+    if sdoc is not None and isinstance(sdoc.get("error"), str) and sdoc["error"]:
+        return f"iperf3 server: {sdoc['error']}"
+    if server is not None and server.returncode is not None and server.returncode < 0:
+        return f"iperf3 server: ended by signal {-server.returncode} ({_signal_name(-server.returncode)})"
+    return None
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
 
 
 def _test_start(

@@ -335,12 +335,35 @@ def test_connect_timeout() -> None:
 
 
 def test_server_killed_mid_test_keeps_partial_samples() -> None:
-    p = parsed("error_server_killed")
-    assert p.error is not None and "control socket has closed unexpectedly" in p.error
-    assert "server went away" in p.error
+    p = parsed("error_server_killed")  # the capture's server was killed with SIGKILL (its meta.json)
+    assert (
+        p.error
+        == "iperf3 client: control socket has closed unexpectedly; iperf3 server: ended by signal 9 (SIGKILL)"
+    )
+    assert not p.setup_failed
     assert p.summary == {}
     assert len(values(p, "sender_throughput_bps")) >= 1
     assert values(p, "throughput_bps") == []  # no receiver report
+
+
+def test_a_server_gone_mid_test_says_why_and_a_lost_results_exchange_is_re_run() -> None:
+    """'control socket has closed unexpectedly' says only that the server went away: its own JSON says
+    why. A server that gave up on the results exchange (the words of the captured
+    error_results_exchange_lost server) is the tool failing on a lossy path: a setup failure, re-run."""
+    client, _, _ = iperf3_capture("error_server_killed")
+    gave_up = {"error": iperf3_json("error_results_exchange_lost", "server")["error"]}
+    p = iperf3.parse(client, Output(json.dumps(gave_up), "", 1))
+    assert p.error == (
+        "iperf3 client: control socket has closed unexpectedly; "
+        "iperf3 server: error - unable to receive results: Bad file descriptor"
+    )
+    assert p.setup_failed
+    # without the server's words the hint stays, and nothing is re-run
+    alone = iperf3.parse(client, None)
+    assert alone.error is not None and alone.error.endswith(
+        "— the server went away mid-test (killed or crashed)"
+    )
+    assert not alone.setup_failed
 
 
 @pytest.mark.parametrize("returncode", [-9, None])
