@@ -18,6 +18,7 @@ from typing import Any
 from vnetbench.providers.local import runtime
 from vnetbench.providers.local.cleanup import KINDS as LOCAL_KINDS
 from vnetbench.providers.local.cleanup import clean_local
+from vnetbench.providers.local.procs import starttime
 from vnetbench.providers.ssh.cleanup import KINDS as REMOTE_KINDS
 from vnetbench.providers.ssh.cleanup import clean_remote
 from vnetbench.store.db import Store
@@ -54,16 +55,19 @@ def running_elsewhere(row: dict[str, Any]) -> tuple[str, int] | None:
 
 
 def still_running(store: Store, campaign_id: str) -> int | None:
-    """The pid of the campaign's controlling vnetbench process if it is alive on this machine (and not
-    us). None too for a campaign run from another machine, whose pid means nothing here (it could be
-    a local vnetbench's): callers ask `running_elsewhere` about it."""
+    """The pid of the campaign's controlling process if it is alive on this machine (and not us).
+    None too for a campaign run from another machine, whose pid means nothing here (it could be a
+    local vnetbench's): callers ask `running_elsewhere` about it."""
     row = store.campaign(campaign_id)
     if not row or row.get("status") != "running" or not row.get("pid") or running_elsewhere(row):
         return None
     pid = int(row["pid"])
     if pid == os.getpid():
         return None
-    try:
+    started = (row.get("environment") or {}).get("pid_start_ticks")
+    if started is not None:  # the process that recorded itself, whatever its command line (a script, pytest)
+        return pid if starttime(pid) == started else None
+    try:  # rows written before the start time was recorded: a vnetbench command line, as then
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             cmdline = f.read()
     except OSError:
@@ -105,8 +109,8 @@ def clean(store: Store, campaign_id: str | None = None) -> CleanReport:
         if pid is not None:
             report.skipped.append(cid)
             report.problems.append(
-                f"campaign {cid} is still running (vnetbench pid {pid}): stop it (Ctrl-C / kill {pid}), "
-                "it tears its topology down itself"
+                f"campaign {cid} is still running (its controlling process, pid {pid}): stop it "
+                f"(Ctrl-C / kill {pid}), it tears its topology down itself"
             )
     rows = [r for r in rows if r["campaign_id"] not in report.skipped]
     rows = _leave_other_machines_local_objects(store, stored, rows, report)

@@ -36,6 +36,7 @@ from vnetbench.layout.summary import layout_summary
 from vnetbench.observers import FlowProcesses, Interrupted, Observer, RunningStep, RunSummary, StepCallback
 from vnetbench.plan import Flow, Plan, Step, path_facts
 from vnetbench.providers.base import EMULATOR_EVENT, Finished, Provider, ProviderError, ToolProcess
+from vnetbench.providers.local.procs import starttime
 from vnetbench.run.background import background_plans
 from vnetbench.run.handshake import Watched, late_start, watch_handshakes
 from vnetbench.run.priming import prime_paths
@@ -122,24 +123,27 @@ class Runner:
         with _signals_raise_interrupted() as signalled, self._progress() as progress:
             task = progress.add_task("starting", total=max(1, self.plan.planned_ns / 1e9))
             progress.update(task, completed=(self.plan.planned_ns - sum(s.planned_ns for s in pending)) / 1e9)
+            status = "failed"
             try:
                 self._run_steps(pending, started_utc_ns, summary, progress, task)
-                self.store.update_campaign(self.campaign_id, status="finished", pid=None)
+                status = "finished"
             except (Interrupted, KeyboardInterrupt):
-                summary.interrupted = True
-                self.store.update_campaign(self.campaign_id, status="interrupted", pid=None)
+                summary.interrupted, status = True, "interrupted"
             except BaseException:
                 if not signalled:
-                    self.store.update_campaign(self.campaign_id, status="failed", pid=None)
                     raise
                 # a stop signal raised inside a driver's wait can come out as that driver's error
                 # (psycopg: "another command is already in progress"): it is still a stop
                 log.warning("stopped by %s; the error it raised is no failure", signalled[0], exc_info=True)
-                summary.interrupted = True
-                self.store.update_campaign(self.campaign_id, status="interrupted", pid=None)
+                summary.interrupted, status = True, "interrupted"
             finally:
                 with _signals_deferred() as received:
-                    self._teardown()
+                    try:
+                        self._teardown()
+                    finally:
+                        # only now: while the topology stands, `clean` must see its process running
+                        # (it removed a live campaign's objects during a teardown after 'finished')
+                        self.store.update_campaign(self.campaign_id, status=status, pid=None)
                     for observer in self.observers:
                         observer.on_campaign_end(summary)
                 # kept apart from the Interrupted exception, which a library may have swallowed
@@ -147,15 +151,16 @@ class Runner:
         return summary
 
     def _pid_host(self) -> dict[str, Any]:
-        """The environment with this machine as the pid's (`pid_hostname`) when another created the
-        campaign (a resume from elsewhere, a shared store): the pid is checked where it runs
-        (providers/cleanup.py); {} when this machine created it (nothing to change)."""
+        """The environment with this process's start time (`pid_start_ticks`: with the pid it names
+        this process, whatever its command line, for `clean` and `resume`), and this machine as the
+        pid's (`pid_hostname`) when another created the campaign (a resume from elsewhere, a shared
+        store): the pid is checked where it runs (providers/cleanup.py)."""
         row = self.store.campaign(self.campaign_id) or {}
-        env = row.get("environment") or {}
+        env = {**(row.get("environment") or {}), "pid_start_ticks": starttime(os.getpid())}
         node = os.uname().nodename
-        if env.get("hostname") in (None, node) and env.get("pid_hostname") in (None, node):
-            return {}
-        return {"environment": {**env, "pid_hostname": node}}
+        if env.get("hostname") not in (None, node) or env.get("pid_hostname") not in (None, node):
+            env["pid_hostname"] = node
+        return {"environment": env}
 
     def _run_steps(
         self, pending: list[Step], started_utc_ns: int, summary: RunSummary, progress: Progress, task: Any

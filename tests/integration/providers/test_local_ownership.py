@@ -333,3 +333,54 @@ def test_a_process_whose_bookkeeping_an_interrupt_cut_short_is_still_marked_remo
     assert provider.teardown_problems == []
     assert store.live_objects(cid) == []
     store.close()
+
+
+RTT_SPEC = """
+name: clean-race
+topology:
+  nodes: [{name: a}, {name: b}]
+  links: [{endpoints: [a, b], rate: 50mbit}]
+measurements: [{name: rtt, kind: rtt, count: 3, interval: 20ms}]
+patterns: [{kind: pairs, pairs: [[a, b]], measurements: [rtt]}]
+"""
+
+
+def test_clean_from_another_process_leaves_a_live_campaign_alone_until_its_teardown_is_done(
+    tmp_path: Path,
+) -> None:
+    """`vnetbench clean` while a campaign tears down, its controlling process not a `vnetbench`
+    command (here pytest, as any script using the API): clean removed its iperf3 server mid-test and
+    its namespaces during teardown, because the campaign was stored 'finished' before the teardown
+    and a process counted as alive only with 'vnetbench' in its command line (found when a README
+    walk-through's clean broke a CI run's test). Now the status changes after the teardown, and the
+    pid with its start time names the process."""
+    from vnetbench.run.campaign import create_campaign, run_campaign
+    from vnetbench.spec.loader import parse_spec
+    from vnetbench.store.db import Store
+
+    db = tmp_path / "t.db"
+    store = Store(str(db))
+    started = create_campaign(parse_spec(RTT_SPEC, "test.yaml"), store)
+    cid, seen = started.campaign_id, {}
+
+    class CleanedDuringTeardown(LocalProvider):
+        def teardown(self) -> list[int]:
+            if self.layout is not None and "clean" not in seen:
+                seen["status"] = store.campaign(cid)["status"]
+                seen["clean"] = subprocess.run(
+                    [sys.executable, "-m", "vnetbench", "clean", "--campaign", cid, "--db", str(db)],
+                    capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                )  # fmt: skip
+                seen["all"] = list(self.layout.namespaces)
+                seen["left"] = [ns for ns in seen["all"] if os.path.exists(netns.path_of(ns))]
+            return super().teardown()
+
+    provider = CleanedDuringTeardown(cid, store.location, tools=("ping",))
+    summary = run_campaign(store, cid, provider, plan=started.plan)
+    assert summary.flows_ok == 1 and summary.flows_failed == 0, summary.failures
+    assert seen["status"] == "running"
+    text = " ".join((seen["clean"].stdout + seen["clean"].stderr).split())
+    assert f"campaign {cid} is still running (its controlling process, pid {os.getpid()})" in text, text
+    assert seen["all"] and seen["left"] == seen["all"]  # clean removed none of them
+    assert store.campaign(cid)["status"] == "finished" and store.live_objects(cid) == []
+    store.close()

@@ -222,5 +222,9 @@ def test_a_resume_on_another_machine_records_where_its_pid_is(
     monkeypatch.setattr(provider, "build", lambda *_: seen.append(dict(store.campaign("cafe0004") or {})))
     Runner(store, "cafe0004", load_plan(store, "cafe0004"), provider, {}, observers=[]).run(now_utc_ns())
     here = os.uname().nodename
-    assert seen[0]["environment"] == {"hostname": "lab-a", "kernel": "6.1", "pid_hostname": here}
+    with open(f"/proc/{os.getpid()}/stat") as f:  # field 22: this process's start, as clean compares it
+        started = int(f.read().rsplit(")", 1)[1].split()[19])
+    assert seen[0]["environment"] == {
+        "hostname": "lab-a", "kernel": "6.1", "pid_hostname": here, "pid_start_ticks": started
+    }  # fmt: skip
     assert (seen[0]["status"], seen[0]["pid"]) == ("running", os.getpid())
