@@ -156,3 +156,16 @@ def test_the_readme_error_example_is_what_the_tool_says():
         parse_spec(text, "quickstart.yaml")
     said = [str(e) for e in caught.value.errors]
     assert f"quickstart.yaml:{shown.group(1)}: {shown.group(2)}" in said, said
+
+
+def test_the_readme_layout_names_every_package_and_top_level_module():
+    """The README's "Layout of the code" lists each package of src/vnetbench and each module beside
+    them, and nothing that is not there (it lacked palette.py, the bottom layer's colours)."""
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"```\nsrc/vnetbench/\n(.*?)```", readme, re.S)
+    assert block, "README: the layout block (```, src/vnetbench/) is gone"
+    listed = set(re.findall(r"^  (\w+/|\w+\.py) ", block.group(1), re.M))
+    src = ROOT / "src" / "vnetbench"
+    packages = {f"{p.name}/" for p in src.iterdir() if (p / "__init__.py").exists()}
+    modules = {p.name for p in src.glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
+    assert listed == packages | modules
