@@ -30,7 +30,11 @@ def report(
     db: DbOption = "vnetbench.db",
     out_dir: Annotated[
         Path | None,
-        typer.Option("--out", help="directory for index.html and figures (default: reports/NAME-ID)"),
+        typer.Option(
+            "--out",
+            "--report",  # as run, resume, dashboard and monitor spell it
+            help="directory for index.html and figures (default: reports/NAME-ID)",
+        ),
     ] = None,
 ) -> None:
     """Write the HTML report (tables, CDFs, per-repetition figures) of a campaign."""

@@ -162,6 +162,15 @@ def test_report_does_not_overwrite_an_index_html_of_something_else(tmp_path: Pat
     assert (out / "index.html").read_text() == "my web page"
 
 
+def test_report_takes_report_as_run_and_dashboard_spell_the_directory(tmp_path: Path) -> None:
+    # was: `vnetbench report ID --report DIR` (as `run --report DIR` wrote it) -> "No such option"
+    db = _store(tmp_path / "s.db", ("bbbb0002", "b", "finished", None))
+    out = tmp_path / "rep"
+    code, output = _invoke("report", "bbbb0002", "--db", str(db), "--report", str(out))
+    assert (code, output) == (0, f"report: {out / 'index.html'}\n")
+    assert "<title>vnetbench · b (bbbb0002)</title>" in (out / "index.html").read_text()
+
+
 def test_an_empty_store_says_so_and_how_to_fill_it(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     Store(str(db))
