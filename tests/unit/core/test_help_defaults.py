@@ -19,7 +19,7 @@ def _option_line(command: str, option: str) -> str:
 def test_report_help_states_where_the_report_goes_without_out() -> None:
     # said only "directory for index.html and figures": without --out it is reports/NAME-ID, as run's
     # --report says (write_report's default)
-    line = _option_line("report", "--out")
+    line = _option_line("report", "--out,--report")  # --report: as run, resume and dashboard spell it
     assert "directory for index.html and figures (default: reports/NAME-ID)" in line
 
 
