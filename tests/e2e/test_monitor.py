@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.helpers.http import WebhookReceiver, http_get
 from tests.helpers.integration.cli import cli_argv, leftovers, vnb
 from tests.helpers.postgres import PostgresServer
+from tests.helpers.specs import FOUR_NODE_STAR
 from tests.helpers.timing import wait_until
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
@@ -347,16 +348,11 @@ def test_sigterm_during_a_step_abandons_it_cleanly_and_the_next_start_finishes_t
 
 # Every measurement kind, each one step (pps: one sweep point; bg beside it; cpushare on one node):
 # 7 steps a run. Its alert rule names a metric udp can produce: refused otherwise (check_monitorable).
-EVERY_KIND = """\
-name: e2e-every-kind
-topology:
-  nodes: [{name: a}, {name: b}, {name: c}, {name: d}]
-  switches: [{name: sw}]
-  links:
-    - {endpoints: [a, sw], rate: 100mbit}
-    - {endpoints: [b, sw]}
-    - {endpoints: [c, sw]}
-    - {endpoints: [d, sw]}
+EVERY_KIND = (
+    (
+        "name: e2e-every-kind\n" + FOUR_NODE_STAR.replace(", cpu: 0.5", "")  # no node held to half a core
+    )
+    + """\
 measurements:
   - {name: rtt, kind: rtt, count: 3, interval: 0.1s}
   - {name: prtt, kind: probe-rtt, count: 5, interval: 10ms}
@@ -374,6 +370,7 @@ monitor: {repeat: PT1S}
 alerts:
   - {name: lossy, measurement: udp, metric: loss_ratio, op: ">", threshold: 50%}
 """
+)
 STEPS_PER_RUN = 7
 
 

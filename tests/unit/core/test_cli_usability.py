@@ -171,23 +171,30 @@ def test_compare_names_a_missing_store_of_a_db_id_ref(tmp_path: Path) -> None:
     assert not missing.exists()
 
 
+def _resume_with_the_run_replaced(
+    monkeypatch: pytest.MonkeyPatch, db: Path, status: str, run: Any, env: dict[str, str] | None = None
+) -> Any:
+    """`vnetbench resume` of a stored campaign cafe0001 ('kept') whose run is `run`: the run machinery
+    is not what these tests test, the CLI's words around it are."""
+    Store(str(db)).create_campaign(
+        id="cafe0001", name="kept", status=status, provider="local", spec_text="name: kept\n",
+        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    monkeypatch.setattr("vnetbench.providers.cleanup.clean", lambda store, cid: SimpleNamespace(removed=[]))
+    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: SimpleNamespace(refused={}))
+    monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *args: None)
+    monkeypatch.setattr("vnetbench.run.campaign.run_campaign", run)
+    return CliRunner().invoke(app, ["resume", "cafe0001", "--db", str(db)], env=env)
+
+
 def test_an_interrupted_run_prints_the_resume_command_on_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = tmp_path / ("long-directory-" * 12) / "store.db"  # wider than any terminal the test runs in
     db.parent.mkdir()
-    Store(str(db)).create_campaign(
-        id="cafe0001", name="kept", status="interrupted", provider="local", spec_text="name: kept\n",
-        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
-    # the run machinery is not what is tested: a run that stops at once, interrupted
-    monkeypatch.setattr("vnetbench.providers.cleanup.clean", lambda store, cid: SimpleNamespace(removed=[]))
-    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: SimpleNamespace(refused={}))
-    monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *args: None)
-    monkeypatch.setattr(
-        "vnetbench.run.campaign.run_campaign", lambda *a, **k: RunSummary(flows_ok=3, interrupted=True)
+    res = _resume_with_the_run_replaced(
+        monkeypatch, db, "interrupted", lambda *a, **k: RunSummary(flows_ok=3, interrupted=True)
     )
-    res = CliRunner().invoke(app, ["resume", "cafe0001", "--db", str(db)])
     assert res.exit_code == 130, res.output
     # rich wrapped it at the console's width, inside the command and the path: not copyable
     assert f"continue with `vnetbench resume cafe0001 --db {db}`\n" in res.output
@@ -201,20 +208,11 @@ def test_a_build_refusal_says_resume_fixes_the_machine_and_run_fixes_the_file(
     campaign, so a fixed file never reached it and the same error came back (found by the docs audit)."""
     from vnetbench.providers.base import ProviderError
 
-    db = tmp_path / "store.db"
-    Store(str(db)).create_campaign(
-        id="cafe0001", name="kept", status="created", provider="local", spec_text="name: kept\n",
-        spec_sha256="-", spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
-    monkeypatch.setattr("vnetbench.providers.cleanup.clean", lambda store, cid: SimpleNamespace(removed=[]))
-    monkeypatch.setattr("vnetbench.run.campaign.load_plan", lambda store, cid: SimpleNamespace(refused={}))
-    monkeypatch.setattr("vnetbench.providers.registry.make_provider", lambda *args: None)
-
     def refuse(*args: object, **kwargs: object) -> RunSummary:
         raise ProviderError("link slow: delay with `emulator: netem` need the kernel's netem qdisc")
 
-    monkeypatch.setattr("vnetbench.run.campaign.run_campaign", refuse)
-    res = CliRunner().invoke(app, ["resume", "cafe0001", "--db", str(db)], env=WIDE)
+    db = tmp_path / "store.db"
+    res = _resume_with_the_run_replaced(monkeypatch, db, "created", refuse, env=WIDE)
     assert res.exit_code == 2, res.output
     text = " ".join(res.output.split())
     assert "link slow: delay with `emulator: netem`" in text

@@ -184,3 +184,26 @@ def test_an_analysis_response_analyze_cannot_model_is_refused_with_the_names_it_
     )
     stored = parse_spec(spec, "c.yaml", stored=True)  # a stored campaign stays readable
     assert stored.campaign.analysis.response == "loss_ration"
+
+
+def test_the_responses_a_spec_may_name_are_the_columns_analyze_models() -> None:
+    """spec.models.RESPONSES (what `analysis.response` accepts) is written apart from the analysis that
+    fits them: every kind's default response must be accepted, and every accepted name must be a column
+    of the per-group table the models are fitted to (analysis/campaign_data.py)."""
+    import pandas as pd
+
+    from vnetbench.analysis import campaign_data as cd
+    from vnetbench.spec.models import RESPONSES
+
+    defaults = {name for names in cd.RESPONSES.values() for name in names}
+    assert defaults <= set(RESPONSES)
+    flows = pd.DataFrame(
+        {
+            "step_key": ["s"], "group_kind": ["pair"], "series": ["p"], "pattern": ["p"], "measurement": ["m"],
+            "kind": ["tcp"], "repetition": [1],
+            "build": [0], "started_utc_ns": [0], "throughput_bps": [1e6], "loss_ratio": [0.0],
+            "effective_throughput_bps": [1e6], "rtt_mean_ns": [1e6],
+        }
+    )  # fmt: skip
+    groups = cd.group_table(flows, [])
+    assert set(RESPONSES) <= set(groups.columns), set(RESPONSES) - set(groups.columns)
