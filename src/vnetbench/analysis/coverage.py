@@ -29,9 +29,9 @@ class Coverage:
 
     @property
     def state(self) -> str:
-        """'interrupted, not finished', 'still running (vnetbench pid 42)', …"""
+        """'interrupted, not finished', 'still running (its controlling process, pid 42)', …"""
         if self.pid is not None:
-            return f"still running (vnetbench pid {self.pid})"
+            return f"still running (its controlling process, pid {self.pid})"
         if self.elsewhere:  # its pid is another machine's: it said "its process is gone"
             host, pid = self.elsewhere
             return f"stored as running by vnetbench pid {pid} on {host}, not on this machine"

@@ -241,8 +241,8 @@ def resume(
     pid = still_running(store, row["id"])
     if pid is not None:  # a second process would build the same topology and measure the steps twice
         raise fail(
-            f"campaign {row['id']} ({row['name']}) is still running (vnetbench pid {pid}); wait for it "
-            f"to finish, or stop it (kill -INT {pid}) and then resume"
+            f"campaign {row['id']} ({row['name']}) is still running (its controlling process, pid {pid}); "
+            f"wait for it to finish, or stop it (kill -INT {pid}) and then resume"
         )
     leftovers = clean_leftovers(store, row["id"])  # a killed run may have left its topology behind
     if leftovers.removed:

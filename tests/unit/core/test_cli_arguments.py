@@ -68,8 +68,8 @@ def test_resume_refuses_a_campaign_whose_vnetbench_process_still_runs(tmp_path: 
         code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
     assert code == 2
     assert output == (
-        f"error: campaign cafe0001 (kept) is still running (vnetbench pid {alive.pid}); wait for it to "
-        f"finish, or stop it (kill -INT {alive.pid}) and then resume\n"
+        f"error: campaign cafe0001 (kept) is still running (its controlling process, pid {alive.pid}); "
+        f"wait for it to finish, or stop it (kill -INT {alive.pid}) and then resume\n"
     )
     assert Store(str(db)).campaign("cafe0001")["status"] == "running"  # untouched
 
