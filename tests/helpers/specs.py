@@ -33,18 +33,26 @@ patterns:
 schedule: {repetitions: 3, rebuild: true, interval: 60s}
 """
 
-# Two nodes, one 100 mbit link, one TCP measurement: a campaign stored without measuring it.
-TWO_NODE_TCP = """\
-name: kept
-topology:
-  nodes: [{name: n1}, {name: n2}]
-  links:
-    - {endpoints: [n1, n2], rate: 100mbit}
-measurements:
-  - {name: tcp, kind: tcp, duration: 3s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp]}
-"""
+
+def two_node_spec(name: str, measurements: dict[str, str], tail: str = "") -> str:
+    """Campaign `name`: two nodes on one 100 mbit link, one pattern measuring n1 -> n2 with every
+    measurement given (name -> its other fields, in YAML flow style), then `tail` (e.g. a schedule)."""
+    listed = "".join(f"  - {{name: {m}, {fields}}}\n" for m, fields in measurements.items())
+    return (
+        f"name: {name}\n"
+        "topology:\n"
+        "  nodes: [{name: n1}, {name: n2}]\n"
+        "  links:\n"
+        "    - {endpoints: [n1, n2], rate: 100mbit}\n"
+        f"measurements:\n{listed}"
+        "patterns:\n"
+        f"  - {{name: p, kind: pairs, pairs: [[n1, n2]], measurements: [{', '.join(measurements)}]}}\n"
+        f"{tail}"
+    )
+
+
+# One TCP measurement: a campaign stored without measuring it.
+TWO_NODE_TCP = two_node_spec("kept", {"tcp": "kind: tcp, duration: 3s"})
 
 # Two nodes, RTT and TCP, on a 10-minute monitoring schedule.
 MONITORED_SPEC = """\

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner, Result
 
+from tests.helpers.specs import two_node_spec
 from vnetbench.cli import app
 from vnetbench.cli.common import out
 from vnetbench.plan import make_plan
@@ -20,18 +21,9 @@ from vnetbench.spec.loader import parse_spec
 from vnetbench.store.db import Store
 from vnetbench.store.records import MeasurementRecord
 
-SPEC = """\
-name: lossy
-topology:
-  nodes: [{name: n1}, {name: n2}]
-  links:
-    - {endpoints: [n1, n2], rate: 100mbit}
-measurements:
-  - {name: udp, kind: udp, rate: 10mbit, duration: 3s}
-patterns:
-  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [udp]}
-schedule: {repetitions: 3, prime: false}
-"""
+SPEC = two_node_spec(
+    "lossy", {"udp": "kind: udp, rate: 10mbit, duration: 3s"}, "schedule: {repetitions: 3, prime: false}\n"
+)
 LOSS_A, LOSS_B = np.array([0.0010, 0.0020, 0.0633]), np.array([0.0002, 0.0001, 0.0003])  # 2.21 % -> 0.02 %
 JITTER_A, JITTER_B = np.array([20e3, 30e3, 900e3]), np.array([40e3, 50e3, 60e3])  # ns
 

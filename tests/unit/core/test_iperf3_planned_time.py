@@ -8,22 +8,18 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from tests.helpers.specs import two_node_spec
 from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import parse_spec
 
-SPEC = """\
-name: warm
-topology:
-  nodes: [{name: n1}, {name: n2}]
-  links:
-    - {endpoints: [n1, n2], rate: 100mbit}
-measurements:
-  - {name: tcp, kind: tcp, duration: 3s, omit: 2sEXTRA}
-  - {name: udp, kind: udp, duration: 3s, omit: 1s, rate: 10mbit}
-patterns:
-  - {name: p, kind: pairs, pairs: [[n1, n2]], measurements: [tcp, udp]}
-"""
+SPEC = two_node_spec(
+    "warm",
+    {
+        "tcp": "kind: tcp, duration: 3s, omit: 2sEXTRA",
+        "udp": "kind: udp, duration: 3s, omit: 1s, rate: 10mbit",
+    },
+)
 
 
 def test_the_plan_counts_the_omitted_warm_up() -> None:
