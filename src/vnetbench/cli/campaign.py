@@ -73,18 +73,17 @@ def run_and_report(
     from vnetbench.run.campaign import create_campaign  # the run machinery: start-up time
 
     check_report_option(report, no_report, loaded.campaign.name)
-    try:
-        problems = local_machine_problems(loaded)
-    except SpecInvalid as exc:
-        raise spec_errors(exc) from None
-    if problems:  # refused before the campaign is stored: no failed campaign left to resume
-        raise fail(
-            "\n".join(problems) + "\nnothing was stored or built: fix the above and run it again", EXIT_USAGE
-        )
+
+    def buildable(plan: Plan) -> None:  # refused before it is stored: no failed campaign left to resume
+        problems = local_machine_problems(loaded, plan)
+        if problems:
+            done = "nothing was stored or built: fix the above and run it again"
+            raise fail("\n".join([*problems, done]), EXIT_USAGE)
+
     store = open_store(db, create=True)
     try:
         provider = "ssh" if loaded.campaign.inventory is not None else "local"
-        started = create_campaign(loaded, store, provider=provider, seed=seed)
+        started = create_campaign(loaded, store, provider=provider, seed=seed, check=buildable)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
     plan = started.plan
@@ -97,15 +96,14 @@ def run_and_report(
     _execute(store, started.campaign_id, plan, report, no_report)
 
 
-def local_machine_problems(loaded: LoadedSpec, plan: Plan | None = None) -> list[str]:
+def local_machine_problems(loaded: LoadedSpec, plan: Plan) -> list[str]:
     """What stops this machine building the campaign's topologies (the local provider's preflight:
     root, kernel features, tools), each with its fix; none for a campaign on SSH hosts."""
     if loaded.campaign.inventory is not None:
         return []
-    from vnetbench.providers.registry import PROVISIONAL_ID, local_build_problems  # pyroute2: start-up
+    from vnetbench.providers.registry import local_build_problems  # pyroute2: start-up time
 
-    plan = plan or make_plan(loaded, PROVISIONAL_ID, 0)  # the variants do not depend on the seed
-    return local_build_problems(plan.variants)
+    return local_build_problems(plan.layouts)
 
 
 def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no_report: bool) -> None:

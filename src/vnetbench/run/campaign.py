@@ -10,7 +10,7 @@ import os
 import platform
 import secrets
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +33,20 @@ class Started:
 
 
 def create_campaign(
-    spec: LoadedSpec, store: Store, provider: str = "local", seed: int | None = None
+    spec: LoadedSpec,
+    store: Store,
+    provider: str = "local",
+    seed: int | None = None,
+    check: Callable[[Plan], None] | None = None,
 ) -> Started:
-    """Plan the campaign (raises SpecInvalid on a bad spec) and record it; nothing is built yet."""
+    """Plan the campaign (raises SpecInvalid on a bad spec) and record it; nothing is built yet.
+    `check(plan)` runs before anything is stored: what it raises leaves no campaign behind."""
     campaign_id = secrets.token_hex(4)
     seed = seed if seed is not None else spec.campaign.schedule.seed
     seed = seed if seed is not None else secrets.randbits(31)
     plan = make_plan(spec, campaign_id, seed)
+    if check is not None:
+        check(plan)
     kinds = {s.kind for s in plan.steps}
     # flows that run beside a pattern's steps use their own tool too
     kinds |= {v.measurement(name).kind for v in plan.variants for p in v.patterns for name in p.background}
