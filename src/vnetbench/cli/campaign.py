@@ -37,7 +37,7 @@ from vnetbench.cli.common import (
 from vnetbench.cli.output import print_json, print_table
 from vnetbench.plan import Plan, make_plan
 from vnetbench.spec.errors import SpecInvalid
-from vnetbench.spec.loader import LoadedSpec, load_spec, parse_spec, with_inventory
+from vnetbench.spec.loader import LoadedSpec, load_spec
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
@@ -56,11 +56,7 @@ def run(
 ) -> None:
     """Build the topology, run the whole campaign, store every sample and write the report."""
     try:
-        loaded = load_spec(spec)
-        if inventory is not None:
-            loaded = with_inventory(loaded, inventory)
-        if set_:
-            loaded = parse_spec(loaded.text, loaded.source, overrides=parse_sets(set_))
+        loaded = load_spec(spec, overrides=parse_sets(set_), inventory=inventory)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
     run_and_report(loaded, db, report, no_report, seed)
@@ -257,18 +253,21 @@ def validate(
     set_: Annotated[
         list[str] | None, typer.Option("--set", help="override a spec field: PATH=VALUE (repeatable), as run")
     ] = None,
+    inventory: Annotated[
+        Path | None,
+        typer.Option(help="check it as `run --inventory` would run it on these hosts (docs/ssh-provider.md)"),
+    ] = None,
     json_output: JsonOption = False,
 ) -> None:
     """Check a campaign and show its plan without building anything.
 
     Also checks that this machine can build its topology (root, kernel features, tools), as `run`
     does first. Exit status: 0 valid and buildable here; 1 valid, but this machine cannot build it
-    (each reason printed with its fix; a campaign with an inventory is checked by `doctor
-    --inventory`); 2 invalid."""
+    (each reason printed with its fix); 2 invalid. A campaign with an inventory (in the file or
+    --inventory) is checked against what SSH hosts can do; whether the hosts are ready is
+    `vnetbench doctor --inventory`'s check."""
     try:
-        loaded = load_spec(spec)
-        if set_:
-            loaded = parse_spec(loaded.text, loaded.source, overrides=parse_sets(set_))
+        loaded = load_spec(spec, overrides=parse_sets(set_), inventory=inventory)
         plan = make_plan(loaded, "00000000", loaded.campaign.schedule.seed or 0)
         if loaded.campaign.monitor is not None:  # a monitor: block means the file is for `vnetbench monitor`
             from vnetbench.monitor.service import check_monitorable

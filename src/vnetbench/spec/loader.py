@@ -41,8 +41,12 @@ class LoadedSpec:
         return SpecError(self.source, self.line_of(loc), dotted(loc), message)
 
 
-def load_spec(path: Path | str) -> LoadedSpec:
-    """Load and validate a campaign file; SpecInvalid with every located error."""
+def load_spec(
+    path: Path | str, overrides: dict[str, Any] | None = None, inventory: Path | str | None = None
+) -> LoadedSpec:
+    """Load and validate a campaign file; SpecInvalid with every located error. An `inventory` file is
+    appended to its text and `overrides` (--set) applied before anything is validated, so a value the
+    file gets wrong but --set corrects is not refused, and --set can reach the inventory's fields."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -67,7 +71,9 @@ def load_spec(path: Path | str) -> LoadedSpec:
                 )
             ]
         ) from None
-    return parse_spec(text, str(path))
+    if inventory is not None:
+        text = with_inventory_text(text, str(path), inventory)
+    return parse_spec(text, str(path), overrides=overrides or None)
 
 
 def parse_spec(
@@ -153,21 +159,22 @@ def spec_of(campaign_row: dict[str, Any]) -> Campaign:
     return parse_spec(campaign_row["spec_text"], source, stored=True).campaign
 
 
-def with_inventory(loaded: LoadedSpec, path: Path | str) -> LoadedSpec:
-    """A loaded campaign with an inventory file appended to its text (stored, so resume finds it)."""
+def with_inventory_text(text: str, source: str, path: Path | str) -> str:
+    """A campaign's text with an inventory file appended (stored, so resume finds it)."""
     load_inventory(path)  # errors point at the inventory file's own lines
-    if loaded.campaign.inventory is not None:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        data = None  # parse_spec reports the file's own YAML error, located
+    if isinstance(data, dict) and "inventory" in data:
         raise SpecInvalid(
             [
                 SpecError(
-                    loaded.source,
+                    source,
                     0,
                     "inventory",
                     "the campaign has an inventory and --inventory was given; keep one",
                 )
             ]
         )
-    text = (
-        loaded.text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)
-    )
-    return parse_spec(text, loaded.source)
+    return text.rstrip("\n") + f"\n# appended from --inventory {Path(path).name}\n" + inventory_text(path)

@@ -11,7 +11,7 @@ import yaml
 from pydantic import ValidationError
 
 from vnetbench.spec.inventory import load_inventory, parse_inventory_data
-from vnetbench.spec.loader import SpecInvalid, load_spec, with_inventory
+from vnetbench.spec.loader import SpecInvalid, load_spec
 
 BASE = {
     "defaults": {"user": "bench", "port": 2200, "key": "~/.ssh/id_test"},
@@ -142,12 +142,29 @@ def test_an_inventory_file_is_appended_to_the_stored_campaign(tmp_path: Path) ->
     spec, inv = tmp_path / "c.yaml", tmp_path / "inv.yaml"
     spec.write_text(yaml.safe_dump(CAMPAIGN))
     inv.write_text(yaml.safe_dump({"inventory": BASE}))
-    merged = with_inventory(load_spec(spec), inv)
+    merged = load_spec(spec, inventory=inv)
     assert merged.campaign.inventory is not None
     assert [h.name for h in merged.campaign.inventory.hosts] == ["bastion", "vm1", "vm2"]
     assert "inventory:" in merged.text  # what is stored: resume finds the hosts again
-    with pytest.raises(SpecInvalid, match="keep one"):
-        with_inventory(merged, inv)
+    again = tmp_path / "merged.yaml"
+    again.write_text(merged.text)
+    with pytest.raises(
+        SpecInvalid, match="the campaign has an inventory and --inventory was given; keep one"
+    ):
+        load_spec(again, inventory=inv)
+
+
+def test_set_reaches_the_appended_inventory(tmp_path: Path) -> None:
+    """--set is applied after the inventory is appended: an inventory field can be overridden (it was
+    applied to the text before the inventory was there: "names no field")."""
+    spec, inv = tmp_path / "c.yaml", tmp_path / "inv.yaml"
+    spec.write_text(yaml.safe_dump(CAMPAIGN))
+    inv.write_text(yaml.safe_dump({"inventory": BASE}))
+    merged = load_spec(spec, overrides={"inventory.defaults.user": "ops"}, inventory=inv)
+    assert merged.campaign.inventory is not None
+    vm1 = merged.campaign.inventory.resolved(merged.campaign.inventory.host("vm1"))
+    assert vm1.user == "ops"
+    assert "--set inventory.defaults.user" in merged.text  # the stored text says what ran
 
 
 def test_what_existing_hosts_cannot_do_is_refused_before_the_campaign_is_stored(tmp_path: Path) -> None:
@@ -188,6 +205,10 @@ def test_what_existing_hosts_cannot_do_is_refused_before_the_campaign_is_stored(
     assert f"{spec}:{loss_line}: topology.links[0].loss" in run.stderr  # the line to fix
     assert "topology.links[1]" not in run.stderr  # a rate is kept as the nominal capacity
     assert "resume" not in run.stderr
+    checked = subprocess.run([*argv[:3], "validate", *argv[4:7]], capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 2, checked.stderr  # validate --inventory refuses what run refuses
+    for text in expected:
+        assert text in checked.stderr
     listed = subprocess.run(
         [sys.executable, "-m", "vnetbench.cli", "campaigns", "--db", str(db)], capture_output=True, text=True
     )
