@@ -169,3 +169,15 @@ def test_the_readme_layout_names_every_package_and_top_level_module():
     packages = {f"{p.name}/" for p in src.iterdir() if (p / "__init__.py").exists()}
     modules = {p.name for p in src.glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
     assert listed == packages | modules
+
+
+def test_the_readme_layout_names_every_directory_of_tests() -> None:
+    """The layout's `tests/` entry names each directory under tests/ (it lacked data/, the captured
+    tool outputs and ONL's table the unit tests read)."""
+    readme = (ROOT / "README.md").read_text()
+    entry = re.search(r"^tests/ +(.*?)\n(?=\S)", readme, re.M | re.S)
+    assert entry, "README: the layout's tests/ entry is gone"
+    named = set(re.findall(r"(?<![\w/])(\w+)/", entry.group(1)))
+    tests = ROOT / "tests"
+    dirs = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
+    assert dirs <= named, f"README's tests/ entry does not name {sorted(dirs - named)}"
