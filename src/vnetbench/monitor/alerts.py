@@ -108,17 +108,34 @@ def evaluate(mstore: MonitorStore, campaign_id: str, rules: list[AlertRule], run
     return changes
 
 
-def producible_metrics(measurement_kinds: dict[str, str]) -> dict[str, frozenset[str]]:
-    """measurement name -> the summary metrics its kind can store (kinds' `stored_metrics`)."""
-    return {name: kind_of(kind).stored_metrics() for name, kind in measurement_kinds.items()}
+# The runner's metric that only a flow through a link with `pps` (a packet-rate limited switch or vNIC)
+# gets (run/runner.py): whether a measurement can store it is the plan's to say, not its kind's.
+PATH_PPS_LIMIT = "path_pps_limit"
+PPS_WHY = (
+    "the runner stores it only for a flow through a link with `pps`, a packet-rate limited switch or vNIC"
+)
 
 
-def impossible_rules(rules: list[AlertRule], measurement_kinds: dict[str, str]) -> dict[int, str]:
+def producible_metrics(
+    measurement_kinds: dict[str, str], pps_limited: frozenset[str] | None = None
+) -> dict[str, frozenset[str]]:
+    """measurement name -> the summary metrics its kind can store (kinds' `stored_metrics`); with
+    `pps_limited` (the measurements with a flow through a link with `pps`, pps_limited_measurements),
+    path_pps_limit only for those."""
+    out = {name: kind_of(kind).stored_metrics() for name, kind in measurement_kinds.items()}
+    if pps_limited is not None:
+        out = {name: can if name in pps_limited else can - {PATH_PPS_LIMIT} for name, can in out.items()}
+    return out
+
+
+def impossible_rules(
+    rules: list[AlertRule], measurement_kinds: dict[str, str], pps_limited: frozenset[str] | None = None
+) -> dict[int, str]:
     """Rules whose metric no measurement they watch can ever produce, found before any run:
     {index in `alerts:`: what is wrong and the metrics that are available}. `measurement_kinds` maps
     the campaign's measurement names to their kinds; a rule naming an unknown measurement is left to
-    the caller's own check."""
-    producible = producible_metrics(measurement_kinds)
+    the caller's own check. `pps_limited`: see producible_metrics (None: path_pps_limit is not judged)."""
+    producible = producible_metrics(measurement_kinds, pps_limited)
     problems = {}
     for i, rule in enumerate(rules):
         if rule.measurement is not None:
@@ -127,12 +144,16 @@ def impossible_rules(rules: list[AlertRule], measurement_kinds: dict[str, str]) 
             known: set[str] = set(producible[rule.measurement])
             whose = f"measurement {rule.measurement} (kind {measurement_kinds[rule.measurement]})"
             missing = f"{whose} cannot produce a metric '{rule.metric}'"
+            flows = f"no flow of measurement {rule.measurement} crosses one"
         else:
             known = set().union(*producible.values())
             whose = "the measurements of this campaign"
             missing = f"no measurement of this campaign can produce a metric '{rule.metric}'"
+            flows = "no flow of this campaign crosses one"
         if rule.metric in known:
             continue
+        if rule.metric == PATH_PPS_LIMIT and pps_limited is not None:
+            missing += f" ({PPS_WHY}, and {flows})"
         # 0.85: thruput_bps -> throughput_bps (0.88), not jitter_mean_ns -> rtt_mean_ns (0.8, not a typo)
         close = difflib.get_close_matches(rule.metric, sorted(known), n=1, cutoff=0.85)
         hint = f"did you mean {close[0]}? " if close else ""

@@ -50,8 +50,32 @@ def _measured_part(campaign: Campaign) -> dict[str, Any]:
     return campaign.model_dump(mode="json", exclude={"monitor", "alerts", "description"})
 
 
-def check_monitorable(loaded: LoadedSpec) -> None:
-    """A monitored campaign has a monitor: block and one repetition per run (the runs are the repetitions)."""
+def pps_limited_measurements(plan: Plan) -> frozenset[str]:
+    """The measurements with a flow through a link with `pps` in some variant: the only ones the runner
+    gives a path_pps_limit (run/runner.py; background flows never get one)."""
+    return frozenset(
+        step.measurement
+        for step in plan.steps
+        if any(plan.layouts[step.variant].path_pps(f.src, f.dst) for f in step.flows)
+    )
+
+
+def _pps_limited(loaded: LoadedSpec, plan: Plan | None) -> frozenset[str] | None:
+    """pps_limited_measurements, or None (not judged: every measurement may store path_pps_limit)."""
+    c = loaded.campaign
+    if not any(link.pps for link in c.topology.links) and not any(
+        f.path.split(".")[0] == "topology" for f in c.factors
+    ):
+        return frozenset()  # no link has a packet-rate limit, nor can a factor set one
+    if not any(rule.metric == alerts.PATH_PPS_LIMIT for rule in c.alerts):
+        return None  # only a rule on it is worth planning for (a 1,000-node plan is not free)
+    return pps_limited_measurements(plan or make_plan(loaded, "00000000", c.schedule.seed or 0))
+
+
+def check_monitorable(loaded: LoadedSpec, plan: Plan | None = None) -> None:
+    """A monitored campaign has a monitor: block and one repetition per run (the runs are the repetitions),
+    and no alert rule that can never fire. `plan`: the spec's, if the caller made it (else it is made
+    here, only when a rule names path_pps_limit: which flows cross a packet-rate limited link)."""
     c = loaded.campaign
     errors = []
     if c.monitor is None:
@@ -86,7 +110,7 @@ def check_monitorable(loaded: LoadedSpec) -> None:
             )
     # a metric no measurement of the campaign can produce would never fire: refused before any run
     kinds = {m.name: m.kind for m in c.measurements}
-    for i, problem in alerts.impossible_rules(list(c.alerts), kinds).items():
+    for i, problem in alerts.impossible_rules(list(c.alerts), kinds, _pps_limited(loaded, plan)).items():
         errors.append(loaded.error(("alerts", i, "metric"), problem))
     if errors:
         raise SpecInvalid(errors)

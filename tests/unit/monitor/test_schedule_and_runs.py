@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.specs import MONITORED_SPEC
+from tests.helpers.specs import FOUR_NODE_STAR, MONITORED_SPEC
 from tests.helpers.timing import wait_until
 from vnetbench.monitor.runs import next_run, run_plan
 from vnetbench.monitor.schedule import Limits, next_slot, slip_ns
@@ -240,11 +240,17 @@ def test_the_monitor_continues_its_campaign_refuses_a_changed_spec_and_a_second_
     store.close()
 
 
-# docs/drivers.md's "Summary metrics — TCP" table, and the runner's path_pps_limit (any kind)
+# docs/drivers.md's "Summary metrics — TCP" table (the runner's path_pps_limit only through a link with
+# `pps`, which MONITORED_SPEC has not)
 TCP_METRICS = (
     "bytes_received, iperf3_throughput_bps, max_cwnd_bytes, max_rtt_ns, max_snd_wnd_bytes, mean_rtt_ns, "
-    "min_rtt_ns, path_pps_limit, receiver_cpu_ratio, retransmits, sender_cpu_ratio, sender_throughput_bps, "
+    "min_rtt_ns, receiver_cpu_ratio, retransmits, sender_cpu_ratio, sender_throughput_bps, "
     "throughput_bps, window_bytes_received, window_ns"
+)
+# docs/drivers.md's ping "Summary metrics" table
+RTT_METRICS = (
+    "duplicate_replies, late_replies, loss_ratio, received_packets, rtt_max_ns, rtt_mdev_ns, rtt_mean_ns, "
+    "rtt_median_ns, rtt_min_ns, rtt_p95_ns, rtt_p99_ns, rtt_sd_ns, sent_packets, unreachable_events"
 )
 
 
@@ -274,8 +280,51 @@ def test_an_alert_on_a_metric_no_measurement_can_produce_is_refused_before_any_r
         "mon.yaml:16: alerts[4].metric: alert 'jitter' can never fire: no measurement of this campaign can "
         "produce a metric 'jitter_mean_ns'; the metrics the measurements of this campaign can produce: "
         "bytes_received, duplicate_replies, iperf3_throughput_bps, late_replies, loss_ratio, max_cwnd_bytes, "
-        "max_rtt_ns, max_snd_wnd_bytes, mean_rtt_ns, min_rtt_ns, path_pps_limit, received_packets, "
+        "max_rtt_ns, max_snd_wnd_bytes, mean_rtt_ns, min_rtt_ns, received_packets, "
         "receiver_cpu_ratio, retransmits, rtt_max_ns, rtt_mdev_ns, rtt_mean_ns, rtt_median_ns, rtt_min_ns, "
         "rtt_p95_ns, rtt_p99_ns, rtt_sd_ns, sender_cpu_ratio, sender_throughput_bps, sent_packets, "
         "throughput_bps, unreachable_events, window_bytes_received, window_ns (docs/drivers.md)",
     ], lines
+
+
+# FOUR_NODE_STAR with b's link limited to 20 000 packets/s: a→b crosses it, a→c does not
+PPS_SPEC = (
+    "name: mon\n"
+    + FOUR_NODE_STAR.replace("{endpoints: [b, sw]}", "{endpoints: [b, sw], pps: 20000}")
+    + "measurements:\n"
+    "  - {name: rtt, kind: rtt, count: 3}\n"
+    "  - {name: tcp, kind: tcp, duration: 1s}\n"
+    "patterns:\n"
+    "  - {name: ac, kind: pairs, pairs: [[a, c]], measurements: [rtt]}\n"
+    "  - {name: ab, kind: pairs, pairs: [[a, b]], measurements: [tcp]}\n"
+    "monitor: {repeat: PT10M}\n"
+    "alerts:\n"
+)
+
+
+def test_a_rule_on_path_pps_limit_is_refused_where_no_flow_crosses_a_packet_rate_limited_link() -> None:
+    # it passed the start check for any kind, and then never fired: the runner stores path_pps_limit
+    # only for a flow whose path has a link with `pps`
+    capped = "  - {name: capped, measurement: tcp, metric: path_pps_limit, op: '<', threshold: 30000}\n"
+    anywhere = "  - {name: anywhere, metric: path_pps_limit, op: '<', threshold: 30000}\n"
+    check_monitorable(parse_spec(PPS_SPEC + capped + anywhere, "mon.yaml"))  # tcp's a→b crosses b's link
+
+    on_rtt = "  - {name: rtt-cap, measurement: rtt, metric: path_pps_limit, op: '<', threshold: 30000}\n"
+    with pytest.raises(SpecInvalid) as caught:
+        check_monitorable(parse_spec(PPS_SPEC + capped + on_rtt, "mon.yaml"))
+    assert [line for line in str(caught.value).splitlines() if "alerts[" in line] == [
+        "mon.yaml:19: alerts[1].metric: alert 'rtt-cap' can never fire: measurement rtt (kind rtt) cannot "
+        "produce a metric 'path_pps_limit' (the runner stores it only for a flow through a link with `pps`, "
+        "a packet-rate limited switch or vNIC, and no flow of measurement rtt crosses one); the metrics "
+        f"measurement rtt (kind rtt) can produce: {RTT_METRICS} (docs/drivers.md)",
+    ]
+    # no link with `pps` at all: refused for a rule on every measurement too, without planning
+    with pytest.raises(SpecInvalid) as caught:
+        check_monitorable(parse_spec(MONITORED_SPEC + "alerts:\n" + anywhere, "mon.yaml"))
+    lines = [line for line in str(caught.value).splitlines() if "alerts[" in line]
+    assert len(lines) == 1 and lines[0].startswith(
+        "mon.yaml:12: alerts[0].metric: alert 'anywhere' can never fire: no measurement of this campaign "
+        "can produce a metric 'path_pps_limit' (the runner stores it only for a flow through a link with "
+        "`pps`, a packet-rate limited switch or vNIC, and no flow of this campaign crosses one); the metrics "
+        "the measurements of this campaign can produce: bytes_received, duplicate_replies, "
+    ), lines
