@@ -169,32 +169,48 @@ def unproduced_rules(
     run_metrics: dict[str, set[str]],
     run: int,
     measurement_kinds: dict[str, str] | None = None,
+    run_names: dict[str, set[str]] | None = None,
 ) -> dict[str, str]:
-    """Rules whose metric a measurement's kind can produce but that run `run` did not store (e.g.
+    """Rules whose metric a measurement's kind can produce but that run `run` stored no value of (e.g.
     udp's run_packets_sent only with `omit`, path_pps_limit only through a packet-rate limited switch):
-    {rule: what to fix}. The metrics no kind can produce are refused before the first run
-    (impossible_rules). `run_metrics` is MonitorStore.run_metrics of the run; a measurement without
-    ok results says nothing (nor, for a rule on every measurement, does one of `measurement_kinds`
-    whose kind can produce the metric but that has no ok result in the run)."""
+    {rule: what to do}. The metrics no kind can produce are refused before the first run
+    (impossible_rules). `run_metrics` is MonitorStore.run_metrics of the run (the metrics with a value);
+    `run_names` its valued=False (every name stored, NULL or not): a metric stored only as NULL is said
+    as such, not as one the spec does not measure. A measurement without ok results says nothing (nor,
+    for a rule on every measurement, does one of `measurement_kinds` whose kind can produce the metric
+    but that has no ok result in the run)."""
     producible = producible_metrics(measurement_kinds or {})
+    names = run_names or {}
     problems = {}
     for rule in rules:
         if rule.measurement is not None:
             if rule.measurement not in run_metrics:
                 continue  # failed or not measured in this run: no news
             known = run_metrics[rule.measurement]
-            missing = f"measurement {rule.measurement} stored no '{rule.metric}' in run {run}"
+            null = rule.metric in names.get(rule.measurement, set())
+            said = f"measurement {rule.measurement} stored"
+            missing = f"{said} no '{rule.metric}' in run {run}"
         elif any(rule.metric in can and name not in run_metrics for name, can in producible.items()):
             continue  # the measurement that would store it failed in this run: no news
         else:
             known = set().union(*run_metrics.values()) if run_metrics else set()
+            null = any(rule.metric in stored for stored in names.values())
+            said = "the measurements stored"
             missing = f"no measurement stored a '{rule.metric}' in run {run}"
         if not known or rule.metric in known:
+            continue
+        listed = f"the metrics stored with a value: {', '.join(sorted(known))}"
+        if null:  # the campaign measures it, this run had nothing to compute it from
+            problems[rule.name] = (
+                f"alert rule '{rule.name}' matched nothing: {said} '{rule.metric}' without a value in run "
+                f"{run} (what it is computed from was not measured in that run, e.g. an RTT percentile with "
+                f"every request lost); {listed} (docs/drivers.md says when each is stored)"
+            )
             continue
         problems[rule.name] = (
             f"alert rule '{rule.name}' matched nothing: {missing} (its kind can produce it, but not "
             f"as this campaign measures it); the metrics stored: {', '.join(sorted(known))} "
-            "(docs/drivers.md says when each is stored)"
+            "(docs/drivers.md says when each is stored); fix the spec and start the monitor again"
         )
     return problems
 

@@ -415,11 +415,12 @@ class Monitor:
         # a metric no kind can produce was refused at the start; one its kind can produce but this
         # campaign's measurements do not store (e.g. run_packets_sent without omit) shows only here
         stored = self.mstore.run_metrics(self.m.campaign_id, run)
+        names = self.mstore.run_metrics(self.m.campaign_id, run, valued=False)
         kinds = {m.name: m.kind for m in self.m.loaded.campaign.measurements}
-        for rule, problem in alerts.unproduced_rules(rules, stored, run, kinds).items():
+        for rule, problem in alerts.unproduced_rules(rules, stored, run, kinds, names).items():
             if rule not in self.warned_rules:  # once per rule and start (the spec is read at a start)
                 self.warned_rules.add(rule)
-                self._say(f"[yellow]{problem}[/yellow]; fix the spec and start the monitor again")
+                self._say(f"[yellow]{problem}[/yellow]")
         for change in alerts.evaluate(self.mstore, self.m.campaign_id, rules, run):
             s = change.series
             colour = "red" if change.state == "firing" else "green"

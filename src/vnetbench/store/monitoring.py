@@ -211,8 +211,10 @@ class MonitorStore:
 
     # ------------------------------------------------------------ values
 
-    def run_metrics(self, campaign_id: str, run: int) -> dict[str, set[str]]:
-        """The summary metrics each measurement of run `run` stored (its ok results only)."""
+    def run_metrics(self, campaign_id: str, run: int, valued: bool = True) -> dict[str, set[str]]:
+        """The summary metrics each measurement of run `run` stored a value of (its ok results only): a
+        NULL (an RTT percentile when every ping was lost) is nothing an alert rule can compare
+        (recent_values skips it). valued=False: every metric name stored, NULL or not."""
         m, s = t.measurements, t.summaries
         query = (
             select(m.c.measurement, s.c.metric)
@@ -220,6 +222,8 @@ class MonitorStore:
             .where(m.c.campaign_id == campaign_id, m.c.repetition == run, m.c.status == "ok")
             .distinct()
         )
+        if valued:
+            query = query.where(s.c.value.is_not(None))
         out: dict[str, set[str]] = defaultdict(set)
         with self.engine.connect() as conn:
             for measurement, metric in conn.execute(query):

@@ -15,6 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.helpers.capture import ping_capture
 from tests.helpers.http import WebhookReceiver
 from tests.helpers.stores import campaign_store
 from vnetbench.monitor import alerts, locks
@@ -162,6 +163,67 @@ def test_a_rule_on_a_metric_its_kind_can_produce_but_no_run_stored_is_said_once(
     assert list(
         alerts.unproduced_rules([anywhere], {"udp": {"loss_ratio"}, "rtt": {"rtt_mean_ns"}}, 3, kinds)
     ) == ["late"]
+
+
+def test_a_metric_stored_without_a_value_is_not_counted_as_stored(monitored) -> None:
+    # run_metrics counted a NULL row as stored: a rule on rtt_p95_ns looked satisfied after a run where
+    # every ping was lost, though alerts.evaluate skips NULLs, so the rule had matched nothing
+    from vnetbench.drivers import ping
+
+    store, mstore = monitored
+    out, _ = ping_capture("ping_total_loss")  # 5 requests into a blackhole route: no reply at all
+    summary = ping.parse(out).summary
+    mstore.start_run("c1", 1, 10**9, 1)
+    record = MeasurementRecord(
+        campaign_id="c1",
+        key="r001/p/rtt/a>b",
+        step_key="r001/p/rtt/a>b",
+        seq=1,
+        repetition=1,
+        pattern="p",
+        pattern_kind="pairs",
+        group_kind="single",
+        group_size=1,
+        measurement="rtt",
+        kind="rtt",
+        src="a",
+        dst="b",
+        placement="same-host",
+        status="ok",
+        started_utc_ns=10**9,
+        summary=summary,
+    )
+    store.save_measurements([record])
+    valued, every = mstore.run_metrics("c1", 1), mstore.run_metrics("c1", 1, valued=False)
+    # docs/drivers.md: the rtt_* statistics need a reply (rtt_mdev_ns is ping's own, absent without one)
+    assert valued == {
+        "rtt": {
+            "duplicate_replies",
+            "late_replies",
+            "loss_ratio",
+            "received_packets",
+            "sent_packets",
+            "unreachable_events",
+        }
+    }, valued
+    assert every["rtt"] - valued["rtt"] == {
+        "rtt_max_ns",
+        "rtt_mdev_ns",
+        "rtt_mean_ns",
+        "rtt_median_ns",
+        "rtt_min_ns",
+        "rtt_p95_ns",
+        "rtt_p99_ns",
+        "rtt_sd_ns",
+    }
+    far = AlertRule(name="far", measurement="rtt", metric="rtt_p95_ns", op=">", threshold="60ms")
+    assert alerts.evaluate(mstore, "c1", [far], 1) == []
+    stored = "duplicate_replies, late_replies, loss_ratio, received_packets, sent_packets, unreachable_events"
+    assert alerts.unproduced_rules([far], valued, 1, {"rtt": "rtt"}, every) == {
+        "far": "alert rule 'far' matched nothing: measurement rtt stored 'rtt_p95_ns' without a value in "
+        "run 1 (what it is computed from was not measured in that run, e.g. an RTT percentile with every "
+        f"request lost); the metrics stored with a value: {stored} (docs/drivers.md says when each is stored)"
+    }
 
 
 def test_the_webhook_gets_one_firing_and_one_resolved_message_per_episode(monitored) -> None:
