@@ -361,7 +361,11 @@ def parse(client: ToolOutput, server: ToolOutput | None = None) -> Parsed:
     try:
         out = _parse(client, server)
         if out.error is not None:
-            out.setup_failed = _is_setup_failure(out.error, _load(client.stdout)[0])
+            cdoc = _load(client.stdout)[0]
+            sdoc = cdoc.get("server_output_json") if cdoc else None
+            if not isinstance(sdoc, dict) and server is not None:
+                sdoc = _load(server.stdout)[0]
+            out.setup_failed = _is_setup_failure(out.error, cdoc, sdoc)
         return out
     except Exception as err:  # a parser bug must not lose the measurement; the raw output is stored
         return Parsed(error=f"could not read iperf3's output ({type(err).__name__}: {err}); raw output kept")
@@ -508,13 +512,22 @@ def _cpu(out: Parsed, cdoc: dict[str, Any], reverse: bool) -> None:
 
 
 # iperf3 3.12's messages for a handshake that did not complete: the UDP "connect" datagram or its
-# answer lost (the client waits 30 s on it, then gives up), the control connection not established.
+# answer lost (the client waits 30 s on it, then gives up), the control connection not established;
+# and the client's or server's (the client's message then carries the server's) for a setup step
+# before TEST_START, when nothing has been measured yet (iperf_error.c: IERECVCOOKIE, IESENDPARAMS,
+# IERECVPARAMS, IESTREAMACCEPT, IESTREAMLISTEN). Not "select failed": the 3.12 server's fails when its
+# own timer closed the sockets duration + omit + 5 s after TEST_START (data was flowing; docs/drivers.md).
 SETUP_ERRORS = (
     "unable to read from stream socket",
     "unable to write to stream socket",
     "unable to connect stream",
     "unable to send cookie",
     "unable to connect to server: connection timed out",
+    "unable to receive cookie at server",
+    "unable to send parameters to server",
+    "unable to receive parameters from client",
+    "unable to accept stream connection",
+    "unable to start stream listener",
 )
 
 
@@ -523,11 +536,11 @@ SETUP_ERRORS = (
 EXCHANGE_ERRORS = ("unable to receive results", "unable to send results")
 
 
-def _is_setup_failure(error: str, cdoc: dict[str, Any] | None) -> bool:
-    """The tool, not the test, failed: a setup message with no interval measured (the path lost the
-    handshake), or the end-of-test results exchange lost."""
+def _is_setup_failure(error: str, cdoc: dict[str, Any] | None, sdoc: dict[str, Any] | None = None) -> bool:
+    """The tool, not the test, failed: a setup message with no interval measured on either side (the
+    path lost the handshake), or the end-of-test results exchange lost."""
     low = error.lower()
-    measured = bool(cdoc and cdoc.get("intervals"))
+    measured = any(isinstance(doc, dict) and doc.get("intervals") for doc in (cdoc, sdoc))
     lost_exchange = any(msg in low for msg in EXCHANGE_ERRORS)
     return lost_exchange or (not measured and any(msg in low for msg in SETUP_ERRORS))
 

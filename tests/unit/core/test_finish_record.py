@@ -38,6 +38,15 @@ def test_a_results_exchange_the_path_lost_is_a_setup_failure_after_the_timeout()
     assert rec.raw[("server", "stdout")]  # every byte kept with the attempt
 
 
+def test_a_server_that_lost_the_parameters_is_a_setup_failure_after_the_timeout() -> None:
+    rec = _finish("error_params_lost", timed_out=True)
+    assert rec.status == SETUP_FAILED
+    assert rec.reason is not None and rec.reason.startswith("timed out after 50 s")
+    assert "iperf3 server: error - unable to receive parameters from client" in rec.reason
+    assert [e.kind for e in rec.events if e.kind == "setup_failed"] == ["setup_failed"]
+    assert rec.raw[("server", "stdout")]  # the attempt is kept, with the server's words
+
+
 def test_a_timeout_without_a_lost_exchange_stays_a_failure() -> None:
     rec = _finish("error_client_killed", timed_out=True)
     assert rec.status == "failed" and rec.reason is not None and rec.reason.startswith("timed out after 50 s")

@@ -366,6 +366,36 @@ def test_a_server_gone_mid_test_says_why_and_a_lost_results_exchange_is_re_run()
     assert not alone.setup_failed
 
 
+def test_a_server_that_lost_the_parameters_is_a_setup_failure_and_a_mid_test_error_is_not() -> None:
+    """A server error of a setup step before TEST_START (the captured error_params_lost: the control
+    connection ended after the cookie, no interval on either side) is the tool failing: re-run. The
+    words of a server error after data flowed (error_client_killed's server, 5 intervals) are not."""
+    _, server, meta = iperf3_capture("error_params_lost")
+    assert server is not None and meta["server_returncode"] == 0
+    killed = Output("", "", None)  # the client, ended by the runner's timeout before printing
+    p = iperf3.parse(killed, server)
+    assert p.error == (
+        "iperf3 client killed before it printed its report (with -J it prints only at the end); "
+        "iperf3 server: error - unable to receive parameters from client: Connection reset by peer"
+    )
+    assert p.setup_failed
+    # the same words from a server that had measured intervals: something was measured, not re-run
+    _, measured, _ = iperf3_capture("error_client_killed")
+    assert measured is not None
+    doc = json.loads(measured.stdout)
+    assert len(doc["intervals"]) >= 1
+    doc["error"] = "error - unable to receive parameters from client: Connection reset by peer"
+    assert not iperf3.parse(killed, Output(json.dumps(doc), "", 0)).setup_failed
+    # 'select failed' (esnet/iperf #645, #753: the 3.12 server's own end timer closed its sockets
+    # duration + omit + 5 s after TEST_START) stays a failed measurement even with nothing measured
+    gone = {"intervals": [], "error": "error - select failed: Bad file descriptor"}
+    p = iperf3.parse(killed, Output(json.dumps(gone), "", 0))
+    assert p.error is not None and p.error.endswith(
+        "iperf3 server: error - select failed: Bad file descriptor"
+    )
+    assert not p.setup_failed
+
+
 @pytest.mark.parametrize("returncode", [-9, None])
 def test_client_killed_before_printing(returncode: int | None) -> None:
     client, server, _ = iperf3_capture("error_client_killed")
