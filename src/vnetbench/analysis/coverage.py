@@ -19,7 +19,7 @@ class Coverage:
     ok: int
     failed: int  # measurements whose latest attempt is not ok
     planned: int | None  # None: its stored spec no longer gives a plan (said elsewhere, with the fix)
-    pid: int | None = None  # its vnetbench process, alive on this machine
+    pid: int | None = None  # its controlling process, alive on this machine
     elsewhere: tuple[str, int] | None = None  # (host, pid) of a run from another machine
 
     @property
@@ -34,7 +34,7 @@ class Coverage:
             return f"still running (its controlling process, pid {self.pid})"
         if self.elsewhere:  # its pid is another machine's: it said "its process is gone"
             host, pid = self.elsewhere
-            return f"stored as running by vnetbench pid {pid} on {host}, not on this machine"
+            return f"stored as running on {host} (its controlling process, pid {pid}), not on this machine"
         if self.status == "running":  # killed with SIGKILL, or the machine rebooted
             return "stored as running, but its process is gone"
         return f"{self.status}, not finished"

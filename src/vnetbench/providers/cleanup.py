@@ -1,6 +1,6 @@
 """Remove what a killed run left behind — only objects the store records as ours and not yet removed.
 
-Nothing is ever matched by a name pattern. A campaign whose controlling vnetbench process is still
+Nothing is ever matched by a name pattern. A campaign whose controlling process is still
 alive is left alone. Local objects (processes, namespaces, cgroups, run directories) are the local
 provider's to remove (providers/local/cleanup.py), remote ones the SSH provider's
 (providers/ssh/cleanup.py). Rows are then marked removed (also rows whose object had already
@@ -46,8 +46,8 @@ def pid_host(row: dict[str, Any]) -> str | None:
 
 
 def running_elsewhere(row: dict[str, Any]) -> tuple[str, int] | None:
-    """(host, pid) of a campaign stored as running by a vnetbench process on another machine (a shared
-    store): whether that process still runs cannot be known from here; None otherwise."""
+    """(host, pid) of a campaign stored as running by a process (vnetbench, a script using the API) on
+    another machine (a shared store): whether it still runs cannot be known from here; None otherwise."""
     host = pid_host(row)
     if row.get("status") != "running" or not row.get("pid") or host in (None, os.uname().nodename):
         return None
@@ -86,9 +86,10 @@ def process_gone(store: Store, row: dict[str, Any]) -> bool:
 def elsewhere_message(row: dict[str, Any], host: str, pid: int, command: str) -> str:
     """Why `command` (resume, clean) leaves a campaign run from another machine alone, and what to do."""
     return (
-        f"campaign {row['id']} ({row['name']}) is stored as running by vnetbench pid {pid} on {host}, not on "
-        f"this machine ({os.uname().nodename}): whether it still runs cannot be checked from here; run "
-        f"`vnetbench {command}` on {host}, which checks that pid (no option overrides this check here)"
+        f"campaign {row['id']} ({row['name']}) is stored as running on {host} (its controlling process, pid "
+        f"{pid}), not on this machine ({os.uname().nodename}): whether it still runs cannot be checked from "
+        f"here; run `vnetbench {command}` on {host}, which checks that process (no option overrides this "
+        "check here)"
     )
 
 

@@ -344,7 +344,7 @@ def test_a_sqlite_file_of_something_else_is_left_as_it_is(tmp_path: Path, comman
 
 
 def _run_from(db: Path, cid: str, host: str, pid: int) -> None:
-    """The campaign stored as running by vnetbench pid `pid` on the machine `host` (a shared store)."""
+    """The campaign stored as running on the machine `host` by its process `pid` (a shared store)."""
     Store(str(db)).update_campaign(cid, status="running", pid=pid, environment={"hostname": host})
 
 
@@ -358,9 +358,10 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
         code, output = _invoke("resume", "cafe0001", "--db", str(db), "--no-report")
     assert code == 2
     assert output == (
-        f"error: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "
-        f"this machine ({here}): whether it still runs cannot be checked from here; run `vnetbench resume "
-        f"cafe0001 --db {db}` on lab-b, which checks that pid (no option overrides this check here)\n"
+        f"error: campaign cafe0001 (kept) is stored as running on lab-b (its controlling process, pid "
+        f"{alive.pid}), not on this machine ({here}): whether it still runs cannot be checked from here; run "
+        f"`vnetbench resume cafe0001 --db {db}` on lab-b, which checks that process (no option overrides this "
+        "check here)\n"
     )
     # a pid with no process here: the same, and clean leaves its recorded objects alone
     _run_from(db, "cafe0001", "lab-b", alive.pid)
@@ -369,16 +370,17 @@ def test_resume_and_clean_leave_a_campaign_run_from_another_machine_alone(tmp_pa
     res = _result("clean", "--db", str(db), "--campaign", "cafe0001")
     assert res.exit_code == 0, res.output
     assert res.stderr == (
-        f"could not remove campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, "
-        f"not on this machine ({here}): whether it still runs cannot be checked from here; run `vnetbench clean "
-        f"--campaign cafe0001 --db {db}` on lab-b, which checks that pid (no option overrides this check here)\n"
+        f"could not remove campaign cafe0001 (kept) is stored as running on lab-b (its controlling process, "
+        f"pid {alive.pid}), not on this machine ({here}): whether it still runs cannot be checked from here; "
+        f"run `vnetbench clean --campaign cafe0001 --db {db}` on lab-b, which checks that process (no option "
+        "overrides this check here)\n"
     )
     assert res.stdout == "nothing removed; left alone (said above why): campaign cafe0001\n"
     assert [o["name"] for o in Store(str(db)).live_objects("cafe0001")] == ["vnb-cafe0001-n1"]
     res = _result("loss", "cafe0001", "--db", str(db))
-    assert res.stderr == (  # was: "stored as running, but its process is gone"
-        f"note: campaign cafe0001 (kept) is stored as running by vnetbench pid {alive.pid} on lab-b, not on "
-        "this machine: this covers its 0 ok measurements of the 1 planned; run this again when it has finished\n"
+    assert res.stderr == (  # was: "stored as running, but its process is gone", then "by vnetbench pid N"
+        f"note: campaign cafe0001 (kept) is stored as running on lab-b (its controlling process, pid "
+        f"{alive.pid}), not on this machine: this covers its 0 ok measurements of the 1 planned; run this again when it has finished\n"
     )
     assert Store(str(db)).campaign("cafe0001")["status"] == "running"  # untouched
 
