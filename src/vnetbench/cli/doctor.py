@@ -80,6 +80,9 @@ def _table(checks: list[HostCheck]) -> Table:
         if not c.reachable:
             table.add_row(c.name, "[red]no[/red]", "", "", "", "", "", "", "", "")
             continue
+        if not c.user:  # reached, but its checks did not run (said below): unknown, not missing
+            table.add_row(c.name, "yes", "?", "?", "?", "?", "?", "?", "?", "")
+            continue
         priv = "root" if c.root else ("sudo" if c.sudo else "[yellow]no[/yellow]")
         tools = [c.tools.get(t) or "[red]missing[/red]" for t in TOOLS]
         clock = (

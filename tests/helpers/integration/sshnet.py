@@ -175,6 +175,8 @@ class SshNet:
             (self.root / f"{host.name}_sshd_config").write_text(
                 f"Port {PORT}\nListenAddress {host.ssh_address}\nHostKey {key}\nPidFile none\n"
                 f"AuthorizedKeysFile {self.root}/authorized_keys\nPermitRootLogin prohibit-password\n"
+                # also for users other than root, who cannot read it under pytest's private tmp dir
+                f"AuthorizedKeysCommand /bin/cat {self.root}/authorized_keys\nAuthorizedKeysCommandUser root\n"
                 "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
                 "AllowTcpForwarding yes\nMaxStartups 200\nLogLevel ERROR\nUseDNS no\n"
                 "Subsystem sftp internal-sftp\nMaxSessions 64\n"

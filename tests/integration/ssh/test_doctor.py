@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import pwd
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.helpers.integration.sshnet import SshNet, checks_for
-from vnetbench.providers.ssh.doctor import notes_of
+from vnetbench.providers.ssh.doctor import notes_of, problems_of, ready
 
 
 def local_version(argv: list[str]) -> str:
@@ -70,8 +72,6 @@ def test_unknown_host_keys_are_refused_unless_the_insecure_option_is_set(
 def test_install_probe_copies_vnb_probe_where_it_is_missing(sshnet: SshNet, tmp_path: Path) -> None:
     probe = Path(sys.executable).parent / "vnb-probe"
     if not probe.exists():
-        import pytest
-
         pytest.skip("vnb-probe is not built in this environment (make setup)")
     # the test hosts share this machine's filesystem: one destination per host, as real hosts have
     dest = {h.name: tmp_path / h.name / "vnb-probe" for h in sshnet.hosts}
@@ -103,3 +103,49 @@ def test_cli_doctor_names_an_unreachable_host_and_exits_1(sshnet: SshNet, tmp_pa
     assert run.returncode == 1
     assert "ghost: unreachable" in run.stdout
     assert f"{len(sshnet.hosts)}/{len(sshnet.hosts) + 1} hosts ready" in run.stdout
+
+
+def _login_as(sshnet: SshNet, user: str, **defaults: object) -> dict[str, object]:
+    """The test hosts' inventory with another login user (their sshd takes our key for any user)."""
+    inventory = sshnet.inventory()
+    inventory["defaults"] = {**inventory["defaults"], "user": user, **defaults}  # type: ignore[dict-item]
+    return inventory
+
+
+def test_doctor_names_a_key_file_it_cannot_use_and_the_fix(sshnet: SshNet, tmp_path: Path) -> None:
+    # was: "198.18.K.1:2222: No such file or directory" (which file?), and a traceback (KeyImportError)
+    # for an encrypted key or a .pub file given as the key
+    encrypted = tmp_path / "encrypted"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "secret", "-f", str(encrypted)], check=True)
+    missing, public = tmp_path / "nope", f"{encrypted}.pub"
+    said = {
+        str(missing): f"key file {missing} cannot be read (No such file or directory): give the path of a "
+        "private key in the inventory's `key`, or remove `key` to use the SSH agent",
+        str(encrypted): f"key file {encrypted} is encrypted with a passphrase: add it to the SSH agent "
+        f"(`ssh-add {encrypted}`) and remove `key` from the inventory",
+        public: f"key file {public} is not a private key (Invalid private key): give the private key's path "
+        "in the inventory's `key` (not the .pub file)",
+    }
+    for key, reason in said.items():
+        checks = checks_for(_login_as(sshnet, "root", key=key))
+        bastion, behind = sshnet.hosts[0].name, sshnet.hosts[-1].name
+        assert not any(c.reachable for c in checks.values())
+        assert checks[bastion].reason == reason
+        assert checks[behind].reason == f"via jump host {bastion}: {reason}"
+        assert problems_of(checks[bastion]) == [f"{bastion}: unreachable — {reason}"]
+
+
+def test_a_user_whose_login_shell_runs_no_commands_is_not_ready(sshnet: SshNet) -> None:
+    # was: reachable, no tool reported missing, so "ready" and exit 0, with every column empty
+    nobody = pwd.getpwnam("nobody")
+    shell = subprocess.run([nobody.pw_shell, "-c", "true"], capture_output=True, text=True)
+    assert shell.returncode != 0, f"{nobody.pw_shell} runs commands: this test needs a nologin shell"
+    first = (shell.stdout.strip() or shell.stderr.strip()).splitlines()[0]  # what the shell itself says
+    checks = checks_for(_login_as(sshnet, "nobody"))
+    for c in checks.values():
+        assert c.reachable and not ready(c)
+        assert c.reason == (
+            f"logged in as nobody, but commands do not run (exit {shell.returncode}: {first!r}); log in as "
+            "a user whose login shell runs commands (e.g. /bin/sh)"
+        )
+        assert problems_of(c) == [f"{c.name}: {c.reason}"]  # not "missing" tools: they were not looked for

@@ -125,6 +125,8 @@ class Pool:
         self, host: ResolvedHost, tunnel: asyncssh.SSHClientConnection | None
     ) -> asyncssh.SSHClientConnection:
         known_hosts = self.inventory.known_hosts_path()
+        if host.key:  # asyncssh loads it inside create_connection: a bad one was a traceback there
+            _check_key(host)
         try:
             return await self._open(host, tunnel, known_hosts)
         except asyncssh.HostKeyNotVerifiable as err:
@@ -234,6 +236,26 @@ class Pool:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.wait_closed(), 2)
         self._closing = False
+
+
+def _check_key(host: ResolvedHost) -> None:
+    """Raise HostUnreachable naming the inventory's `key` and the fix when it cannot be used."""
+    assert host.key is not None
+    try:
+        asyncssh.read_private_key(host.key)
+    except OSError as err:
+        why = f"cannot be read ({err.strerror or err})"
+        fix = "give the path of a private key in the inventory's `key`, or remove `key` to use the SSH agent"
+    except (asyncssh.KeyImportError, asyncssh.KeyEncryptionError) as err:
+        if "assphrase" in str(err):  # vnetbench never asks for a passphrase
+            why = "is encrypted with a passphrase"
+            fix = f"add it to the SSH agent (`ssh-add {host.key}`) and remove `key` from the inventory"
+        else:
+            why = f"is not a private key ({err})"
+            fix = "give the private key's path in the inventory's `key` (not the .pub file)"
+    else:
+        return
+    raise HostUnreachable(host.name, f"key file {host.key} {why}: {fix}")
 
 
 def _has_entry(known_hosts: str, host: ResolvedHost) -> bool:

@@ -75,7 +75,8 @@ class HostCheck:
     reason: str = ""
     user: str = ""
     root: bool = False
-    sudo: bool | None = None
+    sudo: bool | None = None  # password-less sudo works (None: root, or not checked)
+    sudo_wanted: bool = False  # the inventory's `sudo: true`: tools run under `sudo -n`
     kernel: str = ""
     arch: str = ""
     congestion: str = ""  # TCP congestion control a measurement without `congestion:` gets
@@ -97,7 +98,7 @@ class HostCheck:
 
 async def check_host(pool: Pool, host: ResolvedHost) -> HostCheck:
     """Every check of one host that needs only its connection (facts, tools, sudo)."""
-    check = HostCheck(host.name)
+    check = HostCheck(host.name, sudo_wanted=host.sudo)
     started = time.monotonic()
     try:
         await pool.connection(host.name)
@@ -109,6 +110,13 @@ async def check_host(pool: Pool, host: ResolvedHost) -> HostCheck:
     try:
         facts = await pool.run(host.name, remote.sh(FACTS, *args), 20)
         _parse_facts(check, str(facts.stdout), host)
+        if not check.user:  # no line of FACTS ran: the login shell runs no commands (nologin, a menu)
+            said = (str(facts.stdout).strip() or str(facts.stderr).strip()).splitlines()[:1]
+            check.reason = (
+                f"logged in as {host.user or 'the current user'}, but commands do not run (exit "
+                f"{facts.exit_status}{': ' + repr(said[0][:200]) if said else ''}); log in as a user "
+                "whose login shell runs commands (e.g. /bin/sh)"
+            )
     except ProviderError as err:
         check.reason = str(err)
     check.seconds = time.monotonic() - started
@@ -276,11 +284,13 @@ def problems_of(check: HostCheck) -> list[str]:
     """What stops a campaign on this host, each with the fix."""
     if not check.reachable:
         return [f"{check.name}: unreachable — {check.reason}"]
+    if not check.user:  # the facts did not run: nothing below is known
+        return [f"{check.name}: {check.reason}"]
     out = [f"{check.name}: {tool} missing — install with: {INSTALL_HINT[tool]}" for tool in check.missing]
-    if not check.privileged:
+    if check.sudo_wanted and not check.privileged:  # nothing else needs root on existing hosts
         out.append(
-            f"{check.name}: not root and no password-less sudo — measurements that shape or pin need it; "
-            "allow `sudo -n` for the user or log in as root"
+            f"{check.name}: the inventory says `sudo: true`, but `sudo -n` asks {check.user} for a "
+            "password: every tool would fail; allow password-less sudo for the user, or set `sudo: false`"
         )
     if check.reason:
         out.append(f"{check.name}: {check.reason}")
@@ -296,8 +306,9 @@ def notes_of(check: HostCheck) -> list[str]:
 
 
 def ready(check: HostCheck) -> bool:
-    """Reachable with every required tool."""
-    return check.reachable and not set(check.missing) & REQUIRED
+    """Reachable with every required tool found there (not merely: none reported missing; a host whose
+    tool check did not run reports none), and sudo working where the inventory asks for it."""
+    return check.reachable and set(check.tools) >= REQUIRED and (check.privileged or not check.sudo_wanted)
 
 
 def as_dict(check: HostCheck) -> dict[str, Any]:
