@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pwd
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from typing import Any
 import yaml
 
 from tests.helpers.integration.sshnet import SshNet, leftovers
+from vnetbench.layout import build_layout
+from vnetbench.providers.base import ProviderError
 from vnetbench.providers.registry import make_provider
 from vnetbench.providers.ssh.provider import HOST_STATE_EVENT
 from vnetbench.report.html import write_report
@@ -336,3 +339,51 @@ def test_an_interrupted_ssh_campaign_resumes_from_the_store(sshnet: SshNet, tmp_
     ).all()  # not redone
     assert store.campaign(row["id"])["status"] == "finished"
     assert leftovers(sshnet) == []
+
+
+def _build_error(net: SshNet, tmp_path: Path, inventory: dict[str, Any]) -> str:
+    """The error building the four-node campaign (a-d on hosts 0-3) on these hosts ends with."""
+    spec = {**campaign([["a", "b"]]), "inventory": {**inventory, "nodes": mapping(net)}}
+    loaded = parse_spec(yaml.safe_dump(spec), "c.yaml")
+    store = Store(str(tmp_path / "build.db"))
+    cid = create_campaign(loaded, store, provider="ssh").campaign_id
+    provider = make_provider("ssh", cid, store)
+    build_id = store.start_build(cid, "t", {})
+    try:
+        provider.build(
+            build_layout(loaded.campaign, cid), build_id, lambda i: store.record_objects(cid, build_id, i)
+        )
+    except ProviderError as err:
+        return str(err)
+    finally:
+        store.mark_removed(provider.teardown())
+        provider.close()
+    raise AssertionError("the build did not fail")
+
+
+def test_a_build_names_a_wrong_tools_path_and_a_shell_that_runs_no_commands(
+    sshnet: SshNet, tmp_path: Path
+) -> None:
+    # was: "lacks /opt/none/iperf3 — install with: /opt/none/iperf3: apt-get install -y iperf3 …" (the
+    # path came from the inventory: installing the package does not put it there), and for a nologin
+    # user only sshd's stderr ("Could not chdir to home directory"), not what the shell said
+    inventory = sshnet.inventory()
+    inventory["hosts"][1]["tools"] = {"iperf3": "/opt/none/iperf3"}  # type: ignore[index]
+    h1 = sshnet.hosts[1].name
+    assert _build_error(sshnet, tmp_path / "tools", inventory) == (
+        f"host {h1} lacks iperf3 at /opt/none/iperf3 (its hosts[].tools path): install it there, or correct "
+        "the path in the inventory and run the campaign again"
+    )
+    nobody = pwd.getpwnam("nobody")
+    shell = subprocess.run([nobody.pw_shell, "-c", "true"], capture_output=True, text=True)
+    assert shell.returncode != 0, f"{nobody.pw_shell} runs commands: this part needs a nologin shell"
+    said = (shell.stdout or shell.stderr).strip()  # what the shell itself says
+    inventory = sshnet.inventory()
+    inventory["defaults"]["user"] = "nobody"  # type: ignore[index]
+    lines = _build_error(sshnet, tmp_path / "nobody", inventory).splitlines()
+    assert len(lines) == len(sshnet.hosts)  # one per host, each with what its shell said, where to check
+    for line in lines:
+        assert line.startswith("host h") and ": cannot make /tmp/vnb-" in line
+        assert line.endswith(
+            f"{said}); `vnetbench doctor --inventory FILE` checks that commands run as the login user"
+        ), line

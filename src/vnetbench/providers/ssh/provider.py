@@ -47,6 +47,23 @@ HOST_STATE_EVENT = "host_state"
 HOST_TOOLS_EVENT = "host_tools"
 
 
+def _lacking(missing: list[str], host: ResolvedHost, tools: Sequence[str]) -> str:
+    """What PREPARE found missing, each with its fix: a path the inventory's `tools` gives is named as
+    such (installing the tool elsewhere would not help)."""
+    tool_of = {host.tool(t): t for t in tools}
+    parts = []
+    for path in missing:
+        name = tool_of.get(path, os.path.basename(path))
+        if path != name:
+            parts.append(  # resume runs the stored inventory: a corrected path needs a new run
+                f"{name} at {path} (its hosts[].tools path): install it there, or correct the path in the "
+                "inventory and run the campaign again"
+            )
+        else:
+            parts.append(f"{name} — install with: {INSTALL_HINT.get(name, 'install it')}")
+    return "; ".join(parts)
+
+
 class SshProvider(Provider):
     name = "ssh"
     shapes_links = False  # measured as they are: nothing is emulated on existing hosts
@@ -187,13 +204,16 @@ class SshProvider(Provider):
             )
         tools = [resolved.tool(t) for t in self.tools]
         done = await self.pool.run(host, remote.sh(remote.PREPARE, path, *tools, sudo=resolved.sudo), 30)
-        if done.exit_status != 0:
-            raise ProviderError(f"host {host}: cannot make {path}: {str(done.stderr).strip()[-200:]}")
+        if done.exit_status != 0:  # stdout too: a nologin shell says why there (sshd warns on stderr)
+            said = " ".join(f"{done.stderr} {done.stdout}".split())[-300:]
+            raise ProviderError(
+                f"host {host}: cannot make {path} (exit {done.exit_status}: {said}); "
+                "`vnetbench doctor --inventory FILE` checks that commands run as the login user"
+            )
         self._rundirs[host] = path
         missing = str(done.stdout).split()
         if missing:
-            hints = "; ".join(f"{t}: {INSTALL_HINT.get(os.path.basename(t), 'install it')}" for t in missing)
-            raise ProviderError(f"host {host} lacks {', '.join(missing)} — install with: {hints}")
+            raise ProviderError(f"host {host} lacks {_lacking(missing, resolved, self.tools)}")
         await self._record_versions(host, resolved)
 
     async def _record_versions(self, host: str, resolved: ResolvedHost) -> None:
