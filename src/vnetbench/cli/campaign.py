@@ -131,6 +131,7 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
     err.print(
         f"{summary.flows_ok} measurements ok, {summary.flows_failed} failed"
         + (f", {summary.skipped} already in the store" if summary.skipped else "")
+        + (f"; {summary.reruns} failed steps re-run (schedule.retries)" if summary.reruns else "")
         + (f"; {summary.setup_failures} tool setups failed, re-run" if summary.setup_failures else ""),
         highlight=False,
         soft_wrap=True,

@@ -20,8 +20,9 @@ class Interrupted(Exception):
 @dataclass
 class RunSummary:
     steps_run: int = 0
-    flows_ok: int = 0
+    flows_ok: int = 0  # measurements whose last attempt was ok / failed (a re-run one counts once)
     flows_failed: int = 0
+    reruns: int = 0  # failed steps re-run under schedule.retries
     setup_failures: int = 0  # attempts whose tool setup failed; the step was re-run (run/runner.py)
     skipped: int = 0  # flows already in the store (resume)
     interrupted: bool = False

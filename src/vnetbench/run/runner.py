@@ -193,7 +193,9 @@ class Runner:
                     summary.flows_failed += 1
                     summary.failures.append(f"{flow.key}: {refused}")
             else:
-                self._commit(self._refused_step(step, attempt + 1, refused), summary)
+                records = self._refused_step(step, attempt + 1, refused)
+                self._commit(records, summary)
+                _tally(records, summary)
             return
         failed_runs = setup_runs = 0
         while True:
@@ -204,13 +206,16 @@ class Runner:
                 _setup_gave_up(records, SETUP_ATTEMPTS)
             self._commit(records, summary)
             if all(r.status == "ok" for r in records):
+                _tally(records, summary)
                 return
             if setup and setup_runs + 1 < SETUP_ATTEMPTS:
                 setup_runs += 1
                 continue
             failed_runs += 1
             if failed_runs > retries:
+                _tally(records, summary)
                 return
+            summary.reruns += 1
 
     def _refused_step(self, step: Step, attempt: int, reason: str) -> list[MeasurementRecord]:
         """A step its tool cannot run (a stored spec's, Plan.refused): every flow stored as failed with
@@ -235,14 +240,7 @@ class Runner:
     def _commit(self, records: list[MeasurementRecord], summary: RunSummary) -> None:
         self.store.save_measurements(records)
         summary.steps_run += 1
-        for rec in records:
-            if rec.status == "ok":
-                summary.flows_ok += 1
-            elif rec.status == SETUP_FAILED:
-                summary.setup_failures += 1
-            else:
-                summary.flows_failed += 1
-                summary.failures.append(f"{rec.key}: {rec.reason}")
+        summary.setup_failures += sum(rec.status == SETUP_FAILED for rec in records)
 
     def _progress(self) -> Progress:
         return Progress(
@@ -517,6 +515,19 @@ def _no_result(flow: _FlowRun, seen: Watched) -> str | None:
         return seen.lost
     offered, omit_s = flow.record.offered_bps or 0.0, flow.omit_ns / 1e9
     return late_start(seen.data_after_s, flow.path, offered, handshake.payload_bytes, omit_s)
+
+
+def _tally(records: list[MeasurementRecord], summary: RunSummary) -> None:
+    """Count a step's measurements by their last attempt: a measurement re-run after a failure is one
+    measurement, ok or failed (each failed attempt was counted as a failed measurement: "2 ok, 4
+    failed" of 4 planned)."""
+    for rec in records:
+        if rec.status == "ok":
+            summary.flows_ok += 1
+        else:
+            summary.flows_failed += 1
+            tried = f" (attempt {rec.attempt})" if rec.attempt > 1 else ""
+            summary.failures.append(f"{rec.key}{tried}: {rec.reason}")
 
 
 def _setup_gave_up(records: list[MeasurementRecord], attempts: int) -> None:

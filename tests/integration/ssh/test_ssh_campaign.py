@@ -136,6 +136,9 @@ def test_a_killed_sshd_fails_its_measurements_and_the_campaign_goes_on(
         sshnet._wait_port(victim)
     assert not summary.interrupted
     assert store.campaign(started.campaign_id)["status"] == "finished"
+    # 12 planned: the two tcp a->c failed after 2 attempts each; each counts once (they counted as 4)
+    assert (summary.flows_ok, summary.flows_failed, summary.reruns) == (10, 2, 2), summary.failures
+    assert len(summary.failures) == 2 and all(" (attempt 2): host " in f for f in summary.failures)
     frame = store.measurements_frame(started.campaign_id)
     # tcp needs an iperf3 server started on c over SSH: it fails; ping from a needs nothing on c
     needs_c = frame[frame["dst"] == "c"]
