@@ -100,11 +100,12 @@ def engine_for(db: str | Path) -> Engine:
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
+            # first: switching a new file to WAL takes a lock another process opening it may hold
+            cur.execute("PRAGMA busy_timeout=10000")
             # WAL survives kill -9 of the writer and lets a report read while a campaign runs.
             cur.execute("PRAGMA journal_mode=WAL")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=10000")
             cur.close()
 
     return engine
