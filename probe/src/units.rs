@@ -1,15 +1,17 @@
 //! Quantities written by people: seconds, bit rates, packet rates, durations with units, loss
-//! ratios. The command line's value parsers and the delay CDF's points use them; each error
+//! ratios, addresses. The command line's value parsers and the delay CDF's points use them; each error
 //! names the value and gives an example of a good one.
+
+use std::net::{IpAddr, SocketAddr};
 
 /// Parse seconds (decimal) into ns; must be > 0.
 pub fn parse_secs(s: &str) -> Result<u64, String> {
     let v: f64 = s
         .trim()
         .parse()
-        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
+        .map_err(|_| format!("not a number of seconds: {s:?} (plain seconds, e.g. 5 or 0.25)"))?;
     if !v.is_finite() || v <= 0.0 || v > 1e7 {
-        return Err(format!("seconds must be > 0 and finite: {s:?}"));
+        return Err(format!("seconds must be > 0 and at most 10000000: {s:?}"));
     }
     Ok((v * 1e9).round() as u64)
 }
@@ -24,9 +26,12 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         Some('t' | 'T') => (&t[..t.len() - 1], 1e12),
         _ => (t, 1.0),
     };
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("not a bit rate: {s:?} (e.g. 100M, 2.5G, 64000)"))?;
+    let v: f64 = num.parse().map_err(|_| {
+        format!(
+            "not a bit rate: {s:?} (bits/s, optionally with k, M, G or T = 10^3..10^12, \
+                 e.g. 100M, 2.5G, 64000)"
+        )
+    })?;
     if !v.is_finite() || v <= 0.0 {
         return Err(format!("bit rate must be > 0: {s:?}"));
     }
@@ -43,6 +48,34 @@ pub fn parse_pps(s: &str) -> Result<f64, String> {
         return Err(format!("packet rate must be in (0, 1e9]: {s:?}"));
     }
     Ok(v)
+}
+
+/// Parse `ADDR:PORT` (an IP address, not a host name: nothing is resolved), e.g. "127.0.0.1:5000".
+pub fn parse_addr(s: &str) -> Result<SocketAddr, String> {
+    let t = s.trim();
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    Err(match t.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => format!("no port: give {ip}:PORT, e.g. {ip}:5000"),
+        Ok(IpAddr::V6(ip)) => format!("no port: give [{ip}]:PORT, e.g. [{ip}]:5000"),
+        Err(_) => format!(
+            "not an IP address and port: {s:?} (e.g. 127.0.0.1:5000 or [::1]:5000; host names \
+             are not resolved)"
+        ),
+    })
+}
+
+/// Parse a destination `ADDR:PORT`: as [`parse_addr`], and port 0 (no receiver has it) refused.
+pub fn parse_dst(s: &str) -> Result<SocketAddr, String> {
+    let a = parse_addr(s)?;
+    if a.port() == 0 {
+        return Err(format!(
+            "port 0 is no destination: give the port the receiver is bound to, e.g. {}",
+            SocketAddr::new(a.ip(), 5000)
+        ));
+    }
+    Ok(a)
 }
 
 /// Parse a duration: a number with a unit (ns, us, ms, s) or plain seconds, e.g. "50ms", "0.05".
@@ -116,6 +149,22 @@ mod tests {
         assert_eq!(parse_duration_ns("10ns").unwrap(), 10);
         assert!(parse_duration_ns("-1ms").is_err());
         assert!(parse_duration_ns("soon").is_err());
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("127.0.0.1:0").unwrap().port(), 0);
+        assert_eq!(parse_dst("[::1]:9").unwrap().port(), 9);
+        assert!(parse_addr("127.0.0.1")
+            .unwrap_err()
+            .contains("127.0.0.1:PORT"));
+        assert!(parse_addr("::1").unwrap_err().contains("[::1]:PORT"));
+        assert!(parse_addr("localhost:5000")
+            .unwrap_err()
+            .contains("not resolved"));
+        assert!(parse_dst("127.0.0.1:0")
+            .unwrap_err()
+            .contains("127.0.0.1:5000"));
     }
 
     #[test]

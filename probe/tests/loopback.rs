@@ -660,7 +660,10 @@ fn exit_codes() {
     assert!(out.stdout.is_empty());
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("vnb-probe: error: cannot bind"), "{err}");
+    assert!(
+        err.starts_with("vnb-probe: error: --bind 192.0.2.1:5000: cannot bind"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -29,6 +29,7 @@ CPUSHARE FIELDS
 
 /// `cpushare` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct CpuArgs {
     /// Loop duration, seconds.
     #[arg(long, value_parser = parse_secs, default_value = "10")]

@@ -44,6 +44,7 @@ DELAY FIELDS (vnb-probe delay; docs/delay-nodes.md)
 
 /// `delay` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct DelayArgs {
     /// Interface of side A (in this network namespace).
     #[arg(long)]
@@ -52,11 +53,11 @@ pub struct DelayArgs {
     #[arg(long)]
     pub b: String,
     /// One-way delay per direction (50ms, 250us, or seconds).
-    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0", allow_hyphen_values = true)]
     pub delay: u64,
     /// Delay variation: uniform half-width, normal standard deviation, or the scale of netem's
     /// pareto / paretonormal tables.
-    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0", allow_hyphen_values = true)]
     pub jitter: u64,
     /// Jitter distribution: uniform, normal, pareto or paretonormal (as netem's tables).
     #[arg(long, value_parser = JitterDist::parse, default_value = "uniform")]
@@ -73,10 +74,10 @@ pub struct DelayArgs {
     /// Keep a drawn delay (--delay-cdf, or --delay ± --jitter) for every frame that arrives in
     /// the next DURATION, then draw a new one on the first frame after it (per direction;
     /// 0: every frame draws its own). A path's delay in episodes, as a queue makes it.
-    #[arg(long, value_parser = parse_duration_ns, default_value = "0")]
+    #[arg(long, value_parser = parse_duration_ns, default_value = "0", allow_hyphen_values = true)]
     pub delay_hold: u64,
     /// Loss ratio per direction: 0.01 or 1%.
-    #[arg(long, value_parser = parse_ratio, default_value = "0")]
+    #[arg(long, value_parser = parse_ratio, default_value = "0", allow_hyphen_values = true)]
     pub loss: f64,
     /// Loss model: random (independent) or gilbert-elliott (bursty).
     #[arg(long, default_value = "random", value_parser = ["random", "gilbert-elliott"])]
@@ -85,7 +86,7 @@ pub struct DelayArgs {
     #[arg(long, default_value_t = 4.0)]
     pub loss_burst: f64,
     /// Serialisation rate per direction, bits/s (k/M/G suffixes); default unlimited.
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
     pub rate: Option<f64>,
     /// Bytes that may wait for --rate before frames are dropped (default: 50 ms at rate).
     #[arg(long)]

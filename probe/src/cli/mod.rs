@@ -85,11 +85,19 @@ pub enum Cmd {
     Delay(DelayArgs),
 }
 
-/// Exit 2 with clap's usage-error format (`error: ...`, the usage line, `--help` hint).
-fn usage_error(msg: String) -> ! {
-    Cli::command()
-        .error(clap::error::ErrorKind::ValueValidation, msg)
-        .exit()
+/// Exit 2 with clap's usage-error format (`error: ...`, the subcommand's usage line, `--help`
+/// hint).
+fn usage_error(sub: &str, msg: String) -> ! {
+    let mut cli = Cli::command();
+    cli.build(); // gives the subcommand its full name for the usage line: "vnb-probe send"
+    match cli.find_subcommand_mut(sub) {
+        Some(cmd) => cmd
+            .error(clap::error::ErrorKind::ValueValidation, msg)
+            .exit(),
+        None => cli
+            .error(clap::error::ErrorKind::ValueValidation, msg)
+            .exit(),
+    }
 }
 
 /// Run the subcommand and print its report; Err is a runtime failure (exit 1).
@@ -97,7 +105,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
     let clock = ClockInfo::now();
     match cli.cmd {
         Cmd::Send(a) => {
-            let o = a.opts().unwrap_or_else(|e| usage_error(e));
+            let o = a.opts().unwrap_or_else(|e| usage_error("send", e));
             emit(a.json, "send", &clock, &crate::send::run(&o)?);
         }
         Cmd::Recv(a) => emit(a.json, "recv", &clock, &crate::recv::run(&a.opts())?),
@@ -110,7 +118,7 @@ pub fn run(cli: Cli) -> Result<(), String> {
             &crate::cpushare::run(&a.opts())?,
         ),
         Cmd::Delay(a) => {
-            let o = a.opts().unwrap_or_else(|e| usage_error(e));
+            let o = a.opts().unwrap_or_else(|e| usage_error("delay", e));
             emit(a.json, "delay", &clock, &crate::delay::run(&o)?);
         }
     }

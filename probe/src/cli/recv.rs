@@ -79,9 +79,10 @@ RECV FIELDS
 
 /// `recv` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct RecvArgs {
     /// ADDR:PORT to bind (port 0: any; the bound address is in the READY line).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::parse_addr)]
     pub bind: SocketAddr,
     /// Stop after S seconds from READY.
     #[arg(long, value_parser = parse_secs)]

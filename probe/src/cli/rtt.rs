@@ -47,9 +47,10 @@ ECHO FIELDS (printed when echo stops: --duration or SIGINT/SIGTERM)
 
 /// `rtt` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct RttArgs {
     /// Echo ADDR:PORT.
-    #[arg(long)]
+    #[arg(long, value_parser = crate::units::parse_dst)]
     pub dst: SocketAddr,
     /// Interval between probes, seconds (send times anchored to the start).
     #[arg(long, value_parser = parse_secs, default_value = "0.01")]
@@ -79,9 +80,10 @@ pub struct RttArgs {
 
 /// `echo` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 pub struct EchoArgs {
-    /// ADDR:PORT to bind.
-    #[arg(long)]
+    /// ADDR:PORT to bind (port 0: any; the bound address is in the READY line).
+    #[arg(long, value_parser = crate::units::parse_addr)]
     pub bind: SocketAddr,
     /// Stop after S seconds (default: run until SIGINT/SIGTERM, then print the report).
     #[arg(long, value_parser = parse_secs)]

@@ -94,20 +94,21 @@ pub fn gso_segments(size: usize, want: Option<u32>) -> Result<usize, String> {
 
 /// `send` arguments.
 #[derive(Args, Debug)]
+#[command(allow_negative_numbers = true)]
 #[command(group(clap::ArgGroup::new("rate_spec").required(true).args(["pps", "rate"])))]
 pub struct SendArgs {
-    /// Destination ADDR:PORT.
-    #[arg(long)]
+    /// Destination ADDR:PORT (an IP address; names are not resolved).
+    #[arg(long, value_parser = crate::units::parse_dst)]
     pub dst: SocketAddr,
-    /// Local ADDR:PORT to send from (default: any address, ephemeral port).
-    #[arg(long)]
+    /// Local ADDR:PORT to send from, of --dst's family (default: any address, ephemeral port).
+    #[arg(long, value_parser = crate::units::parse_addr)]
     pub bind: Option<SocketAddr>,
     /// Packets per second (decimal allowed).
     #[arg(long, value_parser = parse_pps)]
     pub pps: Option<f64>,
     /// UDP payload bit rate, bits/s with optional k/M/G suffix (powers of 1000), like iperf3 -b;
     /// the packet rate is RATE / (8 x size).
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
     pub rate: Option<f64>,
     /// UDP payload per packet, bytes (18..=65507). 18 bytes = a 64-byte Ethernet frame over IPv4
     /// (14 + 20 + 8 + 18 + 4); 1472 bytes = a 1518-byte frame (1500-byte MTU).
@@ -209,6 +210,8 @@ impl SendArgs {
             (None, Some(r)) => (r / (size as f64 * 8.0), RateGiven::Bps),
             (None, None) => return Err("give --pps or --rate".into()),
         };
+        self.check_bind_family()?;
+        self.check_schedule(pps, size)?;
         let gso_segments = if self.gso {
             gso_segments(size, self.gso_segments)?
         } else {
@@ -248,6 +251,45 @@ impl SendArgs {
                 iface,
                 dst_mac: self.dst_mac.expect("clap: --raw-iface requires --dst-mac"),
             }),
+        })
+    }
+
+    /// A --bind of the other address family than --dst cannot send to it.
+    fn check_bind_family(&self) -> Result<(), String> {
+        match self.bind {
+            Some(b) if b.is_ipv6() != self.dst.is_ipv6() => {
+                let fam = |a: SocketAddr| if a.is_ipv6() { "IPv6" } else { "IPv4" };
+                Err(format!(
+                    "--bind {b} is {} but --dst {} is {}: give a --bind of the same family \
+                     (or leave it out)",
+                    fam(b),
+                    self.dst,
+                    fam(self.dst)
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The schedule must hold a packet: the sender sends round(pps x duration) of them, and a
+    /// run of none used to exit 0 with every count 0 (typically `--rate 100`, a unit forgotten).
+    fn check_schedule(&self, pps: f64, size: usize) -> Result<(), String> {
+        let secs = self.duration as f64 / 1e9;
+        if (pps * secs).round() >= 1.0 {
+            return Ok(());
+        }
+        let least = 0.5 / pps;
+        Err(match self.rate {
+            Some(r) if self.pps.is_none() => format!(
+                "--rate {r} is {r} bit/s = {pps:.3} packets/s of --size {size} bytes: --duration \
+                 {secs} s holds no packet; give the rate with its unit (e.g. --rate 100M for 100 \
+                 Mbit/s) or a --duration of at least {least:.3} s"
+            ),
+            _ => format!(
+                "--pps {pps} for --duration {secs} s sends no packet (the sender sends \
+                 round(packets/s x duration)); give a --duration of at least {least:.3} s or a \
+                 higher --pps"
+            ),
         })
     }
 

@@ -137,7 +137,7 @@ struct Counters {
 /// Bind, size the receive buffer, ask for kernel timestamps and the drop counter; returns the
 /// socket, the buffer granted and the bound address.
 fn open_socket(o: &RecvOpts) -> Result<(UdpSocket, usize, SocketAddr), String> {
-    let sock = UdpSocket::bind(o.bind).map_err(|e| format!("cannot bind {}: {e}", o.bind))?;
+    let sock = crate::net::bind_socket(o.bind)?;
     let rcvbuf = sys::set_rcvbuf(&sock, o.rcvbuf_bytes).map_err(|e| format!("SO_RCVBUF: {e}"))?;
     sys::enable_rx_metadata(&sock, true).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
     if o.gro {

@@ -59,7 +59,7 @@ struct Counters {
 
 /// Run the echo server.
 pub fn run_echo(o: &EchoOpts) -> Result<EchoReport, String> {
-    let sock = UdpSocket::bind(o.bind).map_err(|e| format!("cannot bind {}: {e}", o.bind))?;
+    let sock = crate::net::bind_socket(o.bind)?;
     sys::enable_rx_metadata(&sock, false).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
     let _ = sys::set_rcvbuf(&sock, 4 << 20);
     sock.set_read_timeout(Some(Duration::from_millis(20)))
