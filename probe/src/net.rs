@@ -53,6 +53,39 @@ pub fn connected_socket(dst: SocketAddr, bind: Option<SocketAddr>) -> Result<Udp
     Ok(sock)
 }
 
+/// IPv4 (20) or IPv6 (40) header plus the UDP header (8), bytes.
+pub fn ip_udp_header_bytes(dst: SocketAddr) -> usize {
+    if dst.is_ipv6() {
+        48
+    } else {
+        28
+    }
+}
+
+/// Refuse a payload (`flag` = `--size`) that does not fit the path MTU of the connected socket:
+/// the kernel would send each datagram as IP fragments, so one "packet" would be several frames
+/// on the wire, and frame_bytes, the packet rate and the loss would no longer describe them.
+pub fn check_fits_mtu(
+    sock: &UdpSocket,
+    dst: SocketAddr,
+    size: usize,
+    flag: &str,
+) -> Result<(), String> {
+    let Ok(mtu) = crate::sys::path_mtu(sock, dst.is_ipv6()) else {
+        return Ok(()); // no MTU to compare with (not connected): the kernel decides
+    };
+    let hdr = ip_udp_header_bytes(dst);
+    if size + hdr <= mtu {
+        return Ok(());
+    }
+    Err(format!(
+        "{flag} {size}: {size} + {hdr} bytes of IP and UDP headers exceed the path MTU of {mtu} \
+         bytes to {dst}, so every datagram would leave as IP fragments; use {flag} {} or less \
+         (or raise the MTU of the path)",
+        mtu.saturating_sub(hdr)
+    ))
+}
+
 /// Tell the controller the socket is bound: exactly one line `READY <addr:port>` on stderr.
 pub fn ready_line(addr: &SocketAddr) {
     let mut e = std::io::stderr().lock();

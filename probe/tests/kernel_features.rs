@@ -28,6 +28,10 @@ fn main() {
             "ipv6_loopback_counts_exactly_with_and_without_gso",
             ipv6_loopback,
         ),
+        Trial::ignorable_test(
+            "a_payload_above_the_path_mtu_is_refused_naming_size",
+            payload_above_mtu,
+        ),
     ];
     libtest_mimic::run(&args, tests).exit();
 }
@@ -144,5 +148,49 @@ fn ipv6_loopback() -> Outcome {
             st["received_packets"].as_u64().unwrap() * 1200
         );
     }
+    Ok(Completion::Completed)
+}
+
+/// Run `script` with `sh` in a new network namespace of its own (only its loopback exists), the
+/// probe binary as $P; None when no namespace can be made here (unshare missing or not root).
+fn in_own_netns(script: &str) -> Option<std::process::Output> {
+    let out = std::process::Command::new("unshare")
+        .args(["--net", "sh", "-ec", script])
+        .env("P", common::BIN)
+        .output()
+        .ok()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    (!err.contains("unshare failed") && !err.contains("unshare:")).then_some(out)
+}
+
+/// Before the check, a payload larger than the path MTU left as IP fragments (a --size 1473 at
+/// MTU 1500 is two frames per "packet") while the report said one 1519-byte frame each. The
+/// loopback of a namespace the test makes gets MTU 1500; nothing leaves it.
+fn payload_above_mtu() -> Outcome {
+    let script = "ip link set lo mtu 1500 up
+        $P send --dst 127.0.0.1:9 --pps 10 --duration 0.2 --size 1472 --json > /dev/null
+        echo ok-1472
+        $P send --dst 127.0.0.1:9 --pps 10 --duration 0.2 --size 1473 --json || echo exit=$?
+        $P rtt --dst 127.0.0.1:9 --count 1 --wait 0.1 --size 1500 --json || echo exit=$?";
+    let Some(out) = in_own_netns(script) else {
+        return Ok(Completion::ignored_with(
+            "cannot make a network namespace (unshare --net needs root and util-linux)",
+        ));
+    };
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(
+        stdout.lines().collect::<Vec<_>>(),
+        ["ok-1472", "exit=1", "exit=1"],
+        "{stderr}"
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with("vnb-probe: error: --size 1473: 1473 + 28 bytes"));
+    assert!(lines[0].contains("path MTU of 1500") && lines[0].contains("--size 1472 or less"));
+    assert!(lines[1].contains("--size 1500") && lines[1].contains("--size 1472 or less"));
     Ok(Completion::Completed)
 }

@@ -219,6 +219,7 @@ fn send_probes(o: &RttOpts, sock: &UdpSocket) -> (Vec<(u64, u64)>, NsHist) {
 /// Run the client.
 pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
     let sock = connected_socket(o.dst, None)?;
+    crate::net::check_fits_mtu(&sock, o.dst, o.size, "--size")?;
     sys::enable_rx_metadata(&sock, false).map_err(|e| format!("SO_TIMESTAMPNS: {e}"))?;
     sock.set_read_timeout(Some(Duration::from_millis(20)))
         .map_err(|e| e.to_string())?;

@@ -70,6 +70,7 @@ impl Output {
 pub(super) fn open_output(o: &SendOpts) -> Result<(Output, SocketAddr), String> {
     let Some(raw) = &o.raw else {
         let sock = connected_socket(o.dst, o.bind)?;
+        crate::net::check_fits_mtu(&sock, o.dst, o.size, "--size")?;
         let src = sock.local_addr().map_err(|e| e.to_string())?;
         return Ok((Output::Udp(sock), src));
     };

@@ -4,7 +4,7 @@
 //! | --- | --- |
 //! | `clock.rs` | clock_gettime, clock_getres, absolute clock_nanosleep, PR_SET_TIMERSLACK, adjtimex, USER_HZ |
 //! | `process.rs` | getrusage, sched_setaffinity, SCHED_FIFO, the SIGINT/SIGTERM flag |
-//! | `socket.rs` | socket options (buffers, UDP_SEGMENT, UDP_GRO, SO_TIMESTAMPNS, SO_RXQ_OVFL), sockaddr conversion, AF_PACKET sockets, SIOCGIFHWADDR, PACKET_STATISTICS, ppoll |
+//! | `socket.rs` | socket options (buffers, path MTU, UDP_SEGMENT, UDP_GRO, SO_TIMESTAMPNS, SO_RXQ_OVFL), sockaddr conversion, AF_PACKET sockets, SIOCGIFHWADDR, PACKET_STATISTICS, ppoll |
 //! | `mmsg.rs` | recvmmsg with per-datagram kernel timestamps, drop counter and GRO segment size, sendmmsg |
 //! | `ring.rs` | the PACKET_MMAP TPACKET_V3 receive ring |
 //!

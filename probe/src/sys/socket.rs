@@ -56,6 +56,16 @@ fn set_buf(fd: i32, force: i32, plain: i32, bytes: usize) -> io::Result<usize> {
     Ok(getsockopt_int(fd, libc::SOL_SOCKET, plain)? as usize)
 }
 
+/// The path MTU of a connected UDP socket (IP_MTU / IPV6_MTU: the route's MTU), bytes.
+pub fn path_mtu(sock: &UdpSocket, ipv6: bool) -> io::Result<usize> {
+    let (level, name) = if ipv6 {
+        (libc::IPPROTO_IPV6, libc::IPV6_MTU)
+    } else {
+        (libc::IPPROTO_IP, libc::IP_MTU)
+    };
+    getsockopt_int(sock.as_raw_fd(), level, name).map(|m| m.max(0) as usize)
+}
+
 /// Ask for a receive buffer of `bytes` on any socket (UDP or AF_PACKET); returns what was granted.
 pub fn set_rcvbuf(sock: &impl AsRawFd, bytes: usize) -> io::Result<usize> {
     set_buf(
