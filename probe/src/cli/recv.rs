@@ -84,13 +84,13 @@ pub struct RecvArgs {
     /// ADDR:PORT to bind (port 0: any; the bound address is in the READY line).
     #[arg(long, value_parser = crate::units::parse_addr)]
     pub bind: SocketAddr,
-    /// Stop after S seconds from READY.
+    /// Stop after S seconds from READY (default: no limit; SIGINT/SIGTERM also stop it).
     #[arg(long, value_parser = parse_secs)]
     pub duration: Option<u64>,
-    /// Stop when no packet arrived for S seconds (after the first packet).
+    /// Stop when no packet arrived for S seconds (after the first packet; default: never).
     #[arg(long, value_parser = parse_secs)]
     pub idle_timeout: Option<u64>,
-    /// Stop once N streams have sent their FIN (then linger --fin-linger).
+    /// Stop once N streams have sent their FIN (then linger --fin-linger; default: not on FINs).
     #[arg(long)]
     pub expect_streams: Option<usize>,
     /// Seconds to keep receiving after the last awaited FIN.
@@ -100,7 +100,8 @@ pub struct RecvArgs {
     /// one-way delay) counts as lost.
     #[arg(long, value_parser = parse_secs, default_value = "2")]
     pub waiting_time: u64,
-    /// Throughput trace bin width, µs (0: no trace).
+    /// Throughput trace bin width, µs (0: no trace). At most 3 600 000 bins are kept (1 h of
+    /// 1 ms bins); later packets are left out and `trace.truncated` says so.
     #[arg(long, default_value_t = 1000)]
     pub trace_bin_us: u64,
     /// Socket receive buffer to ask for, bytes (SO_RCVBUFFORCE when root).

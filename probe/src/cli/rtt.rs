@@ -70,7 +70,8 @@ pub struct RttArgs {
     /// Leave out the per-probe records.
     #[arg(long)]
     pub no_records: bool,
-    /// Busy-wait at most this many µs before each send time (default as for `send`).
+    /// Busy-wait at most this many µs before each send time. Default: interval/20 within
+    /// 10..=50 µs (50 at intervals up to 50 µs).
     #[arg(long)]
     pub max_spin_us: Option<u64>,
     /// Print one JSON object on stdout.

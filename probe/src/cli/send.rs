@@ -103,11 +103,12 @@ pub struct SendArgs {
     /// Local ADDR:PORT to send from, of --dst's family (default: any address, ephemeral port).
     #[arg(long, value_parser = crate::units::parse_addr)]
     pub bind: Option<SocketAddr>,
-    /// Packets per second (decimal allowed).
+    /// Packets per second, > 0 and at most 1e9 (decimal allowed).
     #[arg(long, value_parser = parse_pps)]
     pub pps: Option<f64>,
-    /// UDP payload bit rate, bits/s with optional k/M/G suffix (powers of 1000), like iperf3 -b;
-    /// the packet rate is RATE / (8 x size).
+    /// UDP payload bit rate, bits/s with an optional k/M/G/T suffix (powers of 1000), like
+    /// iperf3 -b: 100M = 100 Mbit/s, and a plain number is bits/s (100 = 100 bit/s). The packet
+    /// rate is RATE / (8 x size).
     #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
     pub rate: Option<f64>,
     /// UDP payload per packet, bytes (18..=65507). 18 bytes = a 64-byte Ethernet frame over IPv4
@@ -119,7 +120,7 @@ pub struct SendArgs {
     /// payload = frame - 18 - IP header (20 or 40) - 8.
     #[arg(long)]
     pub frame_size: Option<u32>,
-    /// Duration, seconds.
+    /// Duration, seconds (a plain number > 0, e.g. 10 or 0.5).
     #[arg(long, value_parser = parse_secs)]
     pub duration: u64,
     /// Stream id (u32), carried in packets of >= 22 bytes and in the FIN.
@@ -137,7 +138,8 @@ pub struct SendArgs {
     #[arg(long, default_value_t = 5000)]
     pub stall_threshold_us: u64,
     /// Packets per sendmmsg call at most (with --gso: messages per call, each of up to
-    /// --gso-segments packets). Default: twice the packets due per wake-up, within 64..=1024.
+    /// --gso-segments packets), 1..=1024. Default: twice the packets due per wake-up, within
+    /// 64..=1024.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub batch: Option<u32>,
     /// UDP GSO (UDP_SEGMENT, Linux >= 4.18; off by default): each sendmmsg message carries up to
@@ -164,7 +166,8 @@ pub struct SendArgs {
     /// Start at this CLOCK_REALTIME instant (ns since the epoch): many senders start together.
     #[arg(long)]
     pub start_at_ns: Option<u64>,
-    /// FIN datagrams sent at the end (2 ms apart), each with the exact count of packets sent.
+    /// FIN datagrams sent at the end (2 ms apart), each with the exact count of packets sent;
+    /// 0..=100.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub fin_count: u32,
     /// Busy-wait at most this many µs before each send time (the rest is an absolute
