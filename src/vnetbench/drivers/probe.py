@@ -33,6 +33,7 @@ RECV_GRACE_NS = 15 * NS  # the receiver's own deadline beyond the send duration 
 RECV_IDLE_S = "3"  # stop when nothing arrived for 3 s after the first packet (sender died)
 ECHO_MARGIN_NS = 2 * NS  # the echo outlives the probes by this much, then prints its report
 BACKGROUND_TRACE_BIN_US = 100_000
+TRACE_MAX_BINS = 3_600_000  # the receiver keeps at most this many trace bins (probe/src/trace.rs MAX_BINS)
 MAX_GAPS = 5000
 
 
@@ -124,7 +125,18 @@ def flow_field_problems(m: Any) -> list[tuple[str, str]]:
             )
         )
     if m.kind == "trace":
-        out += _micros_problem("bin", m.bin, "1ms")
+        bin_problem = _micros_problem("bin", m.bin, "1ms")
+        out += bin_problem
+        if not bin_problem and m.duration // m.bin > TRACE_MAX_BINS:
+            least = math.ceil(m.duration / TRACE_MAX_BINS / US) * US
+            out.append(
+                (
+                    "bin",
+                    f"bin {m.bin / US:g} µs over {_seconds(m.duration)} s is {m.duration // m.bin:,} bins; "
+                    f"vnb-probe keeps at most {TRACE_MAX_BINS:,} and leaves later packets out of the trace: "
+                    f"give a bin of at least {least // US} µs, e.g. bin: 1ms",
+                )
+            )
         if m.bin > m.duration > 0:
             out.append(
                 (
@@ -343,6 +355,16 @@ def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> li
                     "receiver_drops",
                     f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)}"
                     " datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
+                )
+            )
+        trace = recv.get("trace")
+        if isinstance(trace, dict) and trace.get("truncated") is True:
+            bins = len(trace.get("packets") or [])
+            events.append(
+                Event(
+                    "tool_warning",
+                    f"the receiver's trace stopped after {bins:,} bins (it keeps at most "
+                    f"{TRACE_MAX_BINS:,}): later packets are in the totals but not in the trace samples",
                 )
             )
         if len(streams) > 1:

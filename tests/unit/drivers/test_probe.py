@@ -206,3 +206,35 @@ def test_sender_summary_keeps_the_burst_the_pacing_produced() -> None:
     # a report from before the burst fields parses, with them missing
     old = {k: v for k, v in send.items() if k not in ("burst_packets", "wake_lateness")}
     assert sender_summary(old)["burst_max_packets"] is None
+
+
+def test_a_truncated_trace_is_an_event_from_the_real_receiver() -> None:
+    """The receiver keeps 3.6M trace bins (3.6 s of 1 µs bins) and sets `trace.truncated` for later
+    packets; the driver ignored the flag, so a trace that stopped early looked complete. Two packets
+    3.7 s apart (0.27 packets/s for 7.4 s: round(1.998) = 2 slots) through the real binary on
+    loopback: the second is past the last bin."""
+    recv = subprocess.Popen(
+        [probe_path(), "recv", "--bind", "127.0.0.1:0", "--expect-streams", "1", "--duration", "20",
+         "--trace-bin-us", "1", "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert recv.stderr is not None
+        ready = recv.stderr.readline().split()
+        assert ready[0] == "READY", ready
+        send = subprocess.run(
+            [probe_path(), "send", "--dst", ready[1], "--pps", "0.27", "--duration", "7.4", "--json"],
+            capture_output=True, text=True, timeout=30, check=True,
+        )  # fmt: skip
+        out, err = recv.communicate(timeout=30)
+    finally:
+        recv.kill()
+    trace = json.loads(out)["trace"]
+    assert trace["truncated"] is True and trace["packets"] == [1]
+    parsed = driver_for("trace").parse(Output(send.stdout, "", 0), Output(out, err, 0))
+    assert parsed.error is None and parsed.summary["received_packets"] == 2
+    warnings = [e.detail for e in parsed.events if e.kind == "tool_warning"]
+    assert warnings == [
+        "the receiver's trace stopped after 1 bins (it keeps at most 3,600,000): later packets are in "
+        "the totals but not in the trace samples"
+    ]

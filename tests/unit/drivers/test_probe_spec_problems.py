@@ -79,6 +79,13 @@ def test_the_base_spec_validates(tmp_path: Path) -> None:
             "partial bin; give a bin a small part of the duration, e.g. bin: 10ms",
         ),
         (
+            # the receiver keeps 3.6M bins: the trace of the last 0.4 s would be missing
+            "duration: 2s, bin: 1ms",
+            "duration: 4s, bin: 1us",
+            ":8: measurements[1].bin: bin 1 µs over 4 s is 4,000,000 bins; vnb-probe keeps at most "
+            "3,600,000 and leaves later packets out of the trace: give a bin of at least 2 µs, e.g. bin: 1ms",
+        ),
+        (
             "cpushare, duration: 2s",
             "cpushare, duration: 0",
             ":9: measurements[2].duration: duration 0 s: vnb-probe needs a time longer than 0; "
