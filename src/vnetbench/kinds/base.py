@@ -89,6 +89,11 @@ class Kind:
         """(spec field, message): why m cannot run from src to dst, found at plan time (None: it can)."""
         return None
 
+    def unfragmented_sizes(self, m: Any) -> tuple[str, list[int]] | None:
+        """(spec field, UDP payload sizes) its tool refuses to send when the path would fragment them
+        (vnb-probe: its frame counts assume one frame per packet); None: any size goes."""
+        return None
+
     def datagram_bytes(self, m: Any) -> int | None:
         """UDP payload per datagram when telemetry must count IPv4 fragments per datagram."""
         return None

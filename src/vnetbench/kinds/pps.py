@@ -32,5 +32,8 @@ class PpsKind(ProbeFlowKind):
             return None
         return Offered(float(params["pps"]) * params["size"] * 8, int(params["size"]))
 
+    def unfragmented_sizes(self, m: Any) -> tuple[str, list[int]] | None:
+        return "sizes", [int(size) for size in m.sizes]
+
 
 KIND = PpsKind()

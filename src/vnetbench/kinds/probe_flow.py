@@ -36,3 +36,6 @@ class ProbeFlowKind(Kind):
         offered = self.offered(m, path, params)
         assert offered is not None
         return expected_max_bps("udp", path.rate_bps, path.mtu, offered.payload_bytes)
+
+    def unfragmented_sizes(self, m: Any) -> tuple[str, list[int]] | None:
+        return "size", [int(m.size)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from vnetbench.drivers import PROBE_RTT
 from vnetbench.kinds.base import quantiles
 from vnetbench.kinds.counted import CountedKind
@@ -21,6 +23,9 @@ class ProbeRttKind(CountedKind):
             "server_processing_p50_ns", "achieved_pps", "target_pps", "sender_cpu_ratio",
         }
     )  # fmt: skip
+
+    def unfragmented_sizes(self, m: Any) -> tuple[str, list[int]] | None:
+        return "size", [int(m.size)]
 
 
 KIND = ProbeRttKind()

@@ -85,6 +85,8 @@ def make_plan(spec: LoadedSpec, campaign_id: str, seed: int) -> Plan:
     layouts = [build_layout(v, campaign_id) for v in variants]
     for v, layout in zip(variants, layouts, strict=True):
         _check_rates(spec, v, layout)
+        if not spec.stored:  # a stored campaign's oversized probes fail at the tool, with its words
+            _check_unfragmented(spec, v, layout)
     keys = [topology_key(v) for v in variants]
     rng = random.Random(seed)
 
@@ -383,6 +385,37 @@ def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
                     field, message = problem
                     errors.append(spec.error(("measurements", i, field), message))
                     break
+    if errors:
+        raise SpecInvalid(errors[:5])
+
+
+IPV4_UDP_HEADER_BYTES = 28
+
+
+def _check_unfragmented(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
+    """A probe datagram larger than its path's MTU allows: vnb-probe refuses to send it (it would leave
+    as fragments), so it is refused here rather than failing every step at the tool."""
+    errors = []
+    steps = pattern_steps(campaign, "")
+    for i, m in enumerate(campaign.measurements):
+        kind = kind_of(m.kind)
+        sized = kind.unfragmented_sizes(m)
+        if sized is None:
+            continue
+        field, sizes = sized
+        pairs = [(f.src, f.dst) for s in steps if s.measurement == m.name for f in s.flows]
+        for src, dst in dict.fromkeys([*pairs, *kind.background_pairs(m)]):
+            mtu = layout.path_mtu(src, dst)
+            largest = mtu - IPV4_UDP_HEADER_BYTES
+            too_big = [size for size in sizes if size > largest]
+            if too_big:
+                message = (
+                    f"{too_big[0]} bytes + {IPV4_UDP_HEADER_BYTES} of IPv4/UDP headers exceed the path MTU "
+                    f"{mtu} of {src}→{dst}, and vnb-probe sends no fragments; use at most {largest} "
+                    "bytes, or raise the links' mtu"
+                )
+                errors.append(spec.error(("measurements", i, field), message))
+                break
     if errors:
         raise SpecInvalid(errors[:5])
 

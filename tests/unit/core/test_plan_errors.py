@@ -207,3 +207,50 @@ def test_the_responses_a_spec_may_name_are_the_columns_analyze_models() -> None:
     )  # fmt: skip
     groups = cd.group_table(flows, [])
     assert set(RESPONSES) <= set(groups.columns), set(RESPONSES) - set(groups.columns)
+
+
+PROBES = """\
+name: probes
+topology:
+  nodes: [{name: vm1}, {name: vm2}, {name: vm3}]
+  links:
+    - {endpoints: [vm1, vm2], rate: 100mbit}
+    - {endpoints: [vm2, vm3], rate: 1gbit, mtu: 9000}
+measurements:
+  - {name: sweep, kind: pps, rates: [1000], sizes: [18, SWEEP], duration: 1s}
+  - {name: echo, kind: probe-rtt, count: 5, size: ECHO}
+  - {name: bg, kind: background, pairs: [[vm1, vm2]], pps: 100, size: BG}
+patterns:
+  - {name: p, kind: pairs, pairs: [[vm1, vm2], [vm2, vm3]], measurements: [sweep, echo], background: [bg]}
+"""
+
+
+def probe_plan_errors(sweep: int, echo: int, bg: int, jumbo_only: bool = False) -> list[str]:
+    text = PROBES.replace("SWEEP", str(sweep)).replace("ECHO", str(echo)).replace("BG", str(bg))
+    if jumbo_only:  # every flow on the MTU 9000 link
+        text = text.replace("[[vm1, vm2], [vm2, vm3]]", "[[vm2, vm3]]").replace("[[vm1, vm2]]", "[[vm3, vm2]]")
+    try:
+        make_plan(parse_spec(text, "c.yaml"), "00000000", 0)
+    except SpecInvalid as err:
+        return [str(e).removeprefix("c.yaml") for e in err.errors]
+    return []
+
+
+def test_a_probe_datagram_the_path_would_fragment_is_refused_at_plan_time() -> None:
+    """vnb-probe refuses to send a datagram its path's MTU cannot carry whole (IPv4 20 + UDP 8 header
+    bytes, RFC 791/768: 1472 of payload at MTU 1500); the plan finds it, with the path and the largest
+    size, instead of every step failing at the tool."""
+    assert probe_plan_errors(1472, 1472, 1472) == []  # the largest unfragmented payload at MTU 1500
+    assert probe_plan_errors(1473, 1473, 1473) == [
+        ":8: measurements[0].sizes: 1473 bytes + 28 of IPv4/UDP headers exceed the path MTU 1500 of "
+        "vm1→vm2, and vnb-probe sends no fragments; use at most 1472 bytes, or raise the links' mtu",
+        ":9: measurements[1].size: 1473 bytes + 28 of IPv4/UDP headers exceed the path MTU 1500 of "
+        "vm1→vm2, and vnb-probe sends no fragments; use at most 1472 bytes, or raise the links' mtu",
+        ":10: measurements[2].size: 1473 bytes + 28 of IPv4/UDP headers exceed the path MTU 1500 of "
+        "vm1→vm2, and vnb-probe sends no fragments; use at most 1472 bytes, or raise the links' mtu",
+    ]
+    assert probe_plan_errors(8972, 8972, 8972, jumbo_only=True) == []  # 9000 − 28
+    assert probe_plan_errors(18, 8973, 18, jumbo_only=True) == [
+        ":9: measurements[1].size: 8973 bytes + 28 of IPv4/UDP headers exceed the path MTU 9000 of "
+        "vm2→vm3, and vnb-probe sends no fragments; use at most 8972 bytes, or raise the links' mtu"
+    ]
