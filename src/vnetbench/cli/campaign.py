@@ -123,9 +123,10 @@ def _execute(store: Store, campaign_id: str, plan: Plan, report: Path | None, no
         summary = run_campaign(store, campaign_id, provider, err, plan)
     except ProviderError as exc:
         raise fail(
-            f"{exc}\nnothing was left behind. What this machine or the hosts lack: fix it and run "
-            f"`vnetbench resume {campaign_id} --db {store.location}`. What the campaign file asks: change "
-            "the file and `vnetbench run` it again (resume runs the campaign as it was stored)",
+            f"{exc}\nnothing was left behind. What this machine or the hosts lack (a tool, a kernel "
+            f"feature): install it and run `vnetbench resume {campaign_id} --db {store.location}`. What "
+            "the campaign file or its inventory says (a field, an address, a port, a key, a tools path): "
+            "change it and `vnetbench run` it again (resume runs the campaign and inventory as stored)",
             EXIT_USAGE,
         ) from None
     err.print(
@@ -273,7 +274,7 @@ def validate(
         if loaded.campaign.monitor is not None:  # a monitor: block means the file is for `vnetbench monitor`
             from vnetbench.monitor.service import check_monitorable
 
-            check_monitorable(loaded)
+            check_monitorable(loaded, plan=plan)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
     problems = local_machine_problems(loaded, plan)

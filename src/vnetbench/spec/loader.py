@@ -167,11 +167,12 @@ def with_inventory_text(text: str, source: str, path: Path | str) -> str:
     except yaml.YAMLError:
         data = None  # parse_spec reports the file's own YAML error, located
     if isinstance(data, dict) and "inventory" in data:
+        line = next((i for i, ln in enumerate(text.splitlines(), 1) if ln.startswith("inventory:")), 0)
         raise SpecInvalid(
             [
                 SpecError(
                     source,
-                    0,
+                    line,
                     "inventory",
                     "the campaign has an inventory and --inventory was given; keep one",
                 )

@@ -217,9 +217,14 @@ def test_a_build_refusal_says_resume_fixes_the_machine_and_run_fixes_the_file(
     text = " ".join(res.output.split())
     assert "link slow: delay with `emulator: netem`" in text
     assert (
-        f"What this machine or the hosts lack: fix it and run `vnetbench resume cafe0001 --db {db}`" in text
+        "What this machine or the hosts lack (a tool, a kernel feature): install it and run "
+        f"`vnetbench resume cafe0001 --db {db}`" in text
     )
-    assert "What the campaign file asks: change the file and `vnetbench run` it again" in text
+    # an inventory's address, port, key or tools path is stored with the campaign: resume runs it as stored
+    assert (
+        "What the campaign file or its inventory says (a field, an address, a port, a key, a tools path): "
+        "change it and `vnetbench run` it again (resume runs the campaign and inventory as stored)" in text
+    )
 
 
 def test_validate_says_what_this_machine_cannot_build_and_run_refuses_it_before_storing(

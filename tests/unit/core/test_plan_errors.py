@@ -228,7 +228,9 @@ patterns:
 def probe_plan_errors(sweep: int, echo: int, bg: int, jumbo_only: bool = False) -> list[str]:
     text = PROBES.replace("SWEEP", str(sweep)).replace("ECHO", str(echo)).replace("BG", str(bg))
     if jumbo_only:  # every flow on the MTU 9000 link
-        text = text.replace("[[vm1, vm2], [vm2, vm3]]", "[[vm2, vm3]]").replace("[[vm1, vm2]]", "[[vm3, vm2]]")
+        text = text.replace("[[vm1, vm2], [vm2, vm3]]", "[[vm2, vm3]]").replace(
+            "[[vm1, vm2]]", "[[vm3, vm2]]"
+        )
     try:
         make_plan(parse_spec(text, "c.yaml"), "00000000", 0)
     except SpecInvalid as err:

@@ -148,10 +148,12 @@ def test_an_inventory_file_is_appended_to_the_stored_campaign(tmp_path: Path) ->
     assert "inventory:" in merged.text  # what is stored: resume finds the hosts again
     again = tmp_path / "merged.yaml"
     again.write_text(merged.text)
-    with pytest.raises(
-        SpecInvalid, match="the campaign has an inventory and --inventory was given; keep one"
-    ):
+    with pytest.raises(SpecInvalid) as refused:
         load_spec(again, inventory=inv)
+    line = 1 + merged.text.splitlines().index("inventory:")  # the line to delete, named
+    assert str(refused.value) == (
+        f"{again}:{line}: inventory: the campaign has an inventory and --inventory was given; keep one"
+    )
 
 
 def test_set_reaches_the_appended_inventory(tmp_path: Path) -> None:
