@@ -100,6 +100,19 @@ def check_monitorable(loaded: LoadedSpec, plan: Plan | None = None) -> None:
             loaded.error(("design", "replications"), "each monitored run is one replication; set it to 1")
         )
     names = {m.name for m in c.measurements}
+    # an episode is found again by its rule's name: two rules of one name (a warning and a critical
+    # level) closed each other's episodes, firing and resolving the webhook at every run
+    first_of: dict[str, int] = {}
+    for i, rule in enumerate(c.alerts):
+        if rule.name in first_of:
+            errors.append(
+                loaded.error(
+                    ("alerts", i, "name"),
+                    f"'{rule.name}' is the name of alerts[{first_of[rule.name]}] too; each rule needs its "
+                    f"own name (its episodes are stored under it), e.g. {rule.name}-{rule.severity}",
+                )
+            )
+        first_of.setdefault(rule.name, i)
     for i, rule in enumerate(c.alerts):
         if rule.measurement is not None and rule.measurement not in names:
             errors.append(

@@ -328,3 +328,22 @@ def test_a_rule_on_path_pps_limit_is_refused_where_no_flow_crosses_a_packet_rate
         "`pps`, a packet-rate limited switch or vNIC, and no flow of this campaign crosses one); the metrics "
         "the measurements of this campaign can produce: bytes_received, duplicate_replies, "
     ), lines
+
+
+def test_two_alert_rules_of_one_name_are_refused_before_any_run() -> None:
+    # a warning and a critical level under one name shared its episodes (stored by rule name): in a run
+    # that broke only the warning level, the critical rule closed the warning's episode and the next run
+    # opened it again, a firing and a resolved webhook message at every run
+    rules = (
+        "alerts:\n"
+        "  - {name: slow, measurement: tcp, metric: throughput_bps, op: '<', threshold: 90mbit}\n"
+        "  - {name: slow, measurement: tcp, metric: throughput_bps, op: '<', threshold: 50mbit, "
+        "severity: critical}\n"
+        "  - {name: far, metric: rtt_mean_ns, op: '>', threshold: 60ms}\n"
+    )
+    with pytest.raises(SpecInvalid) as caught:
+        check_monitorable(parse_spec(MONITORED_SPEC + rules, "mon.yaml"))
+    assert str(caught.value).splitlines() == [
+        "mon.yaml:13: alerts[1].name: 'slow' is the name of alerts[0] too; each rule needs its own name "
+        "(its episodes are stored under it), e.g. slow-critical"
+    ]
