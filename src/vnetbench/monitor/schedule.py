@@ -25,11 +25,11 @@ class Limits:
             None if until is None else int(until.timestamp() * 10**9),
         )
 
-    def reached(self, run: int, slot_utc_ns: int) -> str | None:
-        """Why run `run` at `slot_utc_ns` is not started, or None if it is."""
+    def reached(self, run: int, start_utc_ns: int) -> str | None:
+        """Why run `run` starting at `start_utc_ns` is not started, or None if it is."""
         if self.max_runs is not None and run > self.max_runs:
             return f"{self.max_runs} runs done (max-runs)"
-        if self.until_utc_ns is not None and slot_utc_ns > self.until_utc_ns:
+        if self.until_utc_ns is not None and start_utc_ns > self.until_utc_ns:
             when = dt.datetime.fromtimestamp(self.until_utc_ns / 1e9, dt.UTC).isoformat(timespec="seconds")
             return f"the next run would start after {when} (until)"
         return None

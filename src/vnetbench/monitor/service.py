@@ -312,7 +312,8 @@ class Monitor:
             previous_slot = None if last is None else int(last["scheduled_utc_ns"])
             slot = next_slot(self.schedule, previous_slot, now)
             start = slot + slip_ns(self.schedule, self.m.seed, upcoming.run)
-        reason = self.limits.reached(upcoming.run, slot)
+        # `until` bounds when a run starts, its slip included (a run resumed now was due at its slot)
+        reason = self.limits.reached(upcoming.run, slot if upcoming.resumed else start)
         if reason is not None:
             return self._finish(reason)
         self._set_state("waiting", next_run_utc_ns=start)

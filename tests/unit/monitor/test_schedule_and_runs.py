@@ -15,6 +15,7 @@ from vnetbench.monitor.service import check_monitorable
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import SpecInvalid, parse_spec
 from vnetbench.spec.monitoring import AlertRule, MonitorSchedule, parse_period_ns
+from vnetbench.store.monitoring import MonitorStore
 
 S = 10**9
 
@@ -347,3 +348,33 @@ def test_two_alert_rules_of_one_name_are_refused_before_any_run() -> None:
         "mon.yaml:13: alerts[1].name: 'slow' is the name of alerts[0] too; each rule needs its own name "
         "(its episodes are stored under it), e.g. slow-critical"
     ]
+
+
+def test_until_bounds_a_runs_start_with_its_slip(tmp_path, monkeypatch) -> None:
+    # until was checked against the slot, not the slot + slip the run starts at: with slip PT1H a run
+    # started up to an hour after `until` ("no run starts after this time", docs/monitoring.md)
+    import dataclasses
+
+    from rich.console import Console
+
+    from vnetbench.monitor.service import Monitor, prepare
+    from vnetbench.store.db import Store
+    from vnetbench.store.records import now_utc_ns
+
+    store = Store(tmp_path / "m.db")
+    spec = parse_spec(MONITORED_SPEC.replace("slip: 30s", "slip: PT1H"), "mon.yaml")
+    schedule = spec.campaign.monitor
+    # a seed whose first run slips by more than 20 minutes (slip_ns is seeded by campaign and run)
+    seed = next(s for s in range(1000) if slip_ns(schedule, s, 1) > 1200 * S)
+    monitored = dataclasses.replace(prepare(spec, store), seed=seed)
+    until = now_utc_ns() + 600 * S  # after run 1's slot (now), before its start (now + > 20 min)
+    monitor = Monitor(store, monitored, Limits(None, until), console=Console(quiet=True))
+    slept: list[int] = []
+    monkeypatch.setattr(monitor, "_sleep_until", lambda deadline: slept.append(deadline) and False)
+    outcome = monitor._one_cycle()
+    assert slept == []  # nothing waited for, nothing measured
+    assert outcome is not None and outcome.code == 0
+    when = dt.datetime.fromtimestamp(until / 1e9, dt.UTC).isoformat(timespec="seconds")
+    assert outcome.reason == f"the next run would start after {when} (until)"
+    assert MonitorStore(store).monitored(monitored.campaign_id)["state"] == "finished"
+    store.close()
