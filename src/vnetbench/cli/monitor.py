@@ -35,6 +35,8 @@ from vnetbench.store.monitoring import MonitorStore
 from vnetbench.store.records import now_utc_ns
 
 PR_SET_PDEATHSIG = 1
+# exit code of a monitor stopped by an unexpected error: the systemd unit restarts it (1 and 2 it does not)
+CRASHED = 3
 
 
 def parse_until(value: str | None) -> dt.datetime | None:
@@ -142,7 +144,7 @@ def monitor_command(
     after every run; episodes are stored and POSTed to --webhook.
 
     Exit: 0 done or stopped (SIGTERM, or Ctrl-C / SIGINT), 1 done with an alert firing or a failed last
-    run, 2 usage error.
+    run, 2 usage error, 3 stopped by an unexpected error (start it again to continue).
     """
     if dashboard and not is_loopback(host) and not token:
         raise fail(
@@ -169,6 +171,15 @@ def monitor_command(
         server = _serve(store, db, sock, host, port, token, reports, ids)
     try:
         code = _supervise(children) if children else _run_one(store, prepared[0], max_runs, until_at, webhook)
+    except Exception as exc:  # a bug or a failure it cannot handle: not the 1 of "done, alert firing"
+        err.print_exception()
+        err.print(
+            f"error: the monitor stopped on an unexpected error ({type(exc).__name__}: {exc}); starting it "
+            "again continues the campaign from the store",
+            highlight=False,
+            soft_wrap=True,
+        )
+        code = CRASHED
     finally:
         if server is not None:
             server.stop()
@@ -304,4 +315,5 @@ def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return max((c for c in codes if c >= 0), default=0) if all(c >= 0 for c in codes) else 1
+    # a child killed by a signal (negative code) did not stop cleanly: restarted as a crash is
+    return max((c for c in codes if c >= 0), default=0) if all(c >= 0 for c in codes) else CRASHED

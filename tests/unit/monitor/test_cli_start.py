@@ -132,3 +132,30 @@ def test_an_alert_no_measurement_can_produce_is_refused_by_monitor_and_validate(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mon.yaml"]  # before the store, before any run
     checked = cli_quick("validate", str(spec))
     assert checked.returncode == 2 and expected in " ".join(checked.stderr.split()), checked.stderr
+
+
+def test_an_unexpected_error_exits_3_which_the_systemd_unit_restarts(tmp_path: Path, monkeypatch) -> None:
+    # it exited 1 with a traceback, the code of "done with an alert firing", which
+    # contrib/systemd/vnetbench-monitor.service does not restart (RestartPreventExitStatus=1 2): the
+    # "restarted after a crash" of docs/monitoring.md did not happen
+    from typer.testing import CliRunner
+
+    from vnetbench.cli import app
+    from vnetbench.monitor import service
+
+    def crash(self: service.Monitor) -> service.Outcome:
+        raise RuntimeError("the store's disk is full")
+
+    monkeypatch.setattr(service.Monitor, "run", crash)
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(MONITORED_SPEC)
+    unit = (Path(__file__).parents[3] / "contrib/systemd/vnetbench-monitor.service").read_text()
+    assert "RestartPreventExitStatus=1 2\n" in unit and "Restart=on-failure\n" in unit
+    result = CliRunner().invoke(
+        app, ["monitor", str(spec), "--db", str(tmp_path / "m.db"), "--no-dashboard"], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 3
+    assert (
+        "error: the monitor stopped on an unexpected error (RuntimeError: the store's disk is full); "
+        "starting it again continues the campaign from the store"
+    ) in result.output
