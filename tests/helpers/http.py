@@ -11,16 +11,25 @@ from typing import Any
 
 
 class WebhookReceiver:
-    """Keeps every JSON body POSTed to it; answers `status` (204: accepted, 500: a receiver in trouble)."""
+    """Keeps every JSON body POSTed to it; answers `status` (204: accepted, 500: a receiver in trouble,
+    301 with `location`: one that moved) and keeps the path of every GET (a client following a redirect)."""
 
-    def __init__(self, status: int = 204) -> None:
+    def __init__(self, status: int = 204, location: str | None = None) -> None:
         self.bodies: list[dict[str, Any]] = []
-        bodies = self.bodies
+        self.gets: list[str] = []
+        bodies, gets = self.bodies, self.gets
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 bodies.append(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0)))))
                 self.send_response(status)
+                if location is not None:
+                    self.send_header("Location", location)
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                gets.append(self.path)
+                self.send_response(200)
                 self.end_headers()
 
             def log_message(self, *args: Any) -> None:

@@ -251,6 +251,21 @@ def payload(episode: dict[str, Any], campaign_name: str, resolved: bool) -> dict
     }
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is not followed: urllib turned the POST into a GET without the JSON, to another URL,
+    and its 200 counted as delivered though no receiver got the message."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> None:
+        raise urllib.error.HTTPError(
+            req.full_url, code, f"{msg}, to {newurl}; give that URL as --webhook", headers, fp
+        )
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 def post_json(url: str, body: dict[str, Any]) -> None:
     """POST body as JSON to the configured URL (and only there); raises on a non-2xx answer."""
     request = urllib.request.Request(
@@ -259,7 +274,7 @@ def post_json(url: str, body: dict[str, Any]) -> None:
         headers={"Content-Type": "application/json", "User-Agent": "vnetbench-monitor"},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # the user's own URL
+    with _OPENER.open(request, timeout=WEBHOOK_TIMEOUT_S) as response:  # the user's own URL
         response.read()
 
 

@@ -399,3 +399,23 @@ def test_on_ssh_the_lock_is_each_physical_host_or_address_of_the_flow() -> None:
     flows = (Flow("k", "client", "vm2"),)
     tcp = Step("k", 0, 0, {}, 1, "p", "pairs", "single", "tcp", "tcp", flows, False, 0, 0)
     assert locks.resources(campaign, tcp) == ["ssh-r1", "ssh-vm2.example"]
+
+
+def test_a_webhook_that_redirects_is_not_followed_and_its_messages_wait(monitored) -> None:
+    # urllib followed a 301 with a GET (no JSON) to the new address, took its 200 as delivery and marked
+    # the episode notified: the receiver never got it, and a request went to a URL not given as --webhook
+    store, mstore = monitored
+    moved = WebhookReceiver(status=301, location="/elsewhere")
+    try:
+        for run in (1, 2):
+            store_run(store, run, {("a", "b"): 0.02})
+            alerts.evaluate(mstore, "c1", [LOSSY], run)
+        problems = alerts.notify(mstore, "c1", "t", moved.url)
+        assert problems == [
+            f"webhook {moved.url}: HTTP Error 301: Moved Permanently, to "
+            f"{moved.url.removesuffix('/hook')}/elsewhere; give that URL as --webhook"
+        ]
+        assert moved.gets == [] and [b["status"] for b in moved.bodies] == ["firing"]
+    finally:
+        moved.close()
+    assert [e["notified_utc_ns"] for e in mstore.unnotified("c1")] == [None]  # sent again after a run
