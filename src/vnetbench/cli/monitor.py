@@ -80,7 +80,13 @@ StoreOption = Annotated[
     ),
 ]
 MaxRunsOption = Annotated[
-    int | None, typer.Option("--max-runs", min=1, help="stop after this many runs (overrides the spec)")
+    int | None,
+    typer.Option(
+        "--max-runs",
+        min=1,
+        help="the last run: stop once the campaign has this many runs, counted across restarts "
+        "(overrides the spec)",
+    ),
 ]
 UntilOption = Annotated[
     str | None,

@@ -28,7 +28,13 @@ class Limits:
     def reached(self, run: int, start_utc_ns: int) -> str | None:
         """Why run `run` starting at `start_utc_ns` is not started, or None if it is."""
         if self.max_runs is not None and run > self.max_runs:
-            return f"{self.max_runs} runs done (max-runs)"
+            if run - 1 == self.max_runs:
+                return f"{self.max_runs} runs done (max-runs)"
+            # max-runs is the last run number, counted across restarts, not a number of runs to add
+            return (
+                f"the campaign has {run - 1} runs, more than max-runs {self.max_runs} (the last run "
+                f"number); give --max-runs {run} or more to go on"
+            )
         if self.until_utc_ns is not None and start_utc_ns > self.until_utc_ns:
             when = dt.datetime.fromtimestamp(self.until_utc_ns / 1e9, dt.UTC).isoformat(timespec="seconds")
             return f"the next run would start after {when} (until)"

@@ -191,7 +191,12 @@ def test_limits_stop_after_max_runs_or_past_until() -> None:
     limits = Limits.of(MonitorSchedule(repeat="PT1H", max_runs=240), None, until)
     end = int(until.timestamp()) * S
     assert limits.reached(240, end) is None
-    assert "240 runs done" in (limits.reached(241, end) or "")
+    assert limits.reached(241, end) == "240 runs done (max-runs)"
+    # a restart with a smaller max-runs said "5 runs done (max-runs)" of a campaign with 240 runs
+    assert Limits(5).reached(241, end) == (
+        "the campaign has 240 runs, more than max-runs 5 (the last run number); give --max-runs 241 or "
+        "more to go on"
+    )
     assert "until" in (limits.reached(5, end + 1) or "")
     assert Limits.of(MonitorSchedule(repeat="PT1H", max_runs=240), 5, None).reached(6, 0) is not None
 
