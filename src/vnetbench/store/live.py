@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, and_, case, func, literal, or_, select
+from sqlalchemy import Engine, and_, case, func, insert, literal, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from vnetbench.store import schema as t
@@ -23,35 +23,53 @@ from vnetbench.store import schema as t
 CONTENDED_GROUPS = ("together", "parallel", "background")
 
 
+# meta key saying what sample_stats aggregates. Rows written before it existed mixed iperf3's
+# per-stream samples with the totals (4 streams of a 95 Mbit/s flow: 15 samples, mean 38.1 Mbit/s):
+# a store without it has its sample_stats rebuilt once, from the totals.
+SAMPLE_STATS_KEY, SAMPLE_STATS_OF = "sample_stats_of", "totals"
+
+
 def ensure_live_schema(engine: Engine, backfill_sample_stats: bool) -> None:
-    """Bring a store made before the dashboard up to date: its indexes (a no-op when present) and, when
-    the sample_stats table was just created, its rows for the samples already stored (once)."""
+    """Bring a store made before the dashboard up to date: its indexes (a no-op when present) and its
+    sample_stats rows, (re)built from the stored samples when the table was just created or was
+    written under the old rule (once)."""
     with engine.begin() as conn:
         for index in t.LIVE_INDEXES:
             index.create(conn, checkfirst=True)
-    if not backfill_sample_stats:
+        rule = conn.execute(select(t.meta.c.value).where(t.meta.c.key == SAMPLE_STATS_KEY)).scalar()
+    if rule == SAMPLE_STATS_OF and not backfill_sample_stats:
         return
     smp = t.samples
-    aggregates = select(
-        smp.c.measurement_id,
-        smp.c.metric,
-        func.count(smp.c.value),
-        func.min(smp.c.value),
-        func.avg(smp.c.value),
-        func.max(smp.c.value),
-    ).group_by(smp.c.measurement_id, smp.c.metric)
+    aggregates = (
+        select(
+            smp.c.measurement_id,
+            smp.c.metric,
+            func.count(smp.c.value),
+            func.min(smp.c.value),
+            func.avg(smp.c.value),
+            func.max(smp.c.value),
+        )
+        .where(smp.c.stream.is_(None))
+        .group_by(smp.c.measurement_id, smp.c.metric)
+    )
     columns = ["measurement_id", "metric", "value_count", "value_min", "value_mean", "value_max"]
     try:
-        with engine.begin() as conn:
+        with engine.begin() as conn:  # one transaction: a second process doing the same rolls back
+            conn.execute(t.sample_stats.delete())
             conn.execute(t.sample_stats.insert().from_select(columns, aggregates))
+            if rule is None:
+                conn.execute(insert(t.meta).values(key=SAMPLE_STATS_KEY, value=SAMPLE_STATS_OF))
     except IntegrityError:
-        pass  # another process opening the same store filled it at the same moment
+        pass  # another process opening the same store rebuilt it at the same moment
 
 
 def sample_stats_rows(measurement_id: int, samples: Iterable[Any]) -> list[dict[str, Any]]:
-    """The sample_stats rows of one measurement's samples (anything with .metric and .value)."""
+    """The sample_stats rows of one measurement's samples (anything with .metric, .value and .stream):
+    the totals only, not iperf3's per-stream samples of the same intervals."""
     values: dict[str, list[float]] = {}
     for sample in samples:
+        if getattr(sample, "stream", None) is not None:
+            continue
         bucket = values.setdefault(sample.metric, [])
         if sample.value is not None:
             bucket.append(float(sample.value))

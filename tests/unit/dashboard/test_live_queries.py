@@ -191,3 +191,40 @@ def test_an_attempt_that_never_started_is_last_on_either_backend(store_url: str)
         assert points[-1].started_utc_ns is None
     finally:
         store.close()
+
+
+def _stream_store(path: Path) -> Store:
+    """A 2-stream TCP attempt as iperf3's driver stores it: per interval the total (stream None) and
+    each stream's share; totals 95, 96, 94 Mbit/s."""
+    store = dashboard_store(path)
+    samples = []
+    for i, total in enumerate((95e6, 96e6, 94e6)):
+        samples.append(Sample(i * 10**9, "throughput_bps", total))
+        samples += [Sample(i * 10**9, "throughput_bps", total / 2, stream=k) for k in (0, 1)]
+    store.save_measurements([record("d1", 0, 1, "tcp", "a", "b", {"throughput_bps": 95e6}, samples)])
+    return store
+
+
+def test_the_sample_spread_is_of_the_totals_not_the_parallel_streams(tmp_path: Path) -> None:
+    """The band and count were over every sample, per-stream ones too: a 4-stream 95 Mbit/s flow showed
+    15 samples from 15.7 to 95.8 Mbit/s, mean 38.1 (monitor audit). Expected: the three totals."""
+    from sqlalchemy import delete, insert
+
+    from vnetbench.store import schema as t
+
+    store = _stream_store(tmp_path / "s.db")
+    (point,) = live.pair_series(store.engine, "d1", "tcp", "a", "b", "throughput_bps", "throughput_bps")
+    assert (point.sample_count, point.sample_min, point.sample_max) == (3, 94e6, 96e6)
+    assert point.sample_mean == pytest.approx(95e6)
+    # a store whose sample_stats were written under the old rule is rebuilt once when opened
+    with store.engine.begin() as conn:
+        conn.execute(delete(t.sample_stats))
+        conn.execute(delete(t.meta).where(t.meta.c.key == live.SAMPLE_STATS_KEY))
+        old = {"measurement_id": point.measurement_id, "metric": "throughput_bps", "value_count": 9}
+        conn.execute(insert(t.sample_stats).values(**old, value_min=47e6, value_mean=63.33e6, value_max=96e6))
+    store.close()
+    reopened = Store(tmp_path / "s.db")
+    (point,) = live.pair_series(reopened.engine, "d1", "tcp", "a", "b", "throughput_bps", "throughput_bps")
+    reopened.close()
+    assert (point.sample_count, point.sample_min, point.sample_max) == (3, 94e6, 96e6)
+    assert point.sample_mean == pytest.approx(95e6)
