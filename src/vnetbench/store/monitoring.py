@@ -175,18 +175,18 @@ class MonitorStore:
             )
 
     def stored_flows(self, campaign_id: str, run: int) -> tuple[set[str], set[str], int]:
-        """Of run `run`: the keys stored (any status), the keys stored ok, and the failed attempts."""
+        """Of run `run`: the keys stored (any status), the keys stored ok, and how many keys have only
+        failed attempts (a measurement re-run after a failure counts once: it counted every attempt,
+        a tool's setup failure too)."""
         m = t.measurements
         query = select(m.c.key, m.c.status).where(m.c.campaign_id == campaign_id, m.c.repetition == run)
-        stored, ok, failed = set(), set(), 0
+        stored, ok = set(), set()
         with self.engine.connect() as conn:
             for key, status in conn.execute(query):
                 stored.add(key)
                 if status == "ok":
                     ok.add(key)
-                else:
-                    failed += 1
-        return stored, ok, failed
+        return stored, ok, len(stored - ok)
 
     def run_counts(self) -> dict[str, dict[str, int]]:
         """campaign id -> run status -> how many runs."""
