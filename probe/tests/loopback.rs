@@ -486,6 +486,35 @@ fn rtt_without_echo_reports_loss() {
     assert_eq!(r["lost_packets"], 10);
     assert_eq!(r["loss_ratio"], 1.0);
     assert_eq!(r["rtt"]["p50_ns"], Value::Null);
+    assert_eq!(r["unreachable_events"], 0); // a socket was bound there: no ICMP error
+}
+
+#[test]
+fn rtt_to_a_closed_port_is_loss_not_an_error() {
+    // ICMP port unreachable made the receiver's recvmmsg fail (ECONNREFUSED): exit 1,
+    // "recvmmsg: Connection refused", no report
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = s.local_addr().unwrap().to_string();
+    drop(s); // nothing listens at the port now
+    let out = run(&[
+        "rtt",
+        "--dst",
+        &addr,
+        "--interval",
+        "0.005",
+        "--count",
+        "10",
+        "--wait",
+        "0.1",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let r = json_of(&out);
+    assert_eq!(r["lost_packets"], 10);
+    assert_eq!(r["loss_ratio"], 1.0);
+    // one ICMP error per probe at most (the kernel may rate-limit them), at least one
+    let unreachable = r["unreachable_events"].as_u64().unwrap();
+    assert!((1..=10).contains(&unreachable), "{unreachable}");
 }
 
 #[test]

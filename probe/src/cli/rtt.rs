@@ -20,6 +20,7 @@ RTT FIELDS
   lost_packets, loss_ratio      probes without reply by the end of --wait; lost / sent
   duplicate_packets             extra reply copies
   foreign_packets               datagrams that were not replies to our probes
+  unreachable_events            ICMP errors on the socket (nothing listens at --dst's port); lost
   rtt{...}                      RTT minus the echo's processing time, ns
                                 (p50_ns is the median)
   server_processing{...}        echo send - echo receive time, ns

@@ -82,6 +82,8 @@ pub struct RttReport {
     pub duplicate_packets: u64,
     /// Replies that were not ours or had a seq never sent.
     pub foreign_packets: u64,
+    /// ICMP errors the socket reported (ECONNREFUSED: nothing listens at dst's port): lost probes.
+    pub unreachable_events: u64,
     /// RTT without echo processing: min/mean/p50 (median)/p90/p99/p999/max/stddev, ns.
     pub rtt: NsSummary,
     /// Echo processing time distribution, ns.
@@ -141,18 +143,33 @@ fn probe_times(tx: u64, client_rx: u64, server_rx: u64, server_tx: u64) -> Probe
     }
 }
 
+/// What the receiver thread saw besides the replies.
+#[derive(Default)]
+struct Seen {
+    foreign: u64,
+    unreachable: u64,
+}
+
 /// Collect replies until `done`: the first copy of each probe's reply and the count of extra
-/// copies; everything that is not a reply to one of our `count` probes is foreign.
+/// copies; everything that is not a reply to one of our `count` probes is foreign. An ICMP error
+/// the socket reports (no echo at dst's port) is counted, not fatal: the probes are lost.
 fn collect_replies(
     sock: &UdpSocket,
     count: u64,
     done: &AtomicBool,
-) -> Result<(Vec<Reply>, u64), String> {
+) -> Result<(Vec<Reply>, Seen), String> {
     let mut replies = vec![Reply::default(); count as usize];
-    let mut foreign = 0u64;
+    let mut seen = Seen::default();
     let mut b = sys::RecvBatch::new(16, 65536);
     while !done.load(Ordering::Relaxed) {
-        let n = b.recv(sock).map_err(|e| format!("recvmmsg: {e}"))?;
+        let n = match b.recv(sock) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                seen.unreachable += 1;
+                continue;
+            }
+            Err(e) => return Err(format!("recvmmsg: {e}")),
+        };
         let fallback = sys::real_ns();
         for i in 0..n {
             let (d, m) = b.get(i);
@@ -177,11 +194,11 @@ fn collect_replies(
                         };
                     }
                 }
-                _ => foreign += 1,
+                _ => seen.foreign += 1,
             }
         }
     }
-    Ok((replies, foreign))
+    Ok((replies, seen))
 }
 
 /// Send the probes on their schedule; returns (send time, lateness) of each and the lateness
@@ -236,7 +253,7 @@ pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
         std::thread::sleep(Duration::from_millis(5));
     }
     done.store(true, Ordering::Relaxed);
-    let (replies, foreign) = rx_thread
+    let (replies, seen) = rx_thread
         .join()
         .map_err(|_| "receiver thread panicked".to_string())??;
     let mut r = summarize(&sends, &replies);
@@ -256,7 +273,8 @@ pub fn run_client(o: &RttOpts) -> Result<RttReport, String> {
             0.0
         },
         duplicate_packets: r.dups,
-        foreign_packets: foreign,
+        foreign_packets: seen.foreign,
+        unreachable_events: seen.unreachable,
         rtt: r.rtt.summary(),
         server_processing: r.processing.summary(),
         owd_up: r.up.summary(),

@@ -488,6 +488,7 @@ class ProbeRttDriver:
             "lost_packets": _num(doc, "lost_packets"),
             "loss_ratio": _num(doc, "loss_ratio"),
             "duplicate_replies": _num(doc, "duplicate_packets"),
+            "unreachable_events": _num(doc, "unreachable_events"),  # ICMP: no echo at the port
             "rtt_min_ns": min(rtts) if rtts else None,
             "rtt_mean_ns": statistics.fmean(rtts) if rtts else None,
             "rtt_median_ns": statistics.median(rtts) if rtts else None,

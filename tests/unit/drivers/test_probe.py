@@ -156,6 +156,19 @@ def test_rtt_statistics_come_from_every_probe() -> None:
     assert [x.seq for x in parsed.samples if x.metric == "rtt_ns"] == list(range(50))
 
 
+def test_rtt_to_a_port_without_echo_is_total_loss_with_its_icmp_errors() -> None:
+    """A real run to a closed loopback port: vnb-probe exited 1 ("recvmmsg: Connection refused") and
+    the measurement failed; now every probe is lost and the ICMP errors are counted."""
+    client, _, _ = probe_capture("rtt_closed_port")
+    parsed = driver_for("probe-rtt").parse(client, None)
+    s = parsed.summary
+    assert parsed.error is None
+    assert (s["sent_packets"], s["received_packets"], s["lost_packets"], s["loss_ratio"]) == (5, 0, 5, 1.0)
+    assert s["unreachable_events"] == json.loads(client.stdout)["unreachable_events"] == 5
+    assert s["rtt_median_ns"] is None
+    assert [x.metric for x in parsed.samples] == ["lost"] * 5
+
+
 def test_cpushare_summary_and_gaps() -> None:
     client, _, _ = probe_capture("cpushare_half")
     parsed = driver_for("cpushare").parse(client, None)
