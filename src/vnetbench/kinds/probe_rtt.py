@@ -20,7 +20,8 @@ class ProbeRttKind(CountedKind):
         | quantiles("send_lateness", ("min", "p50", "p99", "max", "mean"), "ns")
         | {
             "sent_packets", "received_packets", "lost_packets", "loss_ratio", "duplicate_replies",
-            "server_processing_p50_ns", "achieved_pps", "target_pps", "sender_cpu_ratio", "unreachable_events",
+            "server_processing_p50_ns", "achieved_pps", "target_pps", "sender_cpu_ratio",
+            "unreachable_events",
         }
     )  # fmt: skip
 
