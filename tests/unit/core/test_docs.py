@@ -181,3 +181,14 @@ def test_the_readme_layout_names_every_directory_of_tests() -> None:
     tests = ROOT / "tests"
     dirs = {p.name for p in tests.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))}
     assert dirs <= named, f"README's tests/ entry does not name {sorted(dirs - named)}"
+
+
+def test_the_readme_layout_names_every_command_of_the_cli() -> None:
+    """The layout's `cli/` entry names each command (and each `scenarios` subcommand) the CLI has."""
+    readme = (ROOT / "README.md").read_text()
+    entry = re.search(r"^  cli/ +(.*?)\n(?=  \S)", readme, re.M | re.S)
+    assert entry, "README: the layout's cli/ entry is gone"
+    named = set(re.findall(r"[a-z]+", entry.group(1)))
+    group = typer.main.get_command(app)
+    commands = set(group.commands) | set(group.commands["scenarios"].commands)  # type: ignore[attr-defined]
+    assert commands <= named, f"README's cli/ entry does not name {sorted(commands - named)}"
