@@ -7,7 +7,7 @@ import platform
 import statistics
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -15,9 +15,11 @@ from rich.table import Table
 
 from vnetbench.cli.common import JsonOption, fail, out, spec_errors
 from vnetbench.cli.output import print_json, print_table
-from vnetbench.providers.ssh.doctor import TOOLS, HostCheck, check_inventory, notes_of, problems_of, ready
 from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.units import signed
+
+if TYPE_CHECKING:
+    from vnetbench.providers.ssh.doctor import HostCheck
 
 
 def doctor(
@@ -49,6 +51,9 @@ def doctor(
         if install_probe or insecure_accept_new_host_keys or probe_path:
             raise fail("--install-probe, --insecure-accept-new-host-keys and --probe-path need --inventory")
         _local(json_output)
+    # the SSH doctor loads asyncssh (~0.5 s): imported when an inventory is checked, not at every start
+    from vnetbench.providers.ssh.doctor import check_inventory, notes_of, problems_of, ready
+
     try:
         checks, elapsed = check_inventory(
             inventory, install_probe, insecure_accept_new_host_keys, probe_path or None
@@ -74,6 +79,8 @@ def doctor(
 
 
 def _table(checks: list[HostCheck]) -> Table:
+    from vnetbench.providers.ssh.doctor import TOOLS
+
     table = Table("host", "reachable", "user", "root/sudo", "iperf3", "ping", "vnb-probe", "kernel",
                   "clock offset", "path MTU", title="vnetbench doctor")  # fmt: skip
     for c in checks:

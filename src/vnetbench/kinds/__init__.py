@@ -7,6 +7,7 @@
     kind.offered(m, path, params)        # payload rate offered (udp, probe flows)
     kind.expected_max_bps(m, path, params)  # overhead-model maximum (overhead.py)
     kind.path_problem(m, path, src, dst) # plan-time check (udp `rate: link` needs a shaped link)
+    kind.unfragmented_sizes(m)           # probe sizes the path's MTU must carry whole (plan check)
     kind.datagram_bytes(m)               # telemetry's fragments per datagram
     kind.background_pairs(m)             # flows it adds beside a pattern's steps (background)
 

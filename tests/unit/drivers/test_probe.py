@@ -210,7 +210,7 @@ def test_the_installed_probe_is_the_optimised_build() -> None:
 
 def test_sender_summary_keeps_the_burst_the_pacing_produced() -> None:
     """A real `vnb-probe send --rate 1M --size 1000` report (125 pps): each wake-up sends one packet."""
-    send = json.loads((DATA / "vnb-probe" / "send_bursts.json").read_text())
+    send = json.loads((DATA / "vnb-probe" / "send_bursts.client.stdout").read_text())
     s = sender_summary(send)
     assert s["burst_max_packets"] == send["burst_packets"]["max_packets"] == 1
     assert s["burst_p99_packets"] == send["burst_packets"]["p99_packets"]
