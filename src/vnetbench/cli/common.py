@@ -7,7 +7,6 @@ Exit codes: 0 success, 1 a run with failed measurements (or a failed build), 2 a
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 from pathlib import Path
 from typing import Annotated, Any
@@ -18,7 +17,7 @@ from rich.text import Text
 
 from vnetbench.report.rich_view import TerminalConsole
 from vnetbench.spec.errors import SpecInvalid
-from vnetbench.store.db import Store
+from vnetbench.store.db import Store, foreign_tables
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -117,21 +116,6 @@ def open_store(db: str, create: bool = False) -> Store:
         postgres = db.startswith(("postgresql", "postgres:"))  # its reason says what (refused, no such role)
         hint = "" if postgres else "; --db takes a SQLite file that vnetbench wrote, or a postgresql:// URL"
         raise fail(f"cannot open the store '{db}': {reason}{hint}") from None
-
-
-def foreign_tables(path: Path) -> list[str]:
-    """The tables of a SQLite file that holds tables but no vnetbench store (no `campaigns`); [] for a
-    store, an empty database, no file, or a file SQLite cannot read (Store says why)."""
-    import sqlite3
-
-    if not path.is_file():
-        return []
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
-            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    except sqlite3.Error:
-        return []
-    return [] if not names or "campaigns" in names else sorted(names)
 
 
 def find_campaign(store: Store, ident: str | None) -> dict[str, Any]:

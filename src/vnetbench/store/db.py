@@ -6,8 +6,10 @@ as soon as the step ends, with their summaries, samples, events, raw output and 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import sqlite3
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -109,6 +111,20 @@ def engine_for(db: str | Path) -> Engine:
             cur.close()
 
     return engine
+
+
+def foreign_tables(path: Path) -> list[str]:
+    """The tables of a SQLite file that holds tables but no vnetbench store (no `campaigns`); [] for a
+    store, an empty database, no file, or a file SQLite cannot read (Store says why). Read before
+    `Store` opens the file, which would add its tables to a database that is not a store."""
+    if not path.is_file():
+        return []
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    except sqlite3.Error:
+        return []
+    return [] if not names or "campaigns" in names else sorted(names)
 
 
 SCHEMA_TRIES = 10  # one table, index or row per try can be lost to a process creating it too
