@@ -229,6 +229,25 @@ def _cpu_ratio(doc: dict[str, Any], wall_ns: float | None) -> float | None:
     return (user + system) / wall_ns
 
 
+SAME_CLOCK_NS = 1_000_000  # two reports whose CLOCK_REALTIME − CLOCK_MONOTONIC agree this closely
+
+
+def shared_clock(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """True when two reports were stamped by one kernel's CLOCK_REALTIME (one machine: namespaces
+    share it), so a one-way delay between them is a delay, not a clock offset. Each report's clock
+    block has both clocks read at its start: on one machine REALTIME − MONOTONIC is the same number
+    (the captures here agree within 11 ns; NTP slews both clocks alike), on two machines it differs
+    by the gap between their boots. `clock.synchronized` (the kernel's NTP flag) says neither: it is
+    false on a machine without NTP, and NTP's milliseconds would swamp a path's microseconds."""
+    offsets = []
+    for doc in (a, b):
+        rt, mono = _int(doc, "clock", "start_realtime_ns"), _int(doc, "clock", "start_monotonic_ns")
+        if rt is None or mono is None:
+            return False
+        offsets.append(rt - mono)
+    return abs(offsets[0] - offsets[1]) <= SAME_CLOCK_NS
+
+
 def sender_summary(send: dict[str, Any]) -> dict[str, float | None]:
     """What the sender knows: target, achieved rate, its own lateness, its CPU."""
     s: dict[str, float | None] = {
@@ -261,8 +280,12 @@ def receiver_summary(recv: dict[str, Any], stream: dict[str, Any] | None) -> dic
     """What arrived. `stream` is the flow's own stream (the receiver has one sender)."""
     totals = recv.get("totals") if isinstance(recv.get("totals"), dict) else {}
     st = stream or {}
+    out_of_range = _num(st, "out_of_range_packets")
+    unique = _num(totals, "unique_packets")
     s: dict[str, float | None] = {
-        "received_packets": _num(totals, "unique_packets"),
+        # the flow's own packets: not those outside the FIN's sequence range (another run's)
+        "received_packets": unique - (out_of_range or 0) if unique is not None else None,
+        "out_of_range_packets": out_of_range,
         "duplicate_packets": _num(totals, "duplicate_packets"),
         "late_packets": _num(totals, "late_packets"),
         "lost_packets": _num(totals, "lost_packets"),
@@ -273,11 +296,13 @@ def receiver_summary(recv: dict[str, Any], stream: dict[str, Any] | None) -> dic
         "throughput_bps": _num(totals, "received_bps"),
         "received_l2_bps": _num(st, "received_l2_bps"),
         "jitter_rfc3550_mean_ns": _num(st, "jitter_rfc3550_mean_ns"),
+        "jitter_rfc3550_last_ns": _num(st, "jitter_rfc3550_ns"),  # the estimator's end value, as iperf3's
         "ipdv_p99_ns": _num(st, "ipdv", "p99_ns"),
         "pdv_p99_ns": _num(st, "pdv", "p99_ns"),
-        "owd_p50_ns": _num(st, "owd", "p50_ns"),  # sender and receiver share this machine's clock
+        "owd_p50_ns": _num(st, "owd", "p50_ns"),  # dropped by parse unless both ends share one clock
         "kernel_drops_packets": _num(recv, "kernel_drops_packets"),
         "foreign_packets": _num(recv, "foreign_packets"),
+        "truncated_packets": _num(recv, "truncated_packets"),
         "exact_loss": 1.0 if st.get("expected_source") == "fin" else 0.0,
     }
     s["receiver_cpu_ratio"] = _cpu_ratio(recv, _num(recv, "elapsed_ns"))
@@ -340,37 +365,77 @@ def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> li
             )
         )
     if recv:
-        streams = [x for x in recv.get("streams") or [] if isinstance(x, dict)]
-        if streams and any(x.get("expected_source") != "fin" for x in streams):
+        events += _receiver_events(recv)
+    return events
+
+
+# why the receiver stopped, when it was not the FIN (recv `stop_reason`)
+STOPPED_BY = {
+    "idle_timeout": f"its idle timeout (no packet for --idle-timeout, {RECV_IDLE_S} s as the driver runs it) "
+    "after {elapsed:.1f} s: the sender never finished or every FIN copy was lost",
+    "duration": "its own deadline, after {elapsed:.1f} s",
+    "signal": "a signal after {elapsed:.1f} s (killed before the flow ended)",
+}
+
+
+def _receiver_events(recv: dict[str, Any]) -> list[Event]:
+    events: list[Event] = []
+    streams = [x for x in recv.get("streams") or [] if isinstance(x, dict)]
+    stop = recv.get("stop_reason")
+    elapsed = (_num(recv, "elapsed_ns") or 0) / NS
+    why = (
+        f"; the receiver stopped by {STOPPED_BY[stop].format(elapsed=elapsed)}" if stop in STOPPED_BY else ""
+    )
+    if streams and any(x.get("expected_source") != "fin" for x in streams):
+        events.append(
+            Event(
+                "tool_anomaly",
+                "no FIN arrived: loss and received rate are counted from the sender's report "
+                f"(sent - received), not the receiver's sequence range{why}",
+            )
+        )
+    elif why:
+        events.append(Event("tool_anomaly", f"the FIN arrived{why} before the 0.2 s it waits for stragglers"))
+    for st in streams:
+        if (n := int(_num(st, "out_of_range_packets") or 0)) > 0:
+            first, sent = _int(st, "first_seq") or 0, _int(st, "sent_packets") or 0
             events.append(
                 Event(
                     "tool_anomaly",
-                    "no FIN arrived: loss and received rate are counted from the sender's report "
-                    "(sent - received), not the receiver's sequence range",
+                    f"{n:,} packets from the flow's source and stream id had sequence numbers outside "
+                    f"the range its FIN announced ({first}..{first + sent - 1}): not this run's packets "
+                    "(another sender on that port, or one restarted on it); left out of received_packets "
+                    "and loss, but in the receiver's rates and delay statistics",
                 )
             )
-        if (_num(recv, "kernel_drops_packets") or 0) > 0:
-            events.append(
-                Event(
-                    "receiver_drops",
-                    f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)}"
-                    " datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
-                )
+    if (n := int(_num(recv, "truncated_packets") or 0)) > 0:
+        events.append(
+            Event(
+                "tool_anomaly",
+                f"{n:,} datagrams were longer than the receiver's 64 KiB buffer and arrived cut short "
+                "(MSG_TRUNC): their bytes are undercounted",
             )
-        trace = recv.get("trace")
-        if isinstance(trace, dict) and trace.get("truncated") is True:
-            bins = len(trace.get("packets") or [])
-            events.append(
-                Event(
-                    "tool_warning",
-                    f"the receiver's trace stopped after {bins:,} bins (it keeps at most "
-                    f"{TRACE_MAX_BINS:,}): later packets are in the totals but not in the trace samples",
-                )
+        )
+    if (_num(recv, "kernel_drops_packets") or 0) > 0:
+        events.append(
+            Event(
+                "receiver_drops",
+                f"the receiving socket's queue overflowed: {int(_num(recv, 'kernel_drops_packets') or 0)}"
+                " datagrams dropped inside the receiving host (SO_RXQ_OVFL)",
             )
-        if len(streams) > 1:
-            events.append(
-                Event("tool_anomaly", f"the receiver saw {len(streams)} streams where one was sent")
+        )
+    trace = recv.get("trace")
+    if isinstance(trace, dict) and trace.get("truncated") is True:
+        bins = len(trace.get("packets") or [])
+        events.append(
+            Event(
+                "tool_warning",
+                f"the receiver's trace stopped after {bins:,} bins (it keeps at most "
+                f"{TRACE_MAX_BINS:,}): later packets are in the totals but not in the trace samples",
             )
+        )
+    if len(streams) > 1:
+        events.append(Event("tool_anomaly", f"the receiver saw {len(streams)} streams where one was sent"))
     return events
 
 
@@ -434,6 +499,8 @@ class ProbeFlowDriver:
             parsed.samples = trace_samples(recv, parsed.started_utc_ns)
             if send and parsed.summary.get("exact_loss") == 0.0:
                 count_from_the_sender(parsed.summary)
+            if not shared_clock(send, recv):  # one-way delay between two machines' clocks: an offset
+                parsed.summary.pop("owd_p50_ns", None)
         parsed.error = send_err or recv_err
         if parsed.error:
             parsed.summary = {}
@@ -489,6 +556,7 @@ class ProbeRttDriver:
             "loss_ratio": _num(doc, "loss_ratio"),
             "duplicate_replies": _num(doc, "duplicate_packets"),
             "unreachable_events": _num(doc, "unreachable_events"),  # ICMP: no echo at the port
+            "foreign_packets": _num(doc, "foreign_packets"),  # from the echo's address, not replies
             "rtt_min_ns": min(rtts) if rtts else None,
             "rtt_mean_ns": statistics.fmean(rtts) if rtts else None,
             "rtt_median_ns": statistics.median(rtts) if rtts else None,
@@ -512,13 +580,58 @@ class ProbeRttDriver:
                 samples.append(Sample(t, "lost", 1.0, seq=seq))
             elif _num(r, "rtt_ns") is not None:
                 samples.append(Sample(t, "rtt_ns", float(r["rtt_ns"]), seq=seq))
-        return Parsed(summary=s, samples=samples, started_utc_ns=t0 or None)
+        echo, _ = _load(server, "echo") if server is not None else (None, None)
+        s.update(echo_summary(doc, echo))
+        return Parsed(summary=s, samples=samples, events=rtt_events(doc, echo), started_utc_ns=t0 or None)
 
     def version_command(self) -> list[str]:
         return [probe_path(), "--version"]
 
     def parse_version(self, text: str) -> str:
         return version(text)
+
+
+def echo_summary(doc: dict[str, Any], echo: dict[str, Any] | None) -> dict[str, float | None]:
+    """What the echo's report adds: its foreign datagrams and refused replies, and the one-way delays
+    each way, stored only when the client and the echo share one clock (`shared_clock`)."""
+    s: dict[str, float | None] = {}
+    if echo is not None:
+        s["echo_foreign_packets"] = _num(echo, "foreign_packets")
+        s["echo_send_errors"] = _num(echo, "send_errors")
+        if shared_clock(doc, echo):
+            s["owd_up_p50_ns"] = _num(doc, "owd_up", "p50_ns")
+            s["owd_down_p50_ns"] = _num(doc, "owd_down", "p50_ns")
+    return s
+
+
+def rtt_events(doc: dict[str, Any], echo: dict[str, Any] | None) -> list[Event]:
+    """Datagrams neither end could attribute, and replies the echo's kernel refused."""
+    events: list[Event] = []
+    if (n := int(_num(doc, "foreign_packets") or 0)) > 0:
+        events.append(
+            Event(
+                "tool_anomaly",
+                f"the rtt client got {n:,} datagrams from the echo's address that were not replies to its "
+                "probes (another program at that port?): not counted as replies",
+            )
+        )
+    if echo and (n := int(_num(echo, "foreign_packets") or 0)) > 0:
+        events.append(
+            Event(
+                "tool_warning",
+                f"the echo got {n:,} datagrams that were not RTT requests (another flow sent to its port): "
+                "never answered, but they shared the echo's socket with the probes",
+            )
+        )
+    if echo and (n := int(_num(echo, "send_errors") or 0)) > 0:
+        events.append(
+            Event(
+                "tool_anomaly",
+                f"the echo's kernel refused {n:,} replies: those probes count as lost though the path "
+                "may not have lost them",
+            )
+        )
+    return events
 
 
 # ---------------------------------------------------------------------------------------------- cpushare

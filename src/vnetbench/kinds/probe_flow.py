@@ -25,6 +25,7 @@ class ProbeFlowKind(Kind):
             "reordered_packets", "received_pps", "received_bps", "throughput_bps", "received_l2_bps",
             "jitter_rfc3550_mean_ns", "ipdv_p99_ns", "pdv_p99_ns", "owd_p50_ns", "kernel_drops_packets",
             "foreign_packets", "exact_loss", "receiver_cpu_ratio", "loss_from_sender_count",
+            "out_of_range_packets", "truncated_packets", "jitter_rfc3550_last_ns",
         }
     )  # fmt: skip
 

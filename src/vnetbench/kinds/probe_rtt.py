@@ -21,7 +21,8 @@ class ProbeRttKind(CountedKind):
         | {
             "sent_packets", "received_packets", "lost_packets", "loss_ratio", "duplicate_replies",
             "server_processing_p50_ns", "achieved_pps", "target_pps", "sender_cpu_ratio",
-            "unreachable_events",
+            "unreachable_events", "foreign_packets", "echo_foreign_packets", "echo_send_errors",
+            "owd_up_p50_ns", "owd_down_p50_ns",
         }
     )  # fmt: skip
 
