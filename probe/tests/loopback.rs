@@ -518,6 +518,39 @@ fn rtt_to_a_closed_port_is_loss_not_an_error() {
 }
 
 #[test]
+fn send_to_a_closed_port_sends_every_packet_and_fin() {
+    // Each datagram to a closed port draws an ICMP port unreachable, which the kernel reports as
+    // ECONNREFUSED on the next send call of the connected socket, and that call sends nothing:
+    // of the 5 FINs only 2 went out (every other one failed). Such a call is retried once.
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = s.local_addr().unwrap().to_string();
+    drop(s); // nothing listens at the port now
+    let out = run(&[
+        "send",
+        "--dst",
+        &addr,
+        "--pps",
+        "1000",
+        "--duration",
+        "0.2",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let r = json_of(&out);
+    assert_eq!(r["fin_sent_packets"], 5, "{r}");
+    let sent = r["sent_packets"].as_u64().unwrap();
+    let missed = r["missed_slots_packets"].as_u64().unwrap();
+    assert_eq!(sent + missed, 200);
+    assert!(sent > 0, "{r}"); // slots missed only after a stall of the (loaded) machine
+                              // every refused call is counted: nearly one per call after the first datagram (the kernel
+                              // may rate-limit its ICMP errors), the retries among the syscalls
+    let errors = r["send_errors"].as_u64().unwrap();
+    let calls = r["syscalls"].as_u64().unwrap();
+    assert!(errors >= 10, "{r}");
+    assert!(errors <= calls + 5, "{r}");
+}
+
+#[test]
 fn cpushare_runs() {
     let out = run(&[
         "cpushare",

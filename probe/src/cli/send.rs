@@ -38,8 +38,10 @@ SEND FIELDS
   wake_lateness{...}            wake-up time - planned wake-up time (slot or quantum boundary),
                                 ns, of the wake-ups that had to wait: the pacing timer's own
                                 error, apart from the quantum
-  send_errors                   failed sendmmsg calls (e.g. ECONNREFUSED from ICMP unreachable)
-  syscalls, mean_batch_packets  sendmmsg calls and mean packets per call
+  send_errors                   failed send calls, data and FIN, each counted; ECONNREFUSED on
+                                the connected socket is an earlier datagram's ICMP unreachable
+                                (the call sent nothing) and that call is retried once
+  syscalls, mean_batch_packets  sendmmsg calls (retries too) and mean packets per call
   gso                           true: --gso, UDP GSO (UDP_SEGMENT) carried several packets per
                                 message (one skb until the kernel segments it)
   gso_segments                  packets per sendmmsg message at most (1 without --gso)

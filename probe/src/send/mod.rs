@@ -258,7 +258,7 @@ pub fn run(o: &SendOpts) -> Result<SendReport, String> {
         send_due(o, &sched, stall_ns, &out, &mut packets, &mut c)?;
     }
     c.close_burst();
-    let fins = send_fins(o, &out, c.sent)?;
+    let fins = send_fins(o, &out, &mut c)?;
     let setup = Setup {
         src,
         sndbuf,
@@ -294,10 +294,22 @@ fn send_due(
         return Ok(());
     }
     let n = st.send as usize;
-    let rt = sys::real_ns();
-    let nmsg = packets.stamp(n, o.first_seq.wrapping_add(c.sent), rt);
+    let mut rt = sys::real_ns();
+    let seq0 = o.first_seq.wrapping_add(c.sent);
+    let mut nmsg = packets.stamp(n, seq0, rt);
     c.calls += 1;
-    match packets.batch.send(out, nmsg) {
+    let mut result = packets.batch.send(out, nmsg);
+    if let Err(e) = &result {
+        if earlier_icmp_error(e, out) {
+            // counted, then the same packets again, stamped with the time they now leave
+            c.failed(e, o.dst)?;
+            rt = sys::real_ns();
+            nmsg = packets.stamp(n, seq0, rt);
+            c.calls += 1;
+            result = packets.batch.send(out, nmsg);
+        }
+    }
+    match result {
         Ok(km) => {
             let k = packets_in(km, n, packets.segs);
             c.sent(k as u64, km as u64, now, rt, sched);
@@ -310,18 +322,33 @@ fn send_due(
     }
 }
 
+/// ECONNREFUSED on a connected UDP socket is the ICMP port unreachable an *earlier* datagram
+/// drew: the kernel reports it (and clears it) on the next send call, which then sends nothing.
+/// That call is worth one retry; a second error is a new one.
+fn earlier_icmp_error(e: &std::io::Error, out: &Output) -> bool {
+    matches!(out, Output::Udp(_)) && e.raw_os_error() == Some(libc::ECONNREFUSED)
+}
+
 /// FIN: the exact count, several times, 2 ms apart; never cut by GSO (a 30-byte FIN is longer
-/// than a segment of 18..29 bytes). Returns how many went out.
-fn send_fins(o: &SendOpts, out: &Output, sent: u64) -> Result<u32, String> {
+/// than a segment of 18..29 bytes). A failed send is counted in `send_errors`, and one that only
+/// reported an earlier ICMP error is retried once. Returns how many went out.
+fn send_fins(o: &SendOpts, out: &Output, c: &mut Counters) -> Result<u32, String> {
     if let (true, Output::Udp(udp)) = (o.gso, out) {
         sys::set_udp_segment(udp, 0).map_err(|e| format!("setsockopt UDP_SEGMENT 0: {e}"))?;
     }
     let mut fins = 0;
     for i in 0..o.fin_count {
-        let b = packet::encode_fin(sent, sys::real_ns(), o.stream, o.first_seq);
-        if out.send_one(&b) {
-            fins += 1;
+        let b = packet::encode_fin(c.sent, sys::real_ns(), o.stream, o.first_seq);
+        let mut result = out.send_one(&b);
+        if let Err(e) = &result {
+            c.errors += 1;
+            if earlier_icmp_error(e, out) {
+                let b = packet::encode_fin(c.sent, sys::real_ns(), o.stream, o.first_seq);
+                result = out.send_one(&b);
+                c.errors += u64::from(result.is_err());
+            }
         }
+        fins += u32::from(result.is_ok());
         if i + 1 < o.fin_count {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }

@@ -51,15 +51,18 @@ impl Output {
     }
 
     /// Send one datagram (the FIN) outside the batches.
-    pub(super) fn send_one(&self, payload: &[u8]) -> bool {
+    pub(super) fn send_one(&self, payload: &[u8]) -> std::io::Result<()> {
         match self {
-            Output::Udp(s) => s.send(payload).is_ok(),
+            Output::Udp(s) => s.send(payload).map(drop),
             Output::Raw(..) => {
                 let h = rawframe::HEADER_LEN;
                 let mut b = sys::SendBatch::new(1, h + payload.len());
                 self.write_header(b.buf_mut(0), payload.len());
                 b.buf_mut(0)[h..].copy_from_slice(payload);
-                matches!(b.send(self, 1), Ok(1))
+                match b.send(self, 1)? {
+                    1 => Ok(()),
+                    _ => Err(std::io::Error::other("the kernel took no frame")),
+                }
             }
         }
     }

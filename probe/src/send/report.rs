@@ -54,9 +54,11 @@ pub struct SendReport {
     pub burst_packets: PacketsSummary,
     /// Wake-up time − planned wake-up time of the wake-ups that waited, ns.
     pub wake_lateness: NsSummary,
-    /// sendmmsg calls that failed (e.g. ICMP port unreachable reported as ECONNREFUSED).
+    /// Send calls that failed, data (sendmmsg) and FIN alike, each counted, a retried one too
+    /// (e.g. ECONNREFUSED: an ICMP port unreachable an earlier datagram drew, reported by the
+    /// next call, which sent nothing and is retried once).
     pub send_errors: u64,
-    /// sendmmsg calls.
+    /// sendmmsg calls (a retry too).
     pub syscalls: u64,
     /// Mean packets per sendmmsg call.
     pub mean_batch_packets: f64,
