@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vnetbench.store.db import Store
-from vnetbench.store.records import TelemetryRun
+from vnetbench.store.records import MeasurementRecord, TelemetryRun
 
 
 def campaign_store(
@@ -26,6 +26,19 @@ def campaign_store(
         tool_versions={},
     )
     return store
+
+
+def pair_record(
+    campaign_id: str, key: str, kind: str, src: str, dst: str, **fields: object
+) -> MeasurementRecord:
+    """One measurement of a `pairs` pattern `p` between two nodes on one host (repetition 1, seq 0,
+    status ok unless `fields` say otherwise); its measurement is named after its kind."""
+    values: dict[str, object] = {
+        "step_key": key, "seq": 0, "repetition": 1, "pattern": "p", "pattern_kind": "pairs",
+        "group_kind": "single", "group_size": 1, "measurement": kind, "placement": "same-host",
+    }  # fmt: skip
+    values.update(fields)
+    return MeasurementRecord(campaign_id=campaign_id, key=key, kind=kind, src=src, dst=dst, **values)  # type: ignore[arg-type]
 
 
 def host_cpu(busy_ms: int, idle_ms: int) -> TelemetryRun:

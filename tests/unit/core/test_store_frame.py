@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from tests.helpers.stores import campaign_store
-from vnetbench.store.records import MeasurementRecord
+from tests.helpers.stores import campaign_store, pair_record
 
 
 def test_a_summary_metric_named_like_a_column_is_kept_as_the_tools_view(store_url: str) -> None:
     store = campaign_store(store_url)
-    rec = MeasurementRecord(
-        campaign_id="c1",
-        key="r001/udp/a>b",
-        step_key="r001/udp/a>b",
-        seq=0,
-        repetition=1,
-        pattern="p",
-        pattern_kind="pairs",
-        group_kind="single",
-        group_size=1,
-        measurement="udp",
-        kind="udp",
-        src="a",
-        dst="b",
-        placement="same-host",
+    rec = pair_record(
+        "c1",
+        "r001/udp/a>b",
+        "udp",
+        "a",
+        "b",
         offered_bps=194444444.44,  # what vnetbench planned to offer
         summary={"offered_bps": 194444444.0, "loss_ratio": 0.5, "throughput_bps": 97.2e6},
     )

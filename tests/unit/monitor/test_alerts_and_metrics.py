@@ -17,14 +17,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.helpers.capture import ping_capture
 from tests.helpers.http import WebhookReceiver
-from tests.helpers.stores import campaign_store
+from tests.helpers.stores import campaign_store, pair_record
 from vnetbench.monitor import alerts, locks
 from vnetbench.monitor.metrics import StoreCollector
 from vnetbench.monitor.web import health
 from vnetbench.spec.monitoring import AlertRule
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore, Series
-from vnetbench.store.records import MeasurementRecord
 
 LOSSY = AlertRule(name="lossy", measurement="udp", metric="loss_ratio", op=">", threshold="1%", for_runs=2)
 
@@ -34,21 +33,14 @@ def store_run(store: Store, run: int, loss: dict[tuple[str, str], float | None],
     mstore = MonitorStore(store)
     mstore.start_run(cid, run, run * 10**9, len(loss))
     records = [
-        MeasurementRecord(
-            campaign_id=cid,
-            key=f"r{run:03d}/p/udp/{src}>{dst}",
-            step_key=f"r{run:03d}/p/udp/{src}>{dst}",
+        pair_record(
+            cid,
+            f"r{run:03d}/p/udp/{src}>{dst}",
+            "udp",
+            src,
+            dst,
             seq=run,
             repetition=run,
-            pattern="p",
-            pattern_kind="pairs",
-            group_kind="single",
-            group_size=1,
-            measurement="udp",
-            kind="udp",
-            src=src,
-            dst=dst,
-            placement="same-host",
             status="ok" if value is not None else "failed",
             started_utc_ns=run * 10**9,
             summary={} if value is None else {"loss_ratio": value, "throughput_bps": 9e7},
@@ -174,24 +166,8 @@ def test_a_metric_stored_without_a_value_is_not_counted_as_stored(monitored) -> 
     out, _ = ping_capture("ping_total_loss")  # 5 requests into a blackhole route: no reply at all
     summary = ping.parse(out).summary
     mstore.start_run("c1", 1, 10**9, 1)
-    record = MeasurementRecord(
-        campaign_id="c1",
-        key="r001/p/rtt/a>b",
-        step_key="r001/p/rtt/a>b",
-        seq=1,
-        repetition=1,
-        pattern="p",
-        pattern_kind="pairs",
-        group_kind="single",
-        group_size=1,
-        measurement="rtt",
-        kind="rtt",
-        src="a",
-        dst="b",
-        placement="same-host",
-        status="ok",
-        started_utc_ns=10**9,
-        summary=summary,
+    record = pair_record(
+        "c1", "r001/p/rtt/a>b", "rtt", "a", "b", seq=1, started_utc_ns=10**9, summary=summary
     )
     store.save_measurements([record])
     valued, every = mstore.run_metrics("c1", 1), mstore.run_metrics("c1", 1, valued=False)
