@@ -9,7 +9,8 @@ use std::net::UdpSocket;
 use std::process::Command;
 
 use common::{
-    finish, json_of, run, send_recv, send_recv_rate, send_to_recv, start_recv, start_server,
+    closed_port, finish, json_of, run, send_recv, send_recv_rate, send_to_recv, start_recv,
+    start_server,
 };
 use serde_json::Value;
 
@@ -493,9 +494,7 @@ fn rtt_without_echo_reports_loss() {
 fn rtt_to_a_closed_port_is_loss_not_an_error() {
     // ICMP port unreachable made the receiver's recvmmsg fail (ECONNREFUSED): exit 1,
     // "recvmmsg: Connection refused", no report
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = s.local_addr().unwrap().to_string();
-    drop(s); // nothing listens at the port now
+    let addr = closed_port();
     let out = run(&[
         "rtt",
         "--dst",
@@ -522,9 +521,7 @@ fn send_to_a_closed_port_sends_every_packet_and_fin() {
     // Each datagram to a closed port draws an ICMP port unreachable, which the kernel reports as
     // ECONNREFUSED on the next send call of the connected socket, and that call sends nothing:
     // of the 5 FINs only 2 went out (every other one failed). Such a call is retried once.
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = s.local_addr().unwrap().to_string();
-    drop(s); // nothing listens at the port now
+    let addr = closed_port();
     let out = run(&[
         "send",
         "--dst",

@@ -113,3 +113,10 @@ fn send_recv_with(
     assert!(s.status.success(), "{s:?}");
     (json_of(&s), finish(rx))
 }
+
+/// A loopback address:port nothing listens at (bound, then released): datagrams to it draw ICMP
+/// port unreachable.
+pub fn closed_port() -> String {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.local_addr().unwrap().to_string()
+}
