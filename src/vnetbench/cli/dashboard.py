@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import errno
+import signal
 import socket
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -23,6 +24,33 @@ from vnetbench.cli.common import (
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT arrived: a clean stop (exit 0). A BaseException, so no `except Exception` on
+    the way turns it into an error."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise _Stopped
+
+
+def serve_until_stopped(server: Any, sock: socket.socket) -> None:
+    """Run uvicorn until SIGTERM or Ctrl-C (SIGINT), each a clean stop, as the monitor's. uvicorn catches
+    both, shuts down, then raises the signal again under the handler it found: the default ones ended
+    the process by SIGTERM (exit 143, a failure to a service manager) or KeyboardInterrupt (exit 130);
+    this one ends the run quietly."""
+    previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    try:
+        server.run(sockets=[sock])
+    except _Stopped:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def listen(host: str, port: int, other_fix: str = "") -> socket.socket:
@@ -68,7 +96,9 @@ def dashboard_command(
     ] = None,
 ) -> None:
     """Serve the live dashboard: campaigns with progress, the pair grid coloured by thresholds, each pair's
-    series, the static reports. Reads a store that `run`, `resume` or `monitor` may be writing."""
+    series, the static reports. Reads a store that `run`, `resume` or `monitor` may be writing.
+
+    SIGTERM (a service manager's stop) and Ctrl-C stop it cleanly: exit 0."""
     # imported when the command runs: FastAPI and uvicorn cost the other commands nothing
     import uvicorn
 
@@ -105,5 +135,4 @@ def dashboard_command(
         highlight=False,
         soft_wrap=True,
     )
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-    server.run(sockets=[sock])
+    serve_until_stopped(uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")), sock)
