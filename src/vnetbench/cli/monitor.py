@@ -19,10 +19,12 @@ import typer
 
 from vnetbench.cli.common import (
     TOKEN_ENV,
+    SetOption,
     err,
     fail,
     is_loopback,
     open_store,
+    parse_sets,
     reports_dir_problem,
     spec_errors,
     unresolved_host,
@@ -136,6 +138,7 @@ def monitor_command(
     token: TokenOption = None,
     reports: ReportsOption = None,
     new_campaign: NewCampaignOption = False,
+    set_: SetOption = None,
     campaign_id: CampaignIdOption = None,
 ) -> None:
     """Run campaigns on their schedule for days (docs/monitoring.md).
@@ -145,6 +148,9 @@ def monitor_command(
 
     Each spec is ONE campaign in the store (run n = repetition n), continued across restarts: a monitor
     killed and started again finishes the interrupted run and measures nothing twice.
+
+    `--set PATH=VALUE` overrides a field of every spec, as for run; the stored spec records it, and a
+    restart must give the same measured fields (a different --set is a changed spec).
 
     Throughput tests never overlap on a node or SSH host (RTT may). Alert rules (`alerts:`) are checked
     after every run; episodes are stored and POSTed to --webhook.
@@ -161,7 +167,8 @@ def monitor_command(
     problem = (reports_dir_problem("--reports", reports) or unresolved_host(host)) if dashboard else None
     if problem:  # before anything is created or started
         raise fail(problem)
-    loaded = _load_all(specs)  # before the store: a bad spec leaves no new, empty store behind
+    overrides = parse_sets(set_)
+    loaded = _load_all(specs, overrides)  # before the store: a bad spec leaves no new, empty store behind
     store = open_store(db, create=True)
     prepared = _prepare(loaded, store, new_campaign, campaign_id)
     ids = [m.campaign_id for m in prepared]
@@ -169,7 +176,7 @@ def monitor_command(
     children: list[subprocess.Popen[bytes]] = []
     if len(prepared) > 1:
         children = [
-            _spawn(spec, m.campaign_id, db, max_runs, until_at, webhook)
+            _spawn(spec, m.campaign_id, db, max_runs, until_at, webhook, set_ or [])
             for spec, m in zip(specs, prepared, strict=True)
         ]
     server = None
@@ -192,11 +199,12 @@ def monitor_command(
     raise typer.Exit(code)
 
 
-def _load_all(specs: list[Path]) -> list[LoadedSpec]:
-    """Load and check every spec (usage errors exit 2); nothing is opened or written."""
+def _load_all(specs: list[Path], overrides: dict[str, Any]) -> list[LoadedSpec]:
+    """Load every spec with the --set overrides and check it (usage errors exit 2); nothing is opened
+    or written."""
     from vnetbench.monitor.service import check_monitorable  # the run machinery: start-up time
 
-    loaded = [_load(spec) for spec in specs]
+    loaded = [_load(spec, overrides) for spec in specs]
     names = [s.campaign.name for s in loaded]
     if len(set(names)) != len(names):
         raise fail(f"two specs name the same campaign: {names}; each monitored campaign needs its own name")
@@ -220,9 +228,9 @@ def _prepare(loaded: list[LoadedSpec], store: Any, new_campaign: bool, campaign_
         raise fail(str(exc)) from None
 
 
-def _load(spec: Path) -> LoadedSpec:
+def _load(spec: Path, overrides: dict[str, Any]) -> LoadedSpec:
     try:
-        return load_spec(spec)
+        return load_spec(spec, overrides=overrides or None)
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
 
@@ -295,9 +303,12 @@ def _spawn(
     max_runs: int | None,
     until: dt.datetime | None,
     webhook: str | None,
+    sets: list[str],
 ) -> subprocess.Popen[bytes]:
     argv = [sys.executable, "-m", "vnetbench.cli", "monitor", str(spec), "--db", db, "--no-dashboard"]
     argv += ["--campaign-id", campaign_id]
+    for item in sets:  # the child loads the spec as the parent did: its stored text has them
+        argv += ["--set", item]
     if max_runs is not None:
         argv += ["--max-runs", str(max_runs)]
     if until is not None:

@@ -10,6 +10,7 @@ abandons the step in flight, tears down what it built, and the monitor exits 0.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import time
@@ -146,6 +147,38 @@ class Monitored:
         return self.loaded.campaign.name
 
 
+def _sets_of(spec_text: str) -> list[str]:
+    """The --set overrides a spec text was started with (spec/loader.py's overridden_text heads the text
+    with them), as `--set PATH=VALUE` words; [] for a file's own text."""
+    lines = spec_text.splitlines()
+    if not lines or not (lines[0].startswith("# ") and lines[0].endswith(" as run, with:")):
+        return []
+    return [
+        ln.removeprefix("#   ") for ln in itertools.takewhile(lambda x: x.startswith("#   --set "), lines[1:])
+    ]
+
+
+def _changed_spec(loaded: LoadedSpec, stored: LoadedSpec, campaign_id: str, location: str) -> str | None:
+    """Why this start cannot continue the campaign's series: its measured part differs from the stored
+    spec (the file or its --set overrides changed); None when only monitor, alerts or description did."""
+    before, now = _measured_part(stored.campaign), _measured_part(loaded.campaign)
+    if before == now:
+        return None
+    changed = ", ".join(k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k))
+    was, given = _sets_of(stored.text), _sets_of(loaded.text)
+    sets = ""
+    if was != given:  # the file may be the same: say which overrides made the difference
+        sets = (
+            f"; it was started with {' '.join(was) or 'no --set'}, this start gives "
+            f"{' '.join(given) or 'no --set'} (give the same --set to continue)"
+        )
+    return (
+        f"campaign '{loaded.campaign.name}' ({campaign_id}) in {location} was started from a "
+        f"different spec ({changed} changed; only monitor, alerts and description may){sets}, so its "
+        "runs would not be one time series; restore the spec, or pass --new-campaign to start a new series"
+    )
+
+
 def _alive_monitor(pid: int | None) -> bool:
     if not pid or pid == os.getpid():
         return False
@@ -175,14 +208,9 @@ def prepare(
     row = store.campaign(campaign_id)
     assert row is not None
     stored = parse_spec(row["spec_text"], row["spec_source"], stored=True)
-    before, now = _measured_part(stored.campaign), _measured_part(loaded.campaign)
-    if before != now:
-        changed = ", ".join(k for k in sorted(before.keys() | now.keys()) if before.get(k) != now.get(k))
-        raise MonitorError(
-            f"campaign '{loaded.campaign.name}' ({campaign_id}) in {store.location} was started from a "
-            f"different spec ({changed} changed; only monitor, alerts and description may), so its runs "
-            "would not be one time series; restore the spec, or pass --new-campaign to start a new series"
-        )
+    changed = _changed_spec(loaded, stored, campaign_id, store.location)
+    if changed is not None:
+        raise MonitorError(changed)
     claimed = mstore.monitored(campaign_id)
     by_other = claimed is not None and claimed["pid"] not in (None, os.getpid(), os.getppid())
     if by_other and claimed["state"] in ("waiting", "running") and _alive_monitor(claimed["pid"]):
