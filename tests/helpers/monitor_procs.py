@@ -96,3 +96,25 @@ def stop(proc: subprocess.Popen[bytes], timeout_s: float = 60) -> int:
         proc.kill()
         proc.wait(10)
         raise
+
+
+def claim_as(db: str, campaign_id: str, host: str, pid: int, heartbeat_age_s: float) -> int:
+    """Write the campaign's monitor row as a monitor on `host` writes it: waiting, its pid and host, its
+    heartbeat `heartbeat_age_s` old. Returns the heartbeat written (ns)."""
+    from sqlalchemy import update
+
+    from vnetbench.store import schema as t
+    from vnetbench.store.records import now_utc_ns
+
+    beat = now_utc_ns() - int(heartbeat_age_s * 1e9)
+    store = Store(db)
+    try:
+        with store.engine.begin() as conn:
+            conn.execute(
+                update(t.monitored_campaigns)
+                .where(t.monitored_campaigns.c.campaign_id == campaign_id)
+                .values(state="waiting", pid=pid, hostname=host, updated_utc_ns=beat, url=None, message=None)
+            )
+    finally:
+        store.close()
+    return beat

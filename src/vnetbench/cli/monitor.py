@@ -221,11 +221,15 @@ def _prepare(loaded: list[LoadedSpec], store: Any, new_campaign: bool, campaign_
     from vnetbench.monitor.service import MonitorError, prepare  # the run machinery: start-up time
 
     try:
-        return [prepare(s, store, new_campaign=new_campaign, campaign_id=campaign_id) for s in loaded]
+        prepared = [prepare(s, store, new_campaign=new_campaign, campaign_id=campaign_id) for s in loaded]
     except SpecInvalid as exc:
         raise spec_errors(exc) from None
     except MonitorError as exc:
         raise fail(str(exc)) from None
+    for monitored in prepared:
+        if monitored.took_over:
+            err.print(f"monitor: {monitored.took_over}", highlight=False, soft_wrap=True)
+    return prepared
 
 
 def _load(spec: Path, overrides: dict[str, Any]) -> LoadedSpec:

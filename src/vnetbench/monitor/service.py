@@ -13,6 +13,7 @@ import contextlib
 import itertools
 import os
 import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -34,12 +35,17 @@ from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import LoadedSpec, parse_spec
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
-from vnetbench.store.monitoring import MonitorStore
+from vnetbench.store.monitoring import MonitorStore, this_host
 from vnetbench.store.records import now_utc_ns
 
 STORE_ERRORS = (OperationalError, InterfaceError)
 STORE_POLL_S = 5.0  # while the store is unreachable, try it this often
 ENDED = ("stopped", "finished", "failed")  # states a monitor process leaves the campaign in as it exits
+# A running monitor writes its heartbeat (monitored_campaigns.updated_utc_ns) this often, between runs
+# and during them; a monitor on another host takes the campaign over once it is older than the second
+# (many missed beats: a store outage the writes ride out, clocks a few seconds apart).
+HEARTBEAT_S = 10.0
+HEARTBEAT_STALE_S = 120.0
 
 
 class MonitorError(Exception):
@@ -141,6 +147,7 @@ class Monitored:
     tool_versions: dict[str, str]
     template: Plan
     resumed: bool
+    took_over: str | None = None  # the words saying whose stale claim this start took over
 
     @property
     def name(self) -> str:
@@ -189,6 +196,36 @@ def _alive_monitor(pid: int | None) -> bool:
         return False
 
 
+def _check_claim(claimed: dict[str, Any] | None, name: str, campaign_id: str) -> str | None:
+    """Refuse (MonitorError) when another monitor runs the campaign: on this host, a live process of
+    the recorded pid; on another host (a shared PostgreSQL store), a heartbeat younger than
+    HEARTBEAT_STALE_S, since that process cannot be seen from here. Returns the words saying so when a
+    stale claim from another host is taken over, else None."""
+    if claimed is None or claimed["state"] not in ("waiting", "running") or claimed["pid"] is None:
+        return None
+    pid, host = claimed["pid"], claimed["hostname"]
+    if host in (None, this_host()):  # None: a row written before hostnames were compared
+        if pid not in (os.getpid(), os.getppid()) and _alive_monitor(pid):
+            raise MonitorError(
+                f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}; "
+                f"stop it first (kill {pid})"
+            )
+        return None
+    age_s = (now_utc_ns() - int(claimed["updated_utc_ns"])) / 1e9
+    if age_s <= HEARTBEAT_STALE_S:  # a heartbeat from the future (clocks apart) is fresh too
+        raise MonitorError(
+            f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}, whose "
+            f"heartbeat is {max(age_s, 0):.0f} s old (a running monitor writes it every {HEARTBEAT_S:.0f} "
+            f"s); stop it there (kill {pid} on {host}), or, if {host} is down, start this monitor again "
+            f"once that heartbeat is older than {HEARTBEAT_STALE_S:.0f} s (in "
+            f"{max(HEARTBEAT_STALE_S - age_s, 0) + 1:.0f} s) to take the campaign over"
+        )
+    return (
+        f"taking over campaign '{name}' ({campaign_id}) from process {pid} on {host}: its heartbeat is "
+        f"{age_s:.0f} s old (older than {HEARTBEAT_STALE_S:.0f} s), so that monitor is taken to be gone"
+    )
+
+
 def prepare(
     loaded: LoadedSpec, store: Store, new_campaign: bool = False, campaign_id: str | None = None
 ) -> Monitored:
@@ -211,17 +248,11 @@ def prepare(
     changed = _changed_spec(loaded, stored, campaign_id, store.location)
     if changed is not None:
         raise MonitorError(changed)
-    claimed = mstore.monitored(campaign_id)
-    by_other = claimed is not None and claimed["pid"] not in (None, os.getpid(), os.getppid())
-    if by_other and claimed["state"] in ("waiting", "running") and _alive_monitor(claimed["pid"]):
-        raise MonitorError(
-            f"campaign '{loaded.campaign.name}' ({campaign_id}) is already monitored by process "
-            f"{claimed['pid']} on {claimed['hostname']}; stop it first (kill {claimed['pid']})"
-        )
+    took_over = _check_claim(mstore.monitored(campaign_id), loaded.campaign.name, campaign_id)
     mstore.register(campaign_id, loaded.text, loaded.source, os.getpid())
     template = make_plan(stored, campaign_id, row["seed"])
     return Monitored(
-        loaded, campaign_id, row["seed"], row["provider"], row["tool_versions"], template, resumed
+        loaded, campaign_id, row["seed"], row["provider"], row["tool_versions"], template, resumed, took_over
     )
 
 
@@ -254,6 +285,38 @@ class _RunProgress(Observer):
     def on_step_start(self, running: RunningStep) -> None:
         with contextlib.suppress(*STORE_ERRORS):  # progress is no reason to fail a measurement
             self.refresh()
+
+
+class _Heartbeat:
+    """Writes the monitor's heartbeat every HEARTBEAT_S from a daemon thread, so it goes on while the
+    main thread waits for a slot or is inside a run (a step may take minutes)."""
+
+    def __init__(self, mstore: MonitorStore, campaign_id: str, say: Any) -> None:
+        self.mstore, self.campaign_id, self.say = mstore, campaign_id, say
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="vnb-heartbeat", daemon=True)
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.done.set()
+        self.thread.join(HEARTBEAT_S)
+
+    def _beat(self) -> None:
+        warned = False
+        while not self.done.wait(HEARTBEAT_S):
+            try:
+                ours = self.mstore.heartbeat(self.campaign_id, os.getpid())
+            except STORE_ERRORS:
+                continue  # the store is away: the main thread says so and waits for it
+            if not ours and not warned:  # this monitor's beats stopped for long enough to be taken over
+                warned = True
+                self.say(
+                    "[red]another monitor has taken this campaign over[/red] (the store names another "
+                    "process or host); stop this one"
+                )
 
 
 class Monitor:
@@ -295,7 +358,8 @@ class Monitor:
     def run(self) -> Outcome:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
-            return self._loop()
+            with _Heartbeat(self.mstore, self.m.campaign_id, self._say):
+                return self._loop()
         except Exception as err:  # a bug or an unexpected failure: say so where /health reads it
             with contextlib.suppress(*STORE_ERRORS):
                 self._set_state("failed", message=f"{type(err).__name__}: {err}", next_run_utc_ns=None)

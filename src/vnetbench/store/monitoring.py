@@ -16,6 +16,11 @@ from vnetbench.store.db import Store
 from vnetbench.store.records import now_utc_ns
 
 
+def this_host() -> str:
+    """The name a monitor records as its host (monitored_campaigns.hostname)."""
+    return socket.gethostname()
+
+
 @dataclass(frozen=True)
 class Series:
     """One pair's measurement in a monitored campaign: what an alert rule watches."""
@@ -85,7 +90,7 @@ class MonitorStore:
             "spec_source": spec_source,
             "state": "waiting",
             "pid": pid,
-            "hostname": socket.gethostname(),
+            "hostname": this_host(),
             "message": None,
             "updated_utc_ns": now_utc_ns(),
         }
@@ -106,6 +111,19 @@ class MonitorStore:
                 .where(t.monitored_campaigns.c.campaign_id == campaign_id)
                 .values(updated_utc_ns=now_utc_ns(), **values)
             )
+
+    def heartbeat(self, campaign_id: str, pid: int) -> bool:
+        """The monitor `pid` of this host is alive: updated_utc_ns is its heartbeat (a monitor on another
+        host sharing the store takes the campaign over only once it is stale). False when the row names
+        another monitor now (it took the campaign over): nothing is written then."""
+        c = t.monitored_campaigns.c
+        with self.engine.begin() as conn:
+            found = conn.execute(
+                update(t.monitored_campaigns)
+                .where(c.campaign_id == campaign_id, c.pid == pid, c.hostname == this_host())
+                .values(updated_utc_ns=now_utc_ns())
+            ).rowcount
+        return bool(found)
 
     # ------------------------------------------------------------ runs
 
