@@ -99,6 +99,7 @@ class Runner:
         self.provider = provider
         self.tool_versions = tool_versions
         self.console = console or Console(stderr=True)
+        self._stop_signals: list[str] = []  # SIGINT/SIGTERM received while the steps run
         self.observers = list(
             standard_observers(provider, store, campaign_id) if observers is None else observers
         )
@@ -121,6 +122,7 @@ class Runner:
         for observer in self.observers:
             observer.on_campaign_start(self.campaign_id, self.plan)
         with _signals_raise_interrupted() as signalled, self._progress() as progress:
+            self._stop_signals = signalled
             task = progress.add_task("starting", total=max(1, self.plan.planned_ns / 1e9))
             progress.update(task, completed=(self.plan.planned_ns - sum(s.planned_ns for s in pending)) / 1e9)
             status = "failed"
@@ -170,6 +172,8 @@ class Runner:
         self._stored_failures = self.store.latest_failures(self.campaign_id) if self.plan.refused else {}
         retries = self.plan.variants[0].schedule.retries
         for step in pending:
+            if self._stop_signals:  # a stop whose Interrupted a library swallowed (seen in telemetry's
+                raise Interrupted(self._stop_signals[0])  # start: a clean-up error replaced it): stop here
             if (step.variant, step.measurement) not in self.plan.refused:  # a refused step builds nothing
                 self._ensure_topology(step, force_rebuild=step.rebuild_before)
             self._wait_until(started_utc_ns + step.not_before_ns, progress, task)
