@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import uvicorn
 from fastapi import FastAPI
+
+from tests.helpers.timing import wait_until
 
 
 @contextmanager
@@ -30,3 +36,25 @@ def serving(app: FastAPI, start_timeout_s: float = 30.0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+def start_dashboard_cli(db: Path, log: Path) -> tuple[subprocess.Popen[bytes], int]:
+    """`vnetbench dashboard --db DB --port 0` in its own process, its stderr in `log`; returns the
+    process and the port its banner names, once it prints it (the caller stops the process)."""
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "vnetbench.cli", "dashboard", "--db", str(db), "--port", "0"],
+            stderr=stderr,
+            env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
+        )
+    try:
+        banner = wait_until(
+            log.read_text, lambda text: "(Ctrl-C stops it)" in text or proc.poll() is not None, 60
+        )
+        match = re.search(r"on http://127\.0\.0\.1:(\d+)/ ", banner)
+        assert match and match.group(1) != "0", banner
+    except BaseException:
+        proc.kill()
+        proc.wait(30)
+        raise
+    return proc, int(match.group(1))

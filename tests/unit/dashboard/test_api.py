@@ -5,7 +5,6 @@ the dashboard beyond loopback without a token."""
 from __future__ import annotations
 
 import json
-import re
 import socket
 import subprocess
 import sys
@@ -15,7 +14,7 @@ import httpx
 import pytest
 
 from tests.helpers.cli import cli_quick
-from tests.helpers.dashboard_server import serving
+from tests.helpers.dashboard_server import serving, start_dashboard_cli
 from tests.helpers.dashboard_stores import dashboard_store, record
 from tests.helpers.timing import wait_until
 from vnetbench.dashboard import create_app
@@ -165,20 +164,9 @@ def test_cli_port_in_use_is_a_usage_error_naming_the_port(db: Path) -> None:
 
 
 def test_cli_port_0_serves_on_a_free_port_and_prints_it(db: Path, tmp_path: Path) -> None:
-    log = tmp_path / "stderr"
-    with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vnetbench.cli", "dashboard", "--db", str(db), "--port", "0"],
-            stderr=stderr,
-            env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
-        )
+    proc, port = start_dashboard_cli(db, tmp_path / "stderr")  # asserts the banner names a port, not 0
     try:
-        banner = wait_until(
-            log.read_text, lambda text: "/  (Ctrl-C stops it)" in text or proc.poll() is not None, 60
-        )
-        match = re.search(r"on http://127\.0\.0\.1:(\d+)/ ", banner)
-        assert match and match.group(1) != "0", banner
-        answer = httpx.get(f"http://127.0.0.1:{match.group(1)}/api/campaigns", timeout=10)
+        answer = httpx.get(f"http://127.0.0.1:{port}/api/campaigns", timeout=10)
         assert [c["id"] for c in answer.json()["campaigns"]] == ["d1"]
     finally:
         proc.terminate()

@@ -5,18 +5,15 @@ manager reads as a failure; SIGINT became a KeyboardInterrupt, exit 130."""
 
 from __future__ import annotations
 
-import re
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.helpers.dashboard_server import start_dashboard_cli
 from tests.helpers.dashboard_stores import dashboard_store, record
-from tests.helpers.timing import wait_until
 
 
 @pytest.fixture
@@ -36,19 +33,8 @@ def _refused(port: int) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_stops_the_dashboard_with_exit_0(db: Path, tmp_path: Path, sig: signal.Signals) -> None:
     log = tmp_path / "stderr"
-    with log.open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "vnetbench.cli", "dashboard", "--db", str(db), "--port", "0"],
-            stderr=stderr,
-            env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "PYTHONPATH": ":".join(sys.path)},
-        )
+    proc, port = start_dashboard_cli(db, log)
     try:
-        banner = wait_until(
-            log.read_text, lambda text: "(Ctrl-C stops it)" in text or proc.poll() is not None, 60
-        )
-        match = re.search(r"on http://127\.0\.0\.1:(\d+)/ ", banner)
-        assert match, banner
-        port = int(match.group(1))
         # it serves the store (so the signal stops a running server, not one still starting)
         answer = httpx.get(f"http://127.0.0.1:{port}/api/campaigns", timeout=10)
         assert [c["id"] for c in answer.json()["campaigns"]] == ["d1"]
