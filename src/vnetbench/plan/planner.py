@@ -17,6 +17,7 @@ import random
 from typing import Any
 
 from vnetbench.kinds import PathFacts, kind_of
+from vnetbench.kinds.overhead import IPV4_HEADER, UDP_HEADER
 from vnetbench.layout import Layout, build_layout, link_one_way_ns, link_shaper
 from vnetbench.plan import sweeps
 from vnetbench.plan.patterns import pattern_of, pattern_steps
@@ -389,9 +390,6 @@ def _check_rates(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
         raise SpecInvalid(errors[:5])
 
 
-IPV4_UDP_HEADER_BYTES = 28
-
-
 def _check_unfragmented(spec: LoadedSpec, campaign: Campaign, layout: Layout) -> None:
     """A probe datagram larger than its path's MTU allows: vnb-probe refuses to send it (it would leave
     as fragments), so it is refused here rather than failing every step at the tool."""
@@ -406,12 +404,12 @@ def _check_unfragmented(spec: LoadedSpec, campaign: Campaign, layout: Layout) ->
         pairs = [(f.src, f.dst) for s in steps if s.measurement == m.name for f in s.flows]
         for src, dst in dict.fromkeys([*pairs, *kind.background_pairs(m)]):
             mtu = layout.path_mtu(src, dst)
-            largest = mtu - IPV4_UDP_HEADER_BYTES
+            largest = mtu - IPV4_HEADER - UDP_HEADER
             too_big = [size for size in sizes if size > largest]
             if too_big:
                 message = (
-                    f"{too_big[0]} bytes + {IPV4_UDP_HEADER_BYTES} of IPv4/UDP headers exceed the path MTU "
-                    f"{mtu} of {src}→{dst}, and vnb-probe sends no fragments; use at most {largest} "
+                    f"{too_big[0]} bytes + {IPV4_HEADER + UDP_HEADER} of IPv4/UDP headers exceed the path "
+                    f"MTU {mtu} of {src}→{dst}, and vnb-probe sends no fragments; use at most {largest} "
                     "bytes, or raise the links' mtu"
                 )
                 errors.append(spec.error(("measurements", i, field), message))
