@@ -364,6 +364,17 @@ def _flow_events(send: dict[str, Any] | None, recv: dict[str, Any] | None) -> li
                 "the achieved rate is below the target",
             )
         )
+    if send and (errors := int(_num(send, "send_errors") or 0)) > 0:
+        # the sender cannot tell which; both change what its counts mean, so neither is silent
+        events.append(
+            Event(
+                "tool_warning",
+                f"{errors:,} send call{'s' if errors != 1 else ''} of the sender failed: an ICMP port "
+                "unreachable that an earlier datagram drew (nothing listening at the destination; that call "
+                "is retried once) or the sending host's own queue full (ENOBUFS); sent_packets counts only "
+                "the packets the kernel took",
+            )
+        )
     if recv:
         events += _receiver_events(recv)
     return events

@@ -142,3 +142,17 @@ def test_one_way_delays_only_with_one_clock() -> None:
         "clock": {**recv["clock"], "start_monotonic_ns": recv["clock"]["start_monotonic_ns"] - 10**9},
     }
     assert "owd_p50_ns" not in driver_for("pps").parse(fc, Output(json.dumps(far))).summary
+
+
+def test_failed_send_calls_are_a_warning() -> None:
+    """The `nofin` capture's receiver stopped after 0.6 s of the sender's 1 s: each datagram to its
+    closed port drew an ICMP port unreachable that the next send call reported (ECONNREFUSED) and
+    retried, so the sender's own report counts 1188 failed calls (meta.json says how it was made).
+    A clean capture (`pps_bg`) has none and no such warning."""
+    client, server, _ = probe_capture("nofin")
+    assert json.loads(client.stdout)["send_errors"] == 1188
+    (warning,) = [w for w in _events(driver_for("pps").parse(client, server), "tool_warning") if "send" in w]
+    assert warning.startswith("1,188 send calls of the sender failed: an ICMP port unreachable")
+    clean_client, clean_server, _ = probe_capture("pps_bg")
+    assert json.loads(clean_client.stdout)["send_errors"] == 0
+    assert _events(driver_for("pps").parse(clean_client, clean_server), "tool_warning") == []
