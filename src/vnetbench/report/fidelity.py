@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from vnetbench.analysis.cpu import SATURATED_BUSY, saturated
 from vnetbench.analysis.loss import NOISE_PACKETS, QDISC_DROP
 from vnetbench.report import format as fmt
 
@@ -324,6 +325,45 @@ def machine_items(
             "(see Where the packets went)."
         )
     return items
+
+
+def saturated_cpu(frame: pd.DataFrame | None, busy: Mapping[int, float]) -> tuple[int, int, str] | None:
+    """(ok measurements during which the host's CPU was saturated, ok measurements with a CPU
+    reading, 'repetition 2: 13 of 13' for each repetition with any), from analysis.cpu's
+    host_busy_ratio per measurement id (`busy`); None when none was. The busy share is the whole
+    machine's (every process, not only the campaign's tools): in quickstart d1453f96 other work kept
+    both cores busy through 11 of the 13 measurements of repetition 2, and only the star's together
+    step said so, while the tables averaged those flows (a TCP 92.95 Mbit/s beside 95.61 in
+    repetition 1)."""
+    if frame is None or frame.empty or not busy:
+        return None
+    ok = frame[frame["status"] == "ok"]
+    ratios = ok["id"].map(lambda i: busy.get(int(i), math.nan)).astype(float)
+    read = ok[ratios.notna()]
+    hot = saturated(ratios[ratios.notna()])
+    if read.empty or not hot.any():
+        return None
+    per_rep = [
+        f"repetition {int(rep)}: {int(h.sum())} of {len(h)}"
+        for rep, h in hot.groupby(read["repetition"])
+        if h.any()
+    ]
+    return int(hot.sum()), len(read), "; ".join(per_rep)
+
+
+def saturated_cpu_items(frame: pd.DataFrame | None, busy: Mapping[int, float]) -> list[str]:
+    """The Machine as bottleneck line for measurements on a saturated host (saturated_cpu)."""
+    found = saturated_cpu(frame, busy)
+    if found is None:
+        return []
+    hot, read, per_rep = found
+    return [
+        f"Machine as bottleneck: the host's CPU was {SATURATED_BUSY} busy (all its cores, counting every "
+        f"process on this machine, not only the campaign's tools) during {hot} of "
+        f"{fmt.counted(read, 'measurement')} with a CPU reading ({per_rep}). A value measured then can "
+        "be this machine's, not the emulated network's: the per-repetition figures set it beside the "
+        "other repetitions."
+    ]
 
 
 def rtt_loss_items(frame: pd.DataFrame | None, node_reports: list[dict[str, Any]]) -> list[str]:

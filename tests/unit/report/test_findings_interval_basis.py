@@ -145,7 +145,7 @@ def test_a_campaign_at_99_percent_gets_99_percent_intervals_in_its_findings() ->
     frames, frame = _pairs_campaign(0.99)
     prep = prepare(frames.campaign, frame, frames.samples, frames.builds)
     assert prep.confidence == 0.99
-    ctx = SimpleNamespace(frame=frame, prepared=prep, analysis=None, losses=[])
+    ctx = SimpleNamespace(frame=frame, prepared=prep, analysis=None, losses=[], cpu=pd.DataFrame())
     (section,) = findings.build(ctx)  # type: ignore[arg-type]
     assert section.intro == (
         "The answer first: the headline numbers with their 99 % intervals (each line says what its interval "

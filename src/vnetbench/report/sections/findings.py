@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from vnetbench.analysis import descriptive as d
+from vnetbench.analysis.cpu import SATURATED_BUSY
 from vnetbench.analysis.loss import Localization
 from vnetbench.analysis.one_factor import level_mean_intervals
 from vnetbench.analysis.reproducibility import percent
@@ -45,6 +46,7 @@ def build(ctx: ReportContext) -> list[Section]:
     ]
     items += competition_findings(together)
     items += sweep_findings(ctx.frame) + probe_findings(ctx) + loss_findings(ctx.losses, ctx.frame)
+    items += cpu_findings(ctx.frame, ctx.cpu)
     if not items:
         return []
     return [
@@ -519,6 +521,21 @@ def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None)
         if ids[hop] <= fidelity.machine_loss_ids(frame, losses):
             line += " — this machine's loss, not the emulated network's (see Machine as bottleneck)"
     return [line + "."]
+
+
+def cpu_findings(frame: pd.DataFrame, cpu: pd.DataFrame) -> list[str]:
+    """The measurements above that ran on a saturated host (fidelity.saturated_cpu): their values can
+    be this machine's, and a reader of the headlines alone would not know."""
+    busy = dict(zip(cpu["measurement_id"], cpu["host_busy_ratio"], strict=True)) if not cpu.empty else {}
+    found = fidelity.saturated_cpu(frame, busy)
+    if found is None:
+        return []
+    hot, read, per_rep = found
+    return [
+        f"<b>Machine</b>: the host's CPU was {SATURATED_BUSY} busy during {hot} of "
+        f"{fmt.counted(read, 'measurement')} ({per_rep}); their values can be this machine's, not the "
+        "network's (see Machine as bottleneck)."
+    ]
 
 
 def _lost_where(loc: Localization) -> str:
