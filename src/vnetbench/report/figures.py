@@ -130,20 +130,13 @@ def per_repetition(
     reference: Mapping[str, float] | None = None,
 ) -> Path:
     """One line per connection: the metric in every repetition (ExoGENI Figures 12–13)."""
-    several = "measurement" in frame and frame["measurement"].nunique() > 1
-    keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
-    treatments = "treatment" in frame  # a designed campaign: one line per connection and treatment
-    groups = list(frame.groupby(keys + (["treatment"] if treatments else []), sort=False))
-    legend_rows = -(-len(groups) // 3)
+    lines = repetition_lines(frame, metric, scale)
+    legend_rows = -(-len(lines) // 3)
     fig, ax = plt.subplots(figsize=(7, 3.6 + 0.22 * legend_rows))  # the legend goes below the axes
     top = 0.0
-    for key, group in groups:
-        group = group.sort_values("repetition")
-        src, dst = key[len(keys) - 2], key[len(keys) - 1]
-        inner = ([key[0]] if several else []) + ([key[-1]] if treatments else [])
-        label = f"{src}→{dst}" + (f" ({', '.join(map(str, inner))})" if inner else "")
-        ax.plot(group["repetition"], group[metric] / scale, marker="o", markersize=3, label=label)
-        top = max(top, float((group[metric] / scale).max()))
+    for label, x, y in lines:
+        ax.plot(x, y, marker="o", markersize=3, label=label)
+        top = max(top, float(np.nanmax(y)) if len(y) else 0.0)
     for label, value in (reference or {}).items():
         ax.axhline(value, color="grey", linestyle="--", linewidth=1)
         ax.annotate(label, (ax.get_xlim()[0], value), fontsize=7, color="grey", va="bottom")
@@ -153,9 +146,35 @@ def per_repetition(
     with_margin(ax, max([top, *(reference or {}).values()]))
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(3, max(1, len(groups))))
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(3, max(1, len(lines))))
     ax.xaxis.get_major_locator().set_params(integer=True)
     return save(fig, path)
+
+
+Line = tuple[str, np.ndarray, np.ndarray]
+
+
+def repetition_lines(frame: pd.DataFrame, metric: str, scale: float) -> list[Line]:
+    """(label, repetitions, values ÷ `scale`) of each line of per_repetition: one per connection (and
+    measurement, treatment where there are several), and one per pattern where several patterns
+    measured a connection in one repetition — one line through both of a repetition's values drew a
+    vertical zig-zag that read as one flow (quickstart: vm1→vm2 by 'connections' and the star)."""
+    several = "measurement" in frame and frame["measurement"].nunique() > 1
+    keys = ["measurement", "src", "dst"] if several else ["src", "dst"]
+    treatments = "treatment" in frame  # a designed campaign: one line per connection and treatment
+    keys += ["treatment"] if treatments else []
+    per_repetition = frame.groupby([*keys, "repetition"])["pattern"] if "pattern" in frame else None
+    patterns = per_repetition is not None and bool(per_repetition.nunique().gt(1).any())
+    lines = []
+    for key, group in frame.groupby(keys + (["pattern"] if patterns else []), sort=False):
+        group = group.sort_values("repetition")
+        inner = ([key[0]] if several else []) + ([key[len(keys) - 1]] if treatments else [])
+        inner += [key[-1]] if patterns else []
+        src, dst = key[keys.index("src")], key[keys.index("dst")]
+        label = f"{src}→{dst}" + (f" ({', '.join(map(str, inner))})" if inner else "")
+        x = group["repetition"].to_numpy()
+        lines.append((label, x, group[metric].to_numpy(dtype=float) / scale))
+    return lines
 
 
 def model_ratio(table: pd.DataFrame, title: str, path: Path) -> Path:

@@ -299,7 +299,7 @@ def _throughput_section(prep: Prepared, kind: str, fig_dir: Path) -> Section | N
     if table.empty:
         return None
     name = kind.upper()
-    intro = _throughput_intro(prep, kind)
+    intro = _throughput_intro(prep, kind, table)
     section = Section(
         f"{name} throughput",
         kind,
@@ -353,11 +353,11 @@ def _only_together(prep: Prepared, kind: str, table: pd.DataFrame) -> str:
     )
 
 
-def _throughput_intro(prep: Prepared, kind: str) -> str:
+def _throughput_intro(prep: Prepared, kind: str, table: pd.DataFrame) -> str:
     own = " under its own treatment (a factor may change link rates)" if prep.factorial else ""
     return (
-        f"{kind.upper()} goodput at the receiver, one value per repetition, per connection"
-        f"{' and treatment' if prep.factorial else ''}. "
+        f"{kind.upper()} goodput at the receiver, {_values_basis(table)}, per connection"
+        f"{' and treatment' if prep.factorial else ''}{_measured_twice(table)}. "
         "'of model max' compares the mean with the overhead-model maximum of the path's "
         f"bottleneck link{own} (rate × payload / frame bytes)."
         + (
@@ -367,6 +367,34 @@ def _throughput_intro(prep: Prepared, kind: str) -> str:
             if kind == "udp"
             else ""
         )
+    )
+
+
+def _several_per_repetition(table: pd.DataFrame) -> list[str]:
+    """The connections (a per-connection table's rows) with more values than repetitions: measured
+    alone by several patterns in a repetition (quickstart: vm1 → vm2 by 'connections' and by the
+    star's alone step, n = 4 in 2 repetitions)."""
+    if "repetitions" not in table:
+        return []
+    rows = [r for r in table.to_dict("records") if pd.notna(r["repetitions"]) and r["n"] > r["repetitions"]]
+    return list(dict.fromkeys(f"{r['src']} → {r['dst']}" for r in rows))
+
+
+def _values_basis(table: pd.DataFrame) -> str:
+    """What one value of a per-connection table is: 'one value per repetition' only where it is."""
+    several = _several_per_repetition(table)
+    return "one value per measurement of a flow alone" if several else "one value per repetition"
+
+
+def _measured_twice(table: pd.DataFrame) -> str:
+    """Which connections n counts more than once a repetition, and why."""
+    several = _several_per_repetition(table)
+    if not several:
+        return ""
+    names = ", ".join(several[:-1]) + (" and " if len(several) > 1 else "") + several[-1]
+    return (
+        f" ({names}: measured alone more than once in a repetition, by several patterns; n counts every "
+        "measurement, and the per-repetition figure draws one line per pattern)"
     )
 
 
@@ -399,7 +427,7 @@ def _throughput_figures(prep: Prepared, kind: str, table: pd.DataFrame, fig_dir:
         _label(g.iloc[0], several): g["throughput_bps"] / 1e6
         for _, g in rows.groupby(["measurement", "src", "dst", "placement", TREATMENT], sort=False)
     }
-    title = f"CDF of {name} throughput (one value per repetition)"
+    title = f"CDF of {name} throughput ({_values_basis(table)})"
     out = [
         Figure(
             f"CDF of {name} throughput",
