@@ -146,6 +146,11 @@ def analyze_campaign(frames: cd.CampaignFrames, settings: Settings | None = None
         "flows": len(flows),
         "groups": len(groups),  # steps: flows started together, one flow or more
         "simultaneous_groups": int((groups["n_flows"] >= 2).sum()) if len(groups) else 0,
+        # the alone steps of star/fan-in patterns: no group (group_table leaves them out), the
+        # baseline of the simultaneous flows; counted so the overview accounts for every step
+        "alone_steps": int(flows.loc[flows["group_kind"] == "alone", "step_key"].nunique())
+        if len(flows)
+        else 0,
     }
     models: list[FittedModel] = []
     notes: list[str] = []

@@ -299,10 +299,14 @@ def _groups(out: dict[str, Any]) -> str:
     """Steps of two or more flows started together; steps of one flow are counted apart (they are
     no group: openstack-bridges' 60 single sweeps made '160 groups of simultaneous flows' of 100)."""
     multi = out.get("simultaneous_groups", out["groups"])
-    single = out["groups"] - multi
+    alone = int(out.get("alone_steps", 0))  # steps of a star's flow alone: not in `groups`
+    single = out["groups"] - multi + alone
     if not single:
         return str(multi)
-    return f"{multi} (and {single} {'step' if single == 1 else 'steps'} of one flow)"
+    text = f"{multi} (and {single} {'step' if single == 1 else 'steps'} of one flow"
+    if alone:  # quickstart: '2 (and 18 steps of one flow)' of 24 steps left out the star's 4 alone
+        text += f", {alone} of them {'a flow' if alone == 1 else 'flows'} of a group measured alone"
+    return text + ")"
 
 
 def _replications(d: dict[str, Any]) -> str:
