@@ -155,12 +155,15 @@ def _placement_figures(comparisons: list[dict[str, Any]], ctx: ReportContext) ->
     figures = []
     for i, c in enumerate(comparisons):
         scale, unit = fmt.unit_of(c["response"])
-        label = f"{c['measurement']}: {fmt.metric_label(c['response'])} per placement"
+        # 'rtt: mean (ms)', not 'rtt: rtt mean (ms)', as the table above it; the title says what the
+        # error bars are (the quickstart's figures drew them unexplained)
+        label = f"{c['measurement']}: {fmt.metric_label(c['response'], c['measurement'])} per placement"
+        title = f"{label} (bars: {100 * c['confidence']:g} % interval of the mean)"
         path = (
             ctx.fig_dir
             / f"design_placement_{i}_{_slug(c['measurement'] + ' ' + c['response'])}_per_placement"
         )
-        figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, label)[0]))
+        figures.append(Figure(label, sf.placement_chart(c, path, scale, unit, title)[0]))
     return figures
 
 
