@@ -211,7 +211,7 @@ def _overview(context: ReportContext) -> Section:
         ["campaign", f"{row['name']} ({row['id']})"],
         ["status", row["status"]],
         ["started", created],
-        ["measurements", f"{ok} ok, {failed} failed"],
+        ["measurements", f"{ok} ok, {failed} failed" + _earlier_attempts(store, row["id"])],
         ["provider", row["provider"]],
         ["kernel", env.get("kernel", "?")],
         ["CPU", f"{env.get('cpu_count')} × {env.get('cpu_model', '?')}"],
@@ -245,6 +245,16 @@ def _overview(context: ReportContext) -> Section:
     section.items += fidelity.saturated_cpu_items(frame, busy)
     section.items += fidelity.rtt_loss_items(frame, node_reports(store.events_frame(row["id"])))
     return section
+
+
+def _earlier_attempts(store: Store, campaign_id: str) -> str:
+    """The attempts a re-run replaced (a measurement retried, or re-run by `resume`): the counts
+    beside it are of each measurement's latest attempt, and '26 ok, 0 failed' read as if nothing had
+    ever failed."""
+    earlier = sum(n - 1 for n in store.attempts(campaign_id).values())
+    if not earlier:
+        return ""
+    return f" (and {fmt.counted(earlier, 'earlier attempt')} of re-run measurements, not used)"
 
 
 def _description(spec_text: str) -> str:

@@ -278,3 +278,27 @@ def test_flows_over_separate_links_competed_for_no_link() -> None:
     assert _separate_links(star, None)  # type: ignore[arg-type]
     one_link = SimpleNamespace(model_max=95.6e6, sum_together=95.6e6, link_rate=100e6)
     assert not _separate_links(one_link, None)  # type: ignore[arg-type]
+
+
+def test_the_campaign_table_counts_the_earlier_attempts_a_re_run_replaced(tmp_path: Path) -> None:
+    """'2 ok, 0 failed' hid that k1 had failed twice before its third attempt was ok (store built by
+    hand: 3 attempts of k1, 1 of k2; so 2 earlier attempts, neither used by any table)."""
+    store = _store(tmp_path, PLAIN)
+    for attempt, status in ((1, "failed"), (2, "setup_failed"), (3, "ok")):
+        summary = {"throughput_bps": 9.0e6} if status == "ok" else {}
+        store.save_measurements(
+            [_tcp(1, 1, 10_000_000, 9.0e6, attempt=attempt, status=status, summary=summary)]
+        )
+    store.save_measurements([_tcp(2, 2, 10_000_000, 9.2e6)])
+    sections = _report(tmp_path, store)
+    facts = dict(sections["Campaign"]["tables"][0]["rows"])
+    assert facts["measurements"] == "2 ok, 0 failed (and 2 earlier attempts of re-run measurements, not used)"
+    tcp = _rows(sections["TCP throughput"]["tables"][0])
+    assert [(r["n"], r["mean (Mbit/s)"]) for r in tcp] == [("2", "9.100")]  # (9.0 + 9.2) / 2
+
+
+def test_the_campaign_table_says_nothing_of_attempts_when_none_was_re_run(tmp_path: Path) -> None:
+    store = _store(tmp_path, PLAIN)
+    store.save_measurements([_tcp(1, 1, 10_000_000, 9.0e6), _tcp(2, 2, 10_000_000, 9.2e6)])
+    facts = dict(_report(tmp_path, store)["Campaign"]["tables"][0]["rows"])
+    assert facts["measurements"] == "2 ok, 0 failed"
