@@ -32,10 +32,14 @@ def shaping_items(layout: dict[str, Any] | None) -> list[str]:
 
 
 def method_items(
-    spec: dict[str, Any], environment: Mapping[str, Any] | None = None, provider: str = ""
+    spec: dict[str, Any],
+    environment: Mapping[str, Any] | None = None,
+    provider: str = "",
+    frame: pd.DataFrame | None = None,
 ) -> list[str]:
-    """How samples were taken: priming, what a TCP throughput is, and which congestion control TCP
-    used where the spec left it to the system."""
+    """How samples were taken: priming, what a TCP throughput is (with the windows' length, from the
+    measurements in `frame`), and which congestion control TCP used where the spec left it to the
+    system."""
     schedule = spec.get("schedule") or {}
     kinds = {m.get("kind") for m in spec.get("measurements") or [] if isinstance(m, dict)}
     items = []
@@ -49,8 +53,8 @@ def method_items(
     if "tcp" in kinds:
         items.append(
             "TCP throughput: the receiver's bytes inside the measured window (its full-length intervals, "
-            "without the queue's drain at the end and, after a warm-up omit, without the first interval); "
-            "iperf3's own figure is kept as iperf3_throughput_bps."
+            "without the queue's drain at the end and, after a warm-up omit, without the first interval)"
+            f"{_tcp_windows(frame)}; iperf3's own figure is kept as iperf3_throughput_bps."
         )
     unset = _tcp_without_congestion(spec)
     if unset:
@@ -66,6 +70,21 @@ def method_items(
             "in how flows share a link most: set `congestion:` to choose."
         )
     return items
+
+
+def _tcp_windows(frame: pd.DataFrame | None) -> str:
+    """' — here 4.00 s of each run (14 TCP measurements)': how long the windows were, so that 'the
+    first interval' is not read as the omitted one (quickstart: omit 1 s, duration 5 s, a window of
+    4 s, from 2 s to 6 s of the run)."""
+    if frame is None or frame.empty or "window_ns" not in frame:
+        return ""
+    ok = frame[(frame["status"] == "ok") & (frame["kind"] == "tcp")]
+    windows = ok["window_ns"].dropna().astype(float) / 1e9
+    if windows.empty:
+        return ""
+    low, high = f"{windows.min():.2f}", f"{windows.max():.2f}"
+    shown = low if low == high else f"{low} to {high}"
+    return f" — here {shown} s of each run ({fmt.counted(len(windows), 'TCP measurement')})"
 
 
 def _tcp_without_congestion(spec: dict[str, Any]) -> list[str]:

@@ -236,7 +236,7 @@ def _overview(context: ReportContext) -> Section:
             section.items.append(build_times(times, builds["teardown_ns"].dropna()))
     with contextlib.suppress(yaml.YAMLError):
         section.items += fidelity.method_items(
-            yaml.safe_load(row["spec_text"]) or {}, env, str(row["provider"] or "")
+            yaml.safe_load(row["spec_text"]) or {}, env, str(row["provider"] or ""), frame
         )
     cpu = context.cpu
     steal = dict(zip(cpu["measurement_id"], cpu["host_steal_ratio"], strict=True)) if not cpu.empty else {}

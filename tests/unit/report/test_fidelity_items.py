@@ -267,3 +267,29 @@ def test_machine_cause_line_counts_the_datagrams_lost_to_that_cause() -> None:
         "datagrams of the 4,331 they lost): this machine, not the emulated network (see Where the "
         "packets went)."
     )
+
+
+def test_the_tcp_line_says_how_long_the_measured_windows_were() -> None:
+    """'after a warm-up omit, without the first interval' read as if the omitted second were that
+    interval; quickstart d1453f96's windows were 3.998057 to 4.000828 s (its stored window_ns, omit
+    1 s + 5 s runs), the receiver's bytes from 2 s to 6 s. A failed one and a UDP row are not counted."""
+    frame = pd.DataFrame(
+        {
+            "kind": ["tcp", "tcp", "tcp", "udp"],
+            "status": ["ok", "ok", "failed", "ok"],
+            "window_ns": [3_998_057_000, 4_000_828_000, 1_000_000_000, 5_000_000_000],
+        }
+    )
+    (tcp,) = [
+        i
+        for i in fidelity.method_items({"measurements": [{"kind": "tcp"}]}, frame=frame)
+        if i.startswith("TCP throughput")
+    ]
+    assert "without the first interval) — here 4.00 s of each run (2 TCP measurements); iperf3's" in tcp
+    wide = frame.assign(window_ns=[2_994_000_000, 4_000_828_000, 0, 0])
+    (tcp,) = [
+        i
+        for i in fidelity.method_items({"measurements": [{"kind": "tcp"}]}, frame=wide)
+        if i.startswith("TCP throughput")
+    ]
+    assert "— here 2.99 to 4.00 s of each run (2 TCP measurements);" in tcp
