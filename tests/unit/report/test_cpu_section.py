@@ -104,3 +104,22 @@ def test_three_lossy_measurements_are_enough(tmp_path: Path) -> None:
     )
     corr = correlation(frame)
     assert corr["n_lossy"] == 3 and corr["r"] == pytest.approx(0.9701, abs=1e-4)
+
+
+def test_the_figure_titles_carry_p_and_name_the_cpu_in_words(tmp_path: Path) -> None:
+    """The titles read 'loss vs receiver_cpu: r = 0.56 (n=6, 4 with loss)' in quickstart d1453f96: a
+    code name and no p (0.25 in the sentence beside it). Same data and scipy values as above."""
+    frame = pd.DataFrame(
+        {
+            "kind": ["pps"] * 5,
+            "rate_bps": [None] * 5,
+            "loss_ratio": [0.01, 0.02, 0.02, 0.05, 0.08],
+            "host_busy_ratio": [0.1, 0.2, 0.3, 0.4, 0.5],
+            "receiver_cpu_ratio": [0.3, 0.1, 0.4, 0.2, 0.5],
+        }
+    )
+    cpu.build(_ctx(tmp_path, frame))
+    svg = (tmp_path / "loss-vs-cpu.svg").read_text()
+    assert "loss vs host CPU: r = 0.93 (p = 0.021, n = 5, 5 with loss)" in svg
+    assert "loss vs receiver tool CPU: r = 0.49 (p = 0.4, n = 5, 5 with loss)" in svg
+    assert "receiver_cpu" not in svg and "host_busy" not in svg

@@ -65,15 +65,13 @@ def build(ctx: ReportContext) -> list[Section]:
         corr = correlation(df, "host_busy_ratio")
         rcv = correlation(df, "receiver_cpu_ratio")
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
-        for ax, col, c, label in (
-            (axes[0], "host_busy_ratio", corr, "host CPU busy (share of all cores)"),
-            (axes[1], "receiver_cpu_ratio", rcv, "receiver tool CPU (share of a core)"),
+        for ax, col, c, name, label in (
+            (axes[0], "host_busy_ratio", corr, "host CPU", "host CPU busy (share of all cores)"),
+            (axes[1], "receiver_cpu_ratio", rcv, "receiver tool CPU", "receiver tool CPU (share of a core)"),
         ):
             d = udp.dropna(subset=[col])
             ax.scatter(d[col] * 100, d["loss_ratio"] * 100, s=14, alpha=0.7)
-            r = "n/a" if c["r"] is None else coefficient(c["r"])
-            name = col.replace("_ratio", "")
-            ax.set_title(f"loss vs {name}: r = {r} (n={c['n']}, {c['n_lossy']} with loss)", fontsize=9)
+            ax.set_title(f"loss vs {name}: {_r_p_n(c)}", fontsize=9)
             ax.set_xlabel(f"{label} (%)")
             ax.set_ylabel("UDP loss (%)")
             ax.grid(alpha=0.3)
