@@ -65,7 +65,8 @@ def method_items(
             else "the hosts' default (not recorded)"
         )
         items.append(
-            f"TCP congestion control: {', '.join(unset)} set none, so TCP used {which}; "
+            f"TCP congestion control: not set (measurement{'s' if len(unset) > 1 else ''} "
+            f"{', '.join(unset)}), so TCP used {which}; "
             "results with another algorithm (e.g. cubic, Linux's usual default) can differ, "
             "in how flows share a link most: set `congestion:` to choose."
         )

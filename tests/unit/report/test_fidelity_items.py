@@ -52,7 +52,9 @@ def test_method_names_the_congestion_control_tcp_used_where_the_spec_chose_none(
         if "congestion" in i
     ]
     # only `tcp` is left to the system: tcpc sets it, a factor sets tcpf's
-    assert item.startswith("TCP congestion control: tcp set none, so TCP used this machine's default, bbr (")
+    assert item.startswith(
+        "TCP congestion control: not set (measurement tcp), so TCP used this machine's default, bbr ("
+    )
     (item,) = [
         i for i in fidelity.method_items(spec, {"tcp_congestion_control": "bbr"}, "ssh") if "congestion" in i
     ]

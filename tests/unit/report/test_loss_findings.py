@@ -86,12 +86,17 @@ def test_a_bottleneck_the_machine_lines_call_this_machines_is_said_to_be() -> No
     ]
     frame = pd.DataFrame({"id": [43, 45], "kind": ["udp", "udp"], "status": ["ok", "ok"],
                           "offered_bps": [model, model], "expected_max_bps": [model, model]})  # fmt: skip
-    # 500 of the 600 lost: 83.33 %
+    # 500 of the 600 lost: 83.33 %; eth0's 100 stalled too (offered at the model): all 600 the machine's
     assert loss_findings(flows, frame) == [
         "<b>Loss</b>: 600 of 10,000 datagrams (6.00 %) over 2 flows; the bottleneck: sent by node:hub/eth2 "
-        "(qdisc drop), 83.33 % of the lost — this machine's loss, not the emulated network's (see Machine "
-        "as bottleneck)."
+        "(qdisc drop), 83.33 % of the lost; 600 of the lost (100.00 %), the bottleneck's among them, were "
+        "this machine's, not the emulated network's (see Machine as bottleneck)."
     ]
+    # with eth0 offered at twice the rate, only the bottleneck's drops are the machine's
+    (one,) = loss_findings(flows, frame.assign(offered_bps=[2 * model, model]))
+    assert one.endswith(
+        "83.33 % of the lost — this machine's loss, not the emulated network's (see Machine as bottleneck)."
+    )
     # offered at twice the link's rate, the same drops are the link's own: nothing added
     (over,) = loss_findings(flows, frame.assign(offered_bps=2 * model))
     assert over.endswith("(qdisc drop), 83.33 % of the lost.")
@@ -117,4 +122,36 @@ def test_datagrams_left_unread_at_the_end_are_not_called_the_bottleneck() -> Non
     assert line == (
         "<b>Loss</b>: 2 of 5,000 datagrams (0.04 %) over 1 flow; 100.00 % of the lost arrived and were left "
         "unread in the receiving socket when the receiver stopped (the measurement's end, not the network)."
+    )
+
+
+def test_every_loss_the_machine_lines_call_this_machines_is_counted_not_only_the_bottleneck() -> None:
+    # quickstart d1453f96 (2026-11-30): a shaper that stalled dropped 887 and a full socket buffer 746
+    # of 1,676 lost; the line called only the shaper's 52.92 % this machine's. Here: the bottleneck
+    # 500 at a stalled shaper (offered at the model maximum) and 300 to a full socket buffer of the
+    # 900 lost: 800 of 900 = 88.89 % the machine's (hand arithmetic).
+    model = 97_222_222.2
+    tbf = Explainer("tbf drops on node:hub/eth2", 500.0, "qdisc drop", "qdisc:hub/eth2/tbf:1", "drops")
+    socket = Explainer(
+        "Udp.RcvbufErrors on node:vm9", 300.0, "socket buffer full", "snmp:vm9", "Udp.RcvbufErrors"
+    )
+    net = Explainer("tbf drops on node:hub/eth0", 100.0, "qdisc drop", "qdisc:hub/eth0/tbf:1", "drops")
+    flows = [
+        _flow("vm-c", "node:hub/eth2", 500.0, "qdisc drop", tbf, shared=False, mid=1),
+        _flow("vm9", "node:vm9", 300.0, "socket buffer full", socket, shared=False, mid=2),
+        _flow("vm-a", "node:hub/eth0", 100.0, "qdisc drop", net, shared=False, mid=3),
+    ]
+    frame = pd.DataFrame({"id": [1, 2, 3], "kind": ["udp"] * 3, "status": ["ok"] * 3,
+                          "offered_bps": [model, model, 2 * model], "expected_max_bps": [model] * 3})  # fmt: skip
+    (line,) = loss_findings(flows, frame)
+    assert line.endswith(
+        "the bottleneck: sent by node:hub/eth2 (qdisc drop), 55.56 % of the lost; 800 of the lost (88.89 %), "
+        "the bottleneck's among them, were this machine's, not the emulated network's (see Machine as "
+        "bottleneck)."
+    )
+    # the bottleneck offered at twice the rate is the link's: only the socket's 300 (33.33 %) is the machine's
+    (line,) = loss_findings(flows, frame.assign(offered_bps=2 * model))
+    assert line.endswith(
+        "55.56 % of the lost; 300 of the lost (33.33 %) were this machine's, not the emulated network's "
+        "(see Machine as bottleneck)."
     )

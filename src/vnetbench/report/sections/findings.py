@@ -518,8 +518,18 @@ def loss_findings(losses: list[Localization], frame: pd.DataFrame | None = None)
                 "socket when the receiver stopped (the measurement's end, not the network)."
             ]
         line += f"; the bottleneck: {hop}, {fmt.share(n, lost)} of the lost"
-        if ids[hop] <= fidelity.machine_loss_ids(frame, losses):
+        machine = fidelity.machine_loss_ids(frame, losses)
+        # every hop the machine lines call this machine's, not only the largest (quickstart: a stalled
+        # shaper's 887 and a full socket buffer's 746 of 1,676 lost)
+        mine = sum(m for h, m in where.items() if h != UNREAD and ids[h] <= machine)
+        if ids[hop] <= machine and mine <= n:
             line += " — this machine's loss, not the emulated network's (see Machine as bottleneck)"
+        elif mine > 0:
+            among = ", the bottleneck's among them," if ids[hop] <= machine else ""
+            line += (
+                f"; {fmt.count(mine)} of the lost ({fmt.share(mine, lost)}){among} were this machine's, "
+                "not the emulated network's (see Machine as bottleneck)"
+            )
     return [line + "."]
 
 
