@@ -189,3 +189,22 @@ def test_levels_with_different_repetitions_and_placements_of_one_flow_give_their
         "<b>rtt: mean by placement</b> (alone; 1 flow per placement, no interval): same-host 1.00 ms, "
         "cross-site 10.0 ms."
     )
+
+
+def test_an_interval_whose_top_is_above_the_model_maximum_says_it_is_no_rate() -> None:
+    """quickstart d1453f96: 'vm1→vm3 95.91 Mbit/s (84.04 to 107.8), 98.7 % of the model maximum' on a
+    path whose model maximum is 97.22 Mbit/s. Here 94.0 and 97.0 Mbit/s: mean 95.5, SD 2.121, upper end
+    95.5 + t[0.975; 1] · 2.121 / √2 = 114.56 > 97.22."""
+    low, high = _t_interval([94.0, 97.0], 0.95)
+    assert (f"{low:.2f}", f"{high:.1f}") == ("76.44", "114.6")
+    frame = _flows("udp", "throughput_bps", {"b": [94.0e6, 97.0e6]}, expected_max_bps=97.22e6)
+    (line,) = headline_findings(frame)
+    assert line.endswith(
+        "a→b 95.50 Mbit/s (76.44 to 114.6, its top above the model maximum: the spread of few values, not a "
+        "rate), 98.2 % of the model maximum."
+    )
+    # within the model: nothing added
+    (inside,) = headline_findings(
+        _flows("udp", "throughput_bps", {"b": [95.0e6, 95.1e6]}, expected_max_bps=97.22e6)
+    )
+    assert "its top" not in inside

@@ -125,6 +125,11 @@ def _connection_line(r: dict[str, Any], metric: str, named: bool = False) -> str
     mean, interval = _mean_ci(metric, r["mean"], r["ci_low"], r["ci_high"])
     if interval and r.get("ci_cut"):  # the 0 is where the interval was cut, not a measured bound
         interval = interval[:-1] + ", cut at 0: the mean cannot be negative)"
+    model = r.get("model_max")
+    if interval and model is not None and pd.notna(model) and pd.notna(r["ci_high"]) and r["ci_high"] > model:
+        # not cut there (the model is no hard bound, the section's note says why); a reader of this line
+        # alone would take the top for a rate the link carried
+        interval = interval[:-1] + ", its top above the model maximum: the spread of few values, not a rate)"
     name = f" ({r['measurement']})" if named else ""
     text = f"{r['src']}→{r['dst']}{name} {mean} {interval}".rstrip()
     if _under_model(r):  # offered less than the path carries: the share of the offer is the answer
