@@ -361,9 +361,13 @@ def _draw_link(ax: Any, link: dict, pos: dict[str, tuple[float, float]]) -> None
         )
 
 
-def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
-    """Sites as columns of host boxes, each host's nodes in a row, switches above; links with their rate.
-    Links between nodes of one row are drawn as arcs, so no line runs through another node."""
+def topology(
+    layout: Mapping, links: list[dict], path: Path, switch_host: Mapping[str, str] | None = None
+) -> Path:
+    """Sites as columns of host boxes, each host's nodes in a row, switches above (labelled with the
+    host that runs them, `switch_host`, where there are several: drawn above the boxes, a switch would
+    otherwise read as no host's); links with their rate. Links between nodes of one row are drawn as
+    arcs, so no line runs through another node."""
     node_host: dict[str, str] = layout["node_host"]
     host_site: dict[str, str] = layout["host_site"]
     sites = list(dict.fromkeys(host_site.values()))
@@ -405,7 +409,9 @@ def topology(layout: Mapping, links: list[dict], path: Path) -> Path:
         x = float(np.mean([p[0] for p in attached])) if attached else float(i)
         pos[switch] = (x + 0.6 * i, 2.3)
         ax.add_patch(plt.Rectangle((pos[switch][0] - 0.35, 2.15), 0.7, 0.3, color=MAGENTA, zorder=2))
-        ax.text(pos[switch][0], 2.55, switch, ha="center", fontsize=8)
+        host = (switch_host or {}).get(switch)
+        label = f"{switch} (on host {host})" if host and len(host_site) > 1 else switch
+        ax.text(pos[switch][0], 2.55, label, ha="center", fontsize=8)
     for link in links:
         _draw_link(ax, link, pos)
     top = max((p[1] for p in pos.values()), default=1.0)

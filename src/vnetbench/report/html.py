@@ -228,7 +228,12 @@ def _overview(context: ReportContext) -> Section:
         layout = builds.iloc[-1]["layout"]
         spec = yaml.safe_load(row["spec_text"])
         links = spec.get("topology", {}).get("links", [])
-        png = figures.topology(layout, links, fig_dir / "topology")
+        switch_host = {
+            str(sw.get("name")): str(sw["host"])
+            for sw in spec.get("topology", {}).get("switches") or []
+            if isinstance(sw, dict) and sw.get("host")
+        }
+        png = figures.topology(layout, links, fig_dir / "topology", switch_host)
         section.figures.append(Figure("Topology", png, wide=len(layout["node_host"]) > 8))
         section.items += fidelity.shaping_items(layout)
         times = builds["build_ns"].dropna()

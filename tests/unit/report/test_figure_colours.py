@@ -141,6 +141,21 @@ def test_the_topology_draws_in_the_palette_and_its_rates_are_not_red(
     assert len(rates) == 2 and all(to_hex(t.get_color()) == palette.BLACK.lower() for t in rates)
 
 
+def test_the_topology_names_the_host_of_a_switch_drawn_above_the_hosts(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """quickstart: ams-sw runs on host h1 but is drawn above h1's and h2's boxes, as if on no host."""
+    saved = _capture(monkeypatch, figures)
+    links = [{"endpoints": ["a", "sw"]}, {"endpoints": ["c", "sw"]}]
+    two = {"node_host": {"a": "h1", "c": "h2"}, "host_site": {"h1": "s1", "h2": "s1"}}
+    figures.topology(two, links, tmp_path / "two", {"sw": "h1"})
+    one = {"node_host": {"a": "h1", "c": "h1"}, "host_site": {"h1": "s1"}}
+    figures.topology(one, links, tmp_path / "one", {"sw": "h1"})  # one host: nothing to tell apart
+    labels = [{t.get_text() for t in fig.axes[0].texts} for fig in saved]
+    assert "sw (on host h1)" in labels[0] and "sw" not in labels[0]
+    assert "sw" in labels[1] and "sw (on host h1)" not in labels[1]
+
+
 def _capture_stats(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     saved: list[Any] = []
 
