@@ -35,17 +35,15 @@ from vnetbench.spec.errors import SpecInvalid
 from vnetbench.spec.loader import LoadedSpec, parse_spec
 from vnetbench.spec.models import Campaign
 from vnetbench.store.db import Store
-from vnetbench.store.monitoring import MonitorStore, this_host
+from vnetbench.store.monitoring import HEARTBEAT_S, HEARTBEAT_STALE_S, MonitorStore, NotOwner, this_host
 from vnetbench.store.records import now_utc_ns
 
 STORE_ERRORS = (OperationalError, InterfaceError)
 STORE_POLL_S = 5.0  # while the store is unreachable, try it this often
 ENDED = ("stopped", "finished", "failed")  # states a monitor process leaves the campaign in as it exits
-# A running monitor writes its heartbeat (monitored_campaigns.updated_utc_ns) this often, between runs
-# and during them; a monitor on another host takes the campaign over once it is older than the second
-# (many missed beats: a store outage the writes ride out, clocks a few seconds apart).
-HEARTBEAT_S = 10.0
-HEARTBEAT_STALE_S = 120.0
+# exit code of a monitor another one took over: contrib/systemd's unit does not restart it
+# (RestartPreventExitStatus), which would only start a fight over the campaign with the new owner
+TAKEN_OVER = 4
 
 
 class MonitorError(Exception):
@@ -196,6 +194,24 @@ def _alive_monitor(pid: int | None) -> bool:
         return False
 
 
+def _refusal(claimed: dict[str, Any], name: str, campaign_id: str) -> str:
+    """Why a start is refused: the words naming the monitor that holds the campaign."""
+    pid, host = claimed["pid"], claimed["hostname"]
+    if host in (None, this_host()):
+        return (
+            f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}; "
+            f"stop it first (kill {pid})"
+        )
+    age_s = (now_utc_ns() - int(claimed["updated_utc_ns"])) / 1e9
+    return (
+        f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}, whose "
+        f"heartbeat is {max(age_s, 0):.0f} s old (a running monitor writes it every {HEARTBEAT_S:.0f} "
+        f"s); stop it there (kill {pid} on {host}), or, if {host} is down, start this monitor again "
+        f"once that heartbeat is older than {HEARTBEAT_STALE_S:.0f} s (in "
+        f"{max(HEARTBEAT_STALE_S - age_s, 0) + 1:.0f} s) to take the campaign over"
+    )
+
+
 def _check_claim(claimed: dict[str, Any] | None, name: str, campaign_id: str) -> str | None:
     """Refuse (MonitorError) when another monitor runs the campaign: on this host, a live process of
     the recorded pid; on another host (a shared PostgreSQL store), a heartbeat younger than
@@ -206,24 +222,32 @@ def _check_claim(claimed: dict[str, Any] | None, name: str, campaign_id: str) ->
     pid, host = claimed["pid"], claimed["hostname"]
     if host in (None, this_host()):  # None: a row written before hostnames were compared
         if pid not in (os.getpid(), os.getppid()) and _alive_monitor(pid):
-            raise MonitorError(
-                f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}; "
-                f"stop it first (kill {pid})"
-            )
+            raise MonitorError(_refusal(claimed, name, campaign_id))
         return None
     age_s = (now_utc_ns() - int(claimed["updated_utc_ns"])) / 1e9
     if age_s <= HEARTBEAT_STALE_S:  # a heartbeat from the future (clocks apart) is fresh too
-        raise MonitorError(
-            f"campaign '{name}' ({campaign_id}) is already monitored by process {pid} on {host}, whose "
-            f"heartbeat is {max(age_s, 0):.0f} s old (a running monitor writes it every {HEARTBEAT_S:.0f} "
-            f"s); stop it there (kill {pid} on {host}), or, if {host} is down, start this monitor again "
-            f"once that heartbeat is older than {HEARTBEAT_STALE_S:.0f} s (in "
-            f"{max(HEARTBEAT_STALE_S - age_s, 0) + 1:.0f} s) to take the campaign over"
-        )
+        raise MonitorError(_refusal(claimed, name, campaign_id))
     return (
         f"taking over campaign '{name}' ({campaign_id}) from process {pid} on {host}: its heartbeat is "
         f"{age_s:.0f} s old (older than {HEARTBEAT_STALE_S:.0f} s), so that monitor is taken to be gone"
     )
+
+
+def _claim(mstore: MonitorStore, loaded: LoadedSpec, campaign_id: str) -> str | None:
+    """Check the campaign's claim and take it in one compare-and-set (MonitorStore.claim): of monitors
+    started at once, each passes the check before any has written, and only one claim lands. A lost
+    claim is refused as the check refuses, naming the winner; only a parent's claim (a several-spec
+    monitor, whose child takes its campaign over) is read and tried again."""
+    name = loaded.campaign.name
+    for _ in range(5):
+        seen = mstore.monitored(campaign_id)
+        took_over = _check_claim(seen, name, campaign_id)
+        if mstore.claim(campaign_id, loaded.text, loaded.source, os.getpid(), seen):
+            return took_over
+        now = mstore.monitored(campaign_id)
+        if now is not None and (now["pid"], now["hostname"]) != (os.getppid(), this_host()):
+            raise MonitorError(_refusal(now, name, campaign_id))
+    raise MonitorError(f"campaign '{name}' ({campaign_id}): its claim kept changing; start the monitor again")
 
 
 def prepare(
@@ -248,8 +272,7 @@ def prepare(
     changed = _changed_spec(loaded, stored, campaign_id, store.location)
     if changed is not None:
         raise MonitorError(changed)
-    took_over = _check_claim(mstore.monitored(campaign_id), loaded.campaign.name, campaign_id)
-    mstore.register(campaign_id, loaded.text, loaded.source, os.getpid())
+    took_over = _claim(mstore, loaded, campaign_id)
     template = make_plan(stored, campaign_id, row["seed"])
     return Monitored(
         loaded, campaign_id, row["seed"], row["provider"], row["tool_versions"], template, resumed, took_over
@@ -275,24 +298,41 @@ class _RunProgress(Observer):
         self.flows_ok = self.flows_failed = 0
 
     def refresh(self) -> list[Step]:
-        """Write steps done (every flow stored, ok or failed) and flow counts; return the steps to do."""
+        """Write steps done (every flow stored, ok or failed) and flow counts; return the steps to do.
+        NotOwner (nothing written) once another monitor has taken the campaign over."""
         stored, ok, failed = self.mstore.stored_flows(self.campaign_id, self.run)
         done = sum(all(f.key in stored for f in s.flows) for s in self.plan.steps)
         self.flows_ok, self.flows_failed = len(ok), failed
-        self.mstore.step_done(self.campaign_id, self.run, done, self.flows_ok, self.flows_failed)
+        self.mstore.step_done(
+            self.campaign_id, self.run, done, self.flows_ok, self.flows_failed, owner=os.getpid()
+        )
         return pending_steps(self.plan, ok)
 
     def on_step_start(self, running: RunningStep) -> None:
         with contextlib.suppress(*STORE_ERRORS):  # progress is no reason to fail a measurement
             self.refresh()
 
+    def on_step_end(self, running: RunningStep, records: list[Any]) -> None:
+        # before the runner stores the step: a monitor taken over while it measured (suspended past
+        # the stale limit) stores no result into the new owner's run (NotOwner stops the run)
+        try:
+            self.mstore.heartbeat(self.campaign_id, os.getpid())
+        except STORE_ERRORS:
+            return  # the store is away: the runner's own write of the step waits for it
+        except NotOwner:
+            for flow in running.flows:  # the runner kills them after this call, which raising skips
+                for proc in (flow.client, flow.server):
+                    if proc is not None:
+                        proc.kill()
+            raise
+
 
 class _Heartbeat:
     """Writes the monitor's heartbeat every HEARTBEAT_S from a daemon thread, so it goes on while the
     main thread waits for a slot or is inside a run (a step may take minutes)."""
 
-    def __init__(self, mstore: MonitorStore, campaign_id: str, say: Any) -> None:
-        self.mstore, self.campaign_id, self.say = mstore, campaign_id, say
+    def __init__(self, mstore: MonitorStore, campaign_id: str, on_lost: Any) -> None:
+        self.mstore, self.campaign_id, self.on_lost = mstore, campaign_id, on_lost
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="vnb-heartbeat", daemon=True)
 
@@ -305,18 +345,14 @@ class _Heartbeat:
         self.thread.join(HEARTBEAT_S)
 
     def _beat(self) -> None:
-        warned = False
         while not self.done.wait(HEARTBEAT_S):
             try:
-                ours = self.mstore.heartbeat(self.campaign_id, os.getpid())
+                self.mstore.heartbeat(self.campaign_id, os.getpid())
             except STORE_ERRORS:
                 continue  # the store is away: the main thread says so and waits for it
-            if not ours and not warned:  # this monitor's beats stopped for long enough to be taken over
-                warned = True
-                self.say(
-                    "[red]another monitor has taken this campaign over[/red] (the store names another "
-                    "process or host); stop this one"
-                )
+            except NotOwner as lost:  # its beats stopped for long enough to be taken over
+                self.on_lost(lost.owner)
+                return
 
 
 class Monitor:
@@ -338,6 +374,7 @@ class Monitor:
         self.console = console or Console(stderr=True)
         self.stopping = False
         self._in_run = False
+        self.taken_over: dict[str, Any] | None = None  # the row naming the monitor that took over
         self.warned_rules: set[str] = set()  # alert rules said to match no stored metric
         schedule = monitored.loaded.campaign.monitor
         assert schedule is not None
@@ -350,6 +387,15 @@ class Monitor:
         if self._in_run:  # outside the runner's own handler (before or after its loop): stop this run
             raise Interrupted(signal.Signals(signum).name)
 
+    def _lost(self, owner: dict[str, Any] | None) -> None:
+        """From the heartbeat thread: another monitor holds the campaign now. Stop: between runs at the
+        next poll; during a run as SIGTERM stops it (the step in flight is abandoned, the topology torn
+        down), the signal sent to the main thread so that a wait there returns at once."""
+        self.taken_over = owner or {"pid": None, "hostname": None}
+        self.stopping = True
+        if self._in_run:
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+
     def _say(self, text: str) -> None:
         self.console.print(f"{self.m.name}/{self.m.campaign_id}: {text}", highlight=False, soft_wrap=True)
 
@@ -358,10 +404,12 @@ class Monitor:
     def run(self) -> Outcome:
         previous = {sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
         try:
-            with _Heartbeat(self.mstore, self.m.campaign_id, self._say):
+            with _Heartbeat(self.mstore, self.m.campaign_id, self._lost):
                 return self._loop()
+        except NotOwner as lost:  # a write found the row naming another monitor: it wrote nothing
+            return self._taken_over_outcome(lost.owner)
         except Exception as err:  # a bug or an unexpected failure: say so where /health reads it
-            with contextlib.suppress(*STORE_ERRORS):
+            with contextlib.suppress(*STORE_ERRORS, NotOwner):
                 self._set_state("failed", message=f"{type(err).__name__}: {err}", next_run_utc_ns=None)
             raise
         finally:
@@ -388,10 +436,22 @@ class Monitor:
                 )
                 self._wait_for_store()
                 cleaned = False  # the run's teardown may not have been recorded
+        if self.taken_over is not None:
+            raise NotOwner(self.m.campaign_id, self.taken_over)
         self._set_state("stopped", message="stopped by a signal", next_run_utc_ns=None)
         self.store.update_campaign(self.m.campaign_id, status="stopped", pid=None)
         self._say("stopped; start the monitor again to continue this campaign")
         return Outcome(0, "stopped", runs)
+
+    def _taken_over_outcome(self, owner: dict[str, Any] | None) -> Outcome:
+        who = "nobody" if owner is None else f"process {owner['pid']} on {owner['hostname']}"
+        self._say(
+            f"[red]taken over[/red]: the store names {who} as this campaign's monitor now (this "
+            f"monitor's heartbeat did not reach it for over {HEARTBEAT_STALE_S:.0f} s: suspended, or cut "
+            f"off from the store); stopping without writing to the campaign again (exit {TAKEN_OVER}): "
+            "the steps stored stay stored, the new monitor finishes the run"
+        )
+        return Outcome(TAKEN_OVER, "taken over")
 
     def _one_cycle(self) -> Outcome | None:
         """Wait for and measure one run; an Outcome when monitoring is over."""
@@ -452,14 +512,15 @@ class Monitor:
     def _set_state(self, state: str, **values: Any) -> None:
         if state in ENDED:  # its server goes with it: no address of a server that is gone
             values.setdefault("url", None)
-        self.mstore.set_state(self.m.campaign_id, state=state, pid=os.getpid(), **values)
+        # only while this monitor holds the campaign: NotOwner (nothing written) once taken over
+        self.mstore.set_state(self.m.campaign_id, owner=os.getpid(), state=state, pid=os.getpid(), **values)
 
     # ------------------------------------------------------------------ one run
 
     def _measure(self, run: int, slot: int) -> None:
         cid = self.m.campaign_id
         plan = run_plan(self.m.template, run)
-        self.mstore.start_run(cid, run, slot, len(plan.steps))
+        self.mstore.start_run(cid, run, slot, len(plan.steps), owner=os.getpid())
         progress = _RunProgress(self.mstore, cid, run, plan)
         pending = progress.refresh()
         self._set_state("running", next_run_utc_ns=None)
@@ -500,10 +561,12 @@ class Monitor:
             status, message = "failed", f"could not build the topology: {err}"
         finally:
             self._in_run = False
+        if self.taken_over is not None:  # the new owner finishes this run: nothing more is written
+            raise NotOwner(cid, self.taken_over)
         if status == "interrupted":
             self.stopping = True
         progress.refresh()
-        self.mstore.finish_run(cid, run, status, message)
+        self.mstore.finish_run(cid, run, status, message, owner=os.getpid())
         self.store.update_campaign(cid, status="monitoring", pid=os.getpid())
         self._say(
             f"run {run} {status}: {progress.flows_ok} measurements ok, {progress.flows_failed} failed"

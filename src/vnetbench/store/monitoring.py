@@ -4,21 +4,46 @@ a Prometheus scrape in another process reads while the monitor writes."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy.exc import IntegrityError
 
 from vnetbench.store import schema as t
 from vnetbench.store.db import Store
 from vnetbench.store.records import now_utc_ns
 
+# A running monitor writes its heartbeat (monitored_campaigns.updated_utc_ns) this often, between runs
+# and during them; a monitor on another host takes the campaign over once it is older than the second
+# (many missed beats: a store outage the writes ride out, clocks a few seconds apart), and /health calls
+# such a campaign `stale`.
+HEARTBEAT_S = 10.0
+HEARTBEAT_STALE_S = 120.0
+
 
 def this_host() -> str:
     """The name a monitor records as its host (monitored_campaigns.hostname)."""
     return socket.gethostname()
+
+
+class NotOwner(Exception):
+    """A monitor's guarded write found the campaign's row naming another monitor (it was taken over):
+    nothing was written. `owner`: the row as it is now (None if it is gone)."""
+
+    def __init__(self, campaign_id: str, owner: dict[str, Any] | None) -> None:
+        who = "nobody" if owner is None else f"process {owner['pid']} on {owner['hostname']}"
+        super().__init__(f"campaign {campaign_id} is monitored by {who} now")
+        self.campaign_id, self.owner = campaign_id, owner
+
+
+def _same(column: Any, value: Any) -> Any:
+    """column = value, NULL-safe (a row a stopped monitor left has pid NULL)."""
+    return column.is_(None) if value is None else column == value
 
 
 @dataclass(frozen=True)
@@ -103,19 +128,42 @@ class MonitorStore:
             if not found:
                 conn.execute(insert(t.monitored_campaigns).values(campaign_id=campaign_id, **values))
 
-    def set_state(self, campaign_id: str, **values: Any) -> None:
-        """state, next_run_utc_ns, url, message, pid ..."""
+    def claim(
+        self, campaign_id: str, spec_text: str, spec_source: str, pid: int, seen: dict[str, Any] | None
+    ) -> bool:
+        """Claim the campaign for monitor `pid` of this host, atomically: only if its row is still `seen`
+        (as the caller read and judged it: None, no row yet). One statement decides (an UPDATE whose
+        WHERE is the row seen, or an INSERT the primary key refuses), so of monitors racing for one
+        campaign exactly one gets True; a False claim wrote nothing."""
+        values = {
+            "spec_text": spec_text,
+            "spec_source": spec_source,
+            "state": "waiting",
+            "pid": pid,
+            "hostname": this_host(),
+            "message": None,
+            "updated_utc_ns": now_utc_ns(),
+        }
+        c = t.monitored_campaigns.c
+        if seen is None:
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(insert(t.monitored_campaigns).values(campaign_id=campaign_id, **values))
+            except IntegrityError:  # another monitor inserted it first
+                return False
+            return True
+        # the heartbeat too: two claims by one pid and host (a reused pid) still differ in it
+        still = [_same(getattr(c, k), seen[k]) for k in ("state", "pid", "hostname", "updated_utc_ns")]
         with self.engine.begin() as conn:
-            conn.execute(
-                update(t.monitored_campaigns)
-                .where(t.monitored_campaigns.c.campaign_id == campaign_id)
-                .values(updated_utc_ns=now_utc_ns(), **values)
-            )
+            found = conn.execute(
+                update(t.monitored_campaigns).where(c.campaign_id == campaign_id, *still).values(**values)
+            ).rowcount
+        return bool(found)
 
-    def heartbeat(self, campaign_id: str, pid: int) -> bool:
-        """The monitor `pid` of this host is alive: updated_utc_ns is its heartbeat (a monitor on another
-        host sharing the store takes the campaign over only once it is stale). False when the row names
-        another monitor now (it took the campaign over): nothing is written then."""
+    @contextlib.contextmanager
+    def _owning(self, campaign_id: str, pid: int) -> Iterator[Connection]:
+        """A transaction that first beats monitor `pid`'s heartbeat, which locks its row until the
+        commit, and raises NotOwner (writing nothing) when the row names another monitor."""
         c = t.monitored_campaigns.c
         with self.engine.begin() as conn:
             found = conn.execute(
@@ -123,7 +171,30 @@ class MonitorStore:
                 .where(c.campaign_id == campaign_id, c.pid == pid, c.hostname == this_host())
                 .values(updated_utc_ns=now_utc_ns())
             ).rowcount
-        return bool(found)
+            if not found:
+                row = conn.execute(select(t.monitored_campaigns).where(c.campaign_id == campaign_id)).first()
+                raise NotOwner(campaign_id, None if row is None else dict(row._mapping))
+            yield conn
+
+    def _guarded(self, campaign_id: str, owner: int | None) -> contextlib.AbstractContextManager[Connection]:
+        return self.engine.begin() if owner is None else self._owning(campaign_id, owner)
+
+    def set_state(self, campaign_id: str, owner: int | None = None, **values: Any) -> None:
+        """state, next_run_utc_ns, url, message, pid ... `owner`: only while monitor `owner` of this
+        host holds the campaign (else NotOwner, nothing written); None: whoever holds it."""
+        with self._guarded(campaign_id, owner) as conn:
+            conn.execute(
+                update(t.monitored_campaigns)
+                .where(t.monitored_campaigns.c.campaign_id == campaign_id)
+                .values({"updated_utc_ns": now_utc_ns(), **values})  # a test may give its own
+            )
+
+    def heartbeat(self, campaign_id: str, pid: int) -> None:
+        """The monitor `pid` of this host is alive: updated_utc_ns is its heartbeat (a monitor on another
+        host sharing the store takes the campaign over only once it is stale). NotOwner when the row
+        names another monitor now (it took the campaign over): nothing is written then."""
+        with self._owning(campaign_id, pid):
+            pass
 
     # ------------------------------------------------------------ runs
 
@@ -147,11 +218,14 @@ class MonitorStore:
             row = conn.execute(query).first()
         return dict(row._mapping) if row else None
 
-    def start_run(self, campaign_id: str, run: int, scheduled_utc_ns: int, steps_total: int) -> None:
-        """Record that run `run` begins (before anything is built), or begins again after a restart."""
+    def start_run(
+        self, campaign_id: str, run: int, scheduled_utc_ns: int, steps_total: int, owner: int | None = None
+    ) -> None:
+        """Record that run `run` begins (before anything is built), or begins again after a restart.
+        `owner`, here and in step_done and finish_run: as for set_state."""
         now = now_utc_ns()
         key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
-        with self.engine.begin() as conn:
+        with self._guarded(campaign_id, owner) as conn:
             found = conn.execute(
                 update(t.monitor_runs)
                 .where(key)
@@ -173,19 +247,27 @@ class MonitorStore:
                 )
 
     def step_done(
-        self, campaign_id: str, run: int, steps_done: int, flows_ok: int, flows_failed: int
+        self,
+        campaign_id: str,
+        run: int,
+        steps_done: int,
+        flows_ok: int,
+        flows_failed: int,
+        owner: int | None = None,
     ) -> None:
         key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
-        with self.engine.begin() as conn:
+        with self._guarded(campaign_id, owner) as conn:
             conn.execute(
                 update(t.monitor_runs)
                 .where(key)
                 .values(steps_done=steps_done, flows_ok=flows_ok, flows_failed=flows_failed)
             )
 
-    def finish_run(self, campaign_id: str, run: int, status: str, message: str | None = None) -> None:
+    def finish_run(
+        self, campaign_id: str, run: int, status: str, message: str | None = None, owner: int | None = None
+    ) -> None:
         key = and_(t.monitor_runs.c.campaign_id == campaign_id, t.monitor_runs.c.run == run)
-        with self.engine.begin() as conn:
+        with self._guarded(campaign_id, owner) as conn:
             conn.execute(
                 update(t.monitor_runs)
                 .where(key)
