@@ -37,7 +37,7 @@ from vnetbench.store.monitoring import MonitorStore
 from vnetbench.store.records import now_utc_ns
 
 PR_SET_PDEATHSIG = 1
-# exit code of a monitor stopped by an unexpected error: the systemd unit restarts it (1 and 2 it does not)
+# exit code of a monitor stopped by an unexpected error: the systemd unit restarts it (1, 2 and 4 it does not)
 CRASHED = 3
 
 
@@ -156,7 +156,8 @@ def monitor_command(
     after every run; episodes are stored and POSTed to --webhook.
 
     Exit: 0 done or stopped (SIGTERM, or Ctrl-C / SIGINT), 1 done with an alert firing or a failed last
-    run, 2 usage error, 3 stopped by an unexpected error (start it again to continue).
+    run, 2 usage error, 3 stopped by an unexpected error (start it again to continue), 4 another monitor
+    took the campaign over (this one's heartbeat was stale): it stopped without writing to it.
     """
     if dashboard and not is_loopback(host) and not token:
         raise fail(

@@ -21,7 +21,8 @@ from vnetbench.monitor.alerts import value_detail
 from vnetbench.monitor.metrics import StoreCollector
 from vnetbench.spec.units import format_metric
 from vnetbench.store.db import Store
-from vnetbench.store.monitoring import MonitorStore
+from vnetbench.store.monitoring import HEARTBEAT_STALE_S, MonitorStore
+from vnetbench.store.records import now_utc_ns
 
 TOKEN_COOKIE = "vnetbench_token"  # the dashboard's pages carry the token in this cookie
 HEALTHY = {"ok", "warning"}  # /health answers 200 for these, 503 otherwise
@@ -49,9 +50,24 @@ def _iso(ns: int | None) -> str | None:
     return None if ns is None else dt.datetime.fromtimestamp(ns / 1e9, dt.UTC).isoformat(timespec="seconds")
 
 
+def _monitor_of(m: dict[str, Any], now_ns: int) -> tuple[str, dict[str, Any]]:
+    """The campaign's state as /health shows it, and its monitor: pid, host, heartbeat and its age. A
+    waiting or running campaign whose heartbeat is older than HEARTBEAT_STALE_S is `stale`: its
+    monitor (on another host, a shared store) died or was cut off, and no other has taken it over."""
+    age_s = round((now_ns - int(m["updated_utc_ns"])) / 1e9, 1)
+    stale = m["state"] in ("waiting", "running") and age_s > HEARTBEAT_STALE_S
+    return "stale" if stale else m["state"], {
+        "pid": m["pid"],
+        "hostname": m["hostname"],
+        "heartbeat_utc": _iso(m["updated_utc_ns"]),
+        "heartbeat_age_s": max(age_s, 0.0),  # a heartbeat from the future (clocks apart) is fresh
+        "stale_after_s": HEARTBEAT_STALE_S,
+    }
+
+
 def health(mstore: MonitorStore, campaign_ids: list[str] | None = None) -> dict[str, Any]:
     """ok | warning (a warning alert is firing) | critical (a critical one is) | failing (the latest
-    run of a campaign failed, or its monitor stopped on an error)."""
+    run of a campaign failed, its monitor stopped on an error, or its monitor's heartbeat is stale)."""
     monitored = [
         m for m in mstore.all_monitored() if campaign_ids is None or m["campaign_id"] in campaign_ids
     ]
@@ -60,14 +76,17 @@ def health(mstore: MonitorStore, campaign_ids: list[str] | None = None) -> dict[
     counts = mstore.run_counts()
     campaigns = []
     failing = False
+    now_ns = now_utc_ns()
     for m in monitored:
         last = mstore.last_run(m["campaign_id"])
-        failing |= m["state"] == "failed" or (last is not None and last["status"] == "failed")
+        state, monitor = _monitor_of(m, now_ns)
+        failing |= state in ("failed", "stale") or (last is not None and last["status"] == "failed")
         campaigns.append(
             {
                 "campaign_id": m["campaign_id"],
                 "name": m["name"],
-                "state": m["state"],
+                "state": state,
+                "monitor": monitor,
                 "message": m["message"],
                 "runs": counts.get(m["campaign_id"], {}),
                 "last_run": None

@@ -150,7 +150,7 @@ def test_an_unexpected_error_exits_3_which_the_systemd_unit_restarts(tmp_path: P
     spec = tmp_path / "mon.yaml"
     spec.write_text(MONITORED_SPEC)
     unit = (Path(__file__).parents[3] / "contrib/systemd/vnetbench-monitor.service").read_text()
-    assert "RestartPreventExitStatus=1 2\n" in unit and "Restart=on-failure\n" in unit
+    assert "RestartPreventExitStatus=1 2 4\n" in unit and "Restart=on-failure\n" in unit
     result = CliRunner().invoke(
         app, ["monitor", str(spec), "--db", str(tmp_path / "m.db"), "--no-dashboard"], env={"COLUMNS": "300"}
     )

@@ -26,11 +26,12 @@ from tests.helpers.monitor_procs import (
 )
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.timing import wait_until
-from vnetbench.monitor.service import HEARTBEAT_S, HEARTBEAT_STALE_S
+from vnetbench.monitor.service import HEARTBEAT_S, HEARTBEAT_STALE_S, TAKEN_OVER
 
 pytestmark = pytest.mark.slow(seconds=90)  # three monitors and a few heartbeats
 
 OTHER_HOST, OTHER_PID = "vnb-test-elsewhere", 4242  # no host of this machine; a pid not checked here
+CLAIM = ("state", "pid", "hostname", "updated_utc_ns", "message", "url", "next_run_utc_ns")
 
 
 def _age_said(text: str, what: str) -> int:
@@ -99,6 +100,7 @@ def test_a_monitor_on_another_host_is_refused_while_its_heartbeat_is_fresh(
         procs.append(start_monitor(spec, db, log=log))
         row = wait_for_state(db, "waits", procs[-1], "waiting", log)
         assert (row["campaign_id"], row["hostname"]) == (cid, socket.gethostname())
+        before = row
         said = log.read_text()
         age = _age_said(said, rf"from process {OTHER_PID} on {OTHER_HOST}: its heartbeat is (\d+) s old")
         assert HEARTBEAT_STALE_S + 10 <= age <= HEARTBEAT_STALE_S + 60, said
@@ -108,24 +110,30 @@ def test_a_monitor_on_another_host_is_refused_while_its_heartbeat_is_fresh(
             "be gone"
         ) in " ".join(said.split())
 
-        # taken over in turn (its beats did not reach the store): its heartbeat no longer writes the row
+        # taken over in turn (its beats did not reach the store): it went on, only warning, and its
+        # later state writes landed on the new owner's row. Now its next heartbeat finds the row naming
+        # another monitor: it stops with exit 4 (which the systemd unit does not restart into a fight
+        # for the campaign) and writes nothing more
         beat = claim_as(db, cid, OTHER_HOST, OTHER_PID, heartbeat_age_s=0)
-        said = wait_until(
-            log.read_text,
-            lambda text: "another monitor has taken this campaign over" in text,
-            4 * HEARTBEAT_S,
-            interval=0.5,
-        )
+        code = procs[-1].wait(4 * HEARTBEAT_S)
+        said = " ".join(log.read_text().split())
+        assert code == TAKEN_OVER == 4, said
         assert (
-            "another monitor has taken this campaign over (the store names another process or host)"
-            in " ".join(said.split())
-        ), said
+            f"waits/{cid}: taken over: the store names process {OTHER_PID} on {OTHER_HOST} as this "
+            f"campaign's monitor now (this monitor's heartbeat did not reach it for over "
+            f"{HEARTBEAT_STALE_S:.0f} s: suspended, or cut off from the store); stopping without writing to "
+            "the campaign again (exit 4): the steps stored stay stored, the new monitor finishes the run"
+        ) in said, said
         row = monitored_row(db, "waits")
-        assert row is not None and (row["pid"], row["hostname"], row["updated_utc_ns"]) == (
-            OTHER_PID,
-            OTHER_HOST,
-            beat,
-        )
+        assert row is not None and {k: row[k] for k in CLAIM} == {
+            "state": "waiting",
+            "pid": OTHER_PID,
+            "hostname": OTHER_HOST,
+            "updated_utc_ns": beat,
+            "message": None,
+            "url": None,
+            "next_run_utc_ns": before["next_run_utc_ns"],
+        }, row  # not 'stopped', not its pid: the row is the new owner's as it wrote it
     finally:
         for proc in procs:
             if proc.poll() is None:

@@ -17,6 +17,7 @@ from tests.helpers.stores import campaign_store
 from vnetbench.monitor.web import WebServer, build_app
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
+from vnetbench.store.records import now_utc_ns
 
 
 @pytest.fixture
@@ -113,3 +114,34 @@ def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve, 
         assert shown.inner_text().endswith(
             "slow: throughput_bps < 200.0 Mbit/s for 2 runs — tcp a → b (value 94.40 Mbit/s in run 2)"
         ), shown.inner_text()
+
+
+def test_health_shows_each_monitor_s_heartbeat_age_and_a_stale_one_as_stale(tmp_path: Path, serve) -> None:
+    """A campaign whose monitor on another host died showed as `waiting`, for ever, without the age of
+    its heartbeat. The ages expected are the ones this test writes (its own clock)."""
+    from vnetbench.store.monitoring import HEARTBEAT_STALE_S
+
+    path = str(tmp_path / "s.db")
+    store = campaign_store(path, campaign_id="alive", status="monitoring")
+    campaign_store(path, campaign_id="dead", status="monitoring").close()
+    mstore = MonitorStore(store)
+    beats = {"alive": now_utc_ns() - 5 * 10**9, "dead": now_utc_ns() - int((HEARTBEAT_STALE_S + 30) * 1e9)}
+    for cid, beat in beats.items():
+        mstore.register(cid, "name: t", "tests", pid=4242)
+        mstore.set_state(cid, state="waiting", hostname="vnb-test-elsewhere", updated_utc_ns=beat)
+    store.close()
+    base = serve(build_app(path))
+    asked = now_utc_ns()
+    code, body = http_get(base + "/health")
+    answered = now_utc_ns()
+    health = json.loads(body)
+    assert (code, health["status"]) == (503, "failing")  # a campaign no monitor runs is no health
+    shown = {c["campaign_id"]: c for c in health["campaigns"]}
+    assert {cid: c["state"] for cid, c in shown.items()} == {"alive": "waiting", "dead": "stale"}
+    for cid, beat in beats.items():
+        monitor = shown[cid]["monitor"]
+        assert (monitor["pid"], monitor["hostname"]) == (4242, "vnb-test-elsewhere")
+        assert monitor["stale_after_s"] == HEARTBEAT_STALE_S
+        # now minus the heartbeat written, now read between the request and its answer; rounded to 0.1 s
+        low, high = (asked - beat) / 1e9 - 0.1, (answered - beat) / 1e9 + 0.1
+        assert low <= monitor["heartbeat_age_s"] <= high, (monitor, low, high)
