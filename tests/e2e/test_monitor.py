@@ -443,3 +443,50 @@ def test_a_monitored_campaigns_progress_is_its_runs_and_every_kind_stores_only_l
         for name, names in metrics.items():
             extra = names - kind_of(kinds[name]).stored_metrics()
             assert not extra, f"{name} ({kinds[name]}) stored metrics its kind does not list: {extra}"
+
+
+def test_a_monitor_taken_over_during_a_step_abandons_it_tears_down_and_exits_4(tmp_path: Path) -> None:
+    """A monitor taken over by another host (its heartbeat was stale: here the row is rewritten as that
+    host writes it) went on measuring and wrote its run's end and state over the new owner's. Now its
+    heartbeat (every HEARTBEAT_S) finds the row naming the other monitor: the 30 s TCP step in flight
+    is abandoned, nothing more is stored (neither that step nor the run's end), what it built is torn
+    down, and it exits 4."""
+    from tests.helpers.monitor_procs import claim_as
+    from vnetbench.monitor.service import HEARTBEAT_S, TAKEN_OVER
+
+    db = str(tmp_path / "taken.db")
+    spec = tmp_path / "mon.yaml"
+    spec.write_text(SPEC.replace("duration: 1s", "duration: 30s"))
+    log = tmp_path / "monitor.log"
+    procs = [start_monitor(spec, db, "--no-dashboard", log=log)]
+    try:
+        # run 1's RTT step is stored and its TCP step is in flight
+        wait_for(lambda: any(r["steps_done"] == 1 for r in runs(db)), 120, "run 1's first step", procs[0])
+        store = Store(db)
+        cid = store.campaigns()[0]["id"]
+        stored = sorted(store.measurements_frame(cid, latest_only=False)["key"])
+        store.close()
+        beat = claim_as(db, cid, "vnb-test-elsewhere", 4242, heartbeat_age_s=0)
+        assert procs[0].wait(3 * HEARTBEAT_S) == TAKEN_OVER == 4, _log(tmp_path)
+        assert leftovers(db) == []  # it tore down what it built before exiting
+        assert "taken over: the store names process 4242 on vnb-test-elsewhere" in " ".join(
+            _log(tmp_path).split()
+        )
+    finally:
+        left = stop_and_clean(procs, db, tmp_path)
+    assert left == [], left
+    # the run is as the new owner found it (its to finish), the TCP step unstored, the claim untouched
+    assert [(r["run"], r["status"], r["steps_done"]) for r in runs(db)] == [(1, "running", 1)]
+    store = Store(db)
+    try:
+        assert stored == ["r001/p/rtt/a>b"]
+        assert sorted(store.measurements_frame(cid, latest_only=False)["key"]) == stored
+        row = MonitorStore(store).monitored(cid)
+    finally:
+        store.close()
+    assert row is not None and (row["state"], row["pid"], row["hostname"], row["updated_utc_ns"]) == (
+        "waiting",
+        4242,
+        "vnb-test-elsewhere",
+        beat,
+    )
