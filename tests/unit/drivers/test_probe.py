@@ -246,7 +246,8 @@ def test_a_truncated_trace_is_an_event_from_the_real_receiver() -> None:
     assert trace["truncated"] is True and trace["packets"] == [1]
     parsed = driver_for("trace").parse(Output(send.stdout, "", 0), Output(out, err, 0))
     assert parsed.error is None and parsed.summary["received_packets"] == 2
-    warnings = [e.detail for e in parsed.events if e.kind == "tool_warning"]
+    # (a sender whose last FIN copies met the receiver gone also warns of its failed sends: not this test's)
+    warnings = [e.detail for e in parsed.events if e.kind == "tool_warning" and "trace" in e.detail]
     assert warnings == [
         "the receiver's trace stopped after 1 bins (it keeps at most 3,600,000): later packets are in "
         "the totals but not in the trace samples"
