@@ -262,20 +262,22 @@ def _which(frame: pd.DataFrame | None, loc: Any) -> str:
 
 def _own_shaper_drops(loc: Any) -> float:
     """Datagrams a flow lost at shapers no other flow of its step crossed: the verdict's hop when the
-    localizer named one (a shared shaper's cause names the sharing), else the shaper counters of
-    its unshared points — a flow whose largest loss was elsewhere (its socket) can have lost some
-    at its own shaper too."""
-    if str(getattr(loc, "cause", "") or "") == QDISC_DROP:
+    localizer named one (a shared shaper's cause names the sharing), plus the shaper counters of its
+    other unshared points — a flow whose largest loss was elsewhere (its socket) can have lost some at
+    its own shaper too, and one whose verdict is a shaper can have lost more at a second one (a stalled
+    sender's tbf and the switch port's behind it: 490 + 196 of 12,398, where only the 490 were told)."""
+    at_shaper = str(getattr(loc, "cause", "") or "") == QDISC_DROP
+    hop = getattr(loc, "hop_key", None) if at_shaper else None
+    if at_shaper and hop is None:  # no stage named as the hop: it alone is known
         return float(getattr(loc, "hop_lost", 0.0))
-    return float(
-        sum(
-            e.packets
-            for stage in getattr(loc, "stages", None) or []
-            if not stage.shared
-            for e in stage.explainers
-            if e.cause == QDISC_DROP
-        )
+    others = sum(
+        e.packets
+        for stage in getattr(loc, "stages", None) or []
+        if not stage.shared and (hop is None or getattr(stage, "key", None) != hop)
+        for e in stage.explainers
+        if e.cause == QDISC_DROP
     )
+    return float(others) + (float(getattr(loc, "hop_lost", 0.0)) if at_shaper else 0.0)
 
 
 def machine_items(

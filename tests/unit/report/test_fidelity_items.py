@@ -295,3 +295,36 @@ def test_the_tcp_line_says_how_long_the_measured_windows_were() -> None:
         if i.startswith("TCP throughput")
     ]
     assert "— here 2.99 to 4.00 s of each run (2 TCP measurements);" in tcp
+
+
+def test_machine_items_count_every_own_shaper_of_a_flow_whose_verdict_is_a_shaper() -> None:
+    # `vnetbench loss` on a 3-repetition campaign of 2026-11-30 (UDP at the model's rate: vm1→vm3 at
+    # 48.6 Mbit/s over a 50 mbit link, vm1→vm2 at 97.2 over 100 mbit): flow 29 lost 490 datagrams at
+    # vm1's tbf (its verdict) and 196 more at the switch port's tbf behind it, both unshared; flow 32
+    # lost 111 at vm1's tbf. The line said 601 datagrams, at most 3.95 % (490 / 12,398): the second
+    # shaper's 196 were left out. By hand: 490 + 196 + 111 = 797; 686 / 12,398 = 5.53 %.
+    frame = pd.DataFrame(
+        {"id": [29, 32], "kind": ["udp", "udp"], "status": ["ok", "ok"],
+         "offered_bps": [48_611_111.0, 97_222_222.0], "expected_max_bps": [48_611_111.1, 97_222_222.2],
+         "repetition": [2, 3]}
+    )  # fmt: skip
+
+    def tbf(key: str, packets: float) -> dict:
+        drop = {"counter": f"tbf drops on {key[3:]}", "packets": packets, "cause": "qdisc drop"}
+        return {"key": key, "lost": packets, "shared": False, "explainers": [drop]}
+
+    clean = {"key": "rx:host:h1/p0x0", "lost": 0.0, "shared": False, "explainers": []}
+    unread = {"key": "socket-read", "lost": 1.0, "shared": False,
+              "explainers": [{"counter": None, "packets": 1.0, "cause": "unread"}]}  # fmt: skip
+    flows = [
+        as_attributes({"measurement_id": 29, "cause": "qdisc drop", "hop_key": "tx:node:vm1/eth0",
+                       "hop_lost": 490.0, "sent": 12_398.0, "app_lost": 818.0, "src": "vm1", "dst": "vm3",
+                       "stages": [tbf("tx:node:vm1/eth0", 490.0), clean, tbf("tx:host:h1/p2x0", 196.0),
+                                  unread]}),
+        as_attributes({"measurement_id": 32, "cause": "qdisc drop", "hop_key": "tx:node:vm1/eth0",
+                       "hop_lost": 111.0, "sent": 24_797.0, "app_lost": 112.0, "src": "vm1", "dst": "vm2",
+                       "stages": [tbf("tx:node:vm1/eth0", 111.0), clean, unread]}),
+    ]  # fmt: skip
+    (line,) = fidelity.machine_items(frame, flows)
+    assert line.startswith("Machine as bottleneck: 2 of 2 constant-rate flows offered at or below")
+    assert "(797 datagrams, at most 5.53 % of one flow's (vm1→vm3, repetition 2))" in line
