@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
@@ -76,6 +77,9 @@ def compare_command(
     except DataError as exc:
         raise fail(str(exc)) from None
     result = explain_missing(result, side_units(*side_a), side_units(*side_b))
+    note = omit_note(side_a[2], side_b[2])
+    if note:
+        result = replace(result, notes=(*result.notes, note))
     if json_output:
         sys.stdout.write(json.dumps(result.to_dict(), allow_nan=False) + "\n")
     else:
@@ -143,6 +147,25 @@ def side_units(store: Any, where: str, row: dict[str, Any], label: str) -> Any:
         return campaign_units(store, row)
     except SpecInvalid as exc:
         raise stored_spec_error(row, exc) from None
+
+
+def omit_note(row_a: dict[str, Any], row_b: dict[str, Any]) -> str | None:
+    """A note when A and B drop different warm-ups: each side is read after its own spec's
+    `analysis.omit`, so B's throughput after 1 s against A's whole run differs by the method too
+    (it was compared without a word). None when they drop the same, or a spec cannot be read."""
+    from vnetbench.spec.loader import spec_of
+
+    try:
+        omit_a, omit_b = (int(spec_of(row).analysis.omit) for row in (row_a, row_b))
+    except SpecInvalid:
+        return None
+    if omit_a == omit_b:
+        return None
+    return (
+        f"A drops each flow's first {omit_a / 1e9:g} s and B its first {omit_b / 1e9:g} s (their specs' "
+        "analysis.omit): each side is read after its own warm-up removal, so a change can be the "
+        "method's, not the network's; compare campaigns with the same analysis.omit"
+    )
 
 
 def print_tables(result: Any) -> None:

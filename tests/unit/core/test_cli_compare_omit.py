@@ -30,13 +30,13 @@ RUNS_A = [(5e6, 20e3, 22e3), (5e6, 21e3, 23e3), (5e6, 19e3, 21e3)]  # after 1 s:
 RUNS_B = [(9e6, 80e3, 82e3), (9e6, 81e3, 83e3), (9e6, 79e3, 81e3)]  # after 1 s: 81, 82, 80 µs
 
 
-def _campaign(store: Store, cid: str, runs: list[tuple[float, float, float]]) -> None:
-    """A finished campaign of SPEC: one UDP run per repetition, its jitter samples and their mean."""
+def _campaign(store: Store, cid: str, runs: list[tuple[float, float, float]], spec: str = SPEC) -> None:
+    """A finished campaign of `spec`: one UDP run per repetition, its jitter samples and their mean."""
     store.create_campaign(
-        id=cid, name="warm", status="finished", provider="local", spec_text=SPEC, spec_sha256="-",
+        id=cid, name="warm", status="finished", provider="local", spec_text=spec, spec_sha256="-",
         spec_source="test", seed=1, environment={}, tool_versions={},
     )  # fmt: skip
-    plan = make_plan(parse_spec(SPEC, "test", stored=True), cid, 1)
+    plan = make_plan(parse_spec(spec, "test", stored=True), cid, 1)
     records = []
     for step, jitter in zip(plan.steps, runs, strict=True):
         rec = MeasurementRecord(
@@ -64,3 +64,29 @@ def test_compare_takes_jitter_after_analysis_omit(tmp_path: Path) -> None:
     assert np.allclose(row["ci"], welch.confidence_interval(0.95), rtol=1e-9)
     # 60 µs is beyond the 50 µs floor and significant (p ≈ 2e-6, the only row): worse, exit 1
     assert row["verdict"] == "worse" and res.exit_code == 1
+
+
+def test_compare_says_when_a_and_b_drop_different_warm_ups(tmp_path: Path) -> None:
+    # A stored with analysis.omit 0, B with 1 s: B's jitter is read after 1 s, A's over the whole run
+    # (1.68 ms against 0.081 ms here, by the means above); it was compared without a word
+    store = Store(str(tmp_path / "s.db"))
+    whole_run = SPEC.replace("analysis: {omit: 1s}\n", "")
+    _campaign(store, "aaaa0001", RUNS_A, whole_run)
+    _campaign(store, "bbbb0002", RUNS_B)
+    _campaign(store, "cccc0003", RUNS_A)
+    args = ["compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db")]
+    res = CliRunner().invoke(app, [*args, "--json"])
+    note = (
+        "A drops each flow's first 0 s and B its first 1 s (their specs' analysis.omit): each side is read "
+        "after its own warm-up removal, so a change can be the method's, not the network's; compare "
+        "campaigns with the same analysis.omit"
+    )
+    assert note in json.loads(res.stdout)["notes"]
+    assert (
+        "note: A drops each flow's first 0 s and B its first 1 s"
+        in CliRunner().invoke(app, args, env={"COLUMNS": "400"}).stdout
+    )
+    same = CliRunner().invoke(
+        app, ["compare", "cccc0003", "bbbb0002", "--db", str(tmp_path / "s.db"), "--json"]
+    )
+    assert not any("warm-up" in n for n in json.loads(same.stdout)["notes"])  # both 1 s: nothing to say
