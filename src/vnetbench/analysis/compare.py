@@ -248,7 +248,10 @@ def observations(frames: cd.CampaignFrames, factors: Sequence[str], omit_ns: int
         medians = replies.dropna(subset=["value"]).groupby("measurement_id", as_index=False)["value"].median()
         joined = medians.merge(rtt_flows, left_on="measurement_id", right_on="id")
         parts.append(joined.assign(metric="rtt_ns", value=joined["value"].astype(float))[columns])
-    out = pd.concat([p for p in parts if not p.empty], ignore_index=True) if parts else pd.DataFrame()
+    # every part empty (a ping-only campaign whose replies all came before analysis.omit): pandas
+    # raised "No objects to concatenate" and compare printed a traceback
+    kept = [p for p in parts if not p.empty]
+    out = pd.concat(kept, ignore_index=True) if kept else pd.DataFrame()
     return out if not out.empty else pd.DataFrame(columns=columns)
 
 

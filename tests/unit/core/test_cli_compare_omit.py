@@ -90,3 +90,43 @@ def test_compare_says_when_a_and_b_drop_different_warm_ups(tmp_path: Path) -> No
         app, ["compare", "cccc0003", "bbbb0002", "--db", str(tmp_path / "s.db"), "--json"]
     )
     assert not any("warm-up" in n for n in json.loads(same.stdout)["notes"])  # both 1 s: nothing to say
+
+
+PING = two_node_spec(
+    "ping", {"rtt": "kind: rtt, count: 10, interval: 50ms"}, "schedule: {repetitions: 3, prime: false}\n"
+)
+
+
+def _ping_campaign(store: Store, cid: str, spec: str) -> None:
+    """A finished campaign of `spec`: per repetition one ping run of 10 replies of 100 µs, all in its
+    first 0.5 s (the 50 ms interval)."""
+    store.create_campaign(
+        id=cid, name="ping", status="finished", provider="local", spec_text=spec, spec_sha256="-",
+        spec_source="test", seed=1, environment={}, tool_versions={},
+    )  # fmt: skip
+    plan = make_plan(parse_spec(spec, "test", stored=True), cid, 1)
+    records = []
+    for step in plan.steps:
+        rec = MeasurementRecord(
+            campaign_id=cid, **step.record_fields(step.flows[0], plan.layouts[0]), kind="rtt", status="ok"
+        )
+        rec.summary = {"rtt_mean_ns": 100e3}
+        rec.samples = [Sample(int(i * 50e6), "rtt_ns", 100e3, seq=i) for i in range(10)]
+        records.append(rec)
+    store.save_measurements(records)
+
+
+def test_compare_of_a_ping_campaign_whose_replies_are_all_before_analysis_omit(tmp_path: Path) -> None:
+    # B's 10 pings at 50 ms end before its 1 s analysis.omit: no RTT value is left in B. compare
+    # printed pandas' "ValueError: No objects to concatenate" traceback; it now lists the row as only in
+    # A and exits 2 (no row in common, no verdict), as for any two campaigns with nothing to compare
+    store = Store(str(tmp_path / "s.db"))
+    _ping_campaign(store, "aaaa0001", PING)
+    _ping_campaign(store, "bbbb0002", PING + "analysis: {omit: 1s}\n")
+    res = CliRunner().invoke(
+        app, ["compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db"), "--json"]
+    )
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    (missing,) = json.loads(res.stdout)["missing"]
+    assert (missing["in"], missing["metric"], missing["pair"]) == ("A", "rtt_ns", "n1→n2")
+    assert res.exit_code == 2
