@@ -181,6 +181,7 @@ class Units:
     planned: frozenset[tuple[str, ...]] | None  # None: its spec gives no plan
     stored: frozenset[tuple[str, ...]]
     failed: dict[tuple[str, ...], str]  # stored, and no attempt of it ok: its failure
+    omit_ns: int = 0  # its spec's analysis.omit: samples before it are not read
 
 
 @dataclass(frozen=True)
@@ -289,10 +290,11 @@ def campaign_units(store: Any, row: dict[str, Any]) -> Units:
     from vnetbench.spec.errors import SpecInvalid
     from vnetbench.spec.loader import parse_spec
 
+    omit_ns = 0
     try:
-        plan = make_plan(
-            parse_spec(row["spec_text"], row["spec_source"], stored=True), row["id"], row["seed"]
-        )
+        parsed = parse_spec(row["spec_text"], row["spec_source"], stored=True)
+        omit_ns = int(parsed.campaign.analysis.omit)
+        plan = make_plan(parsed, row["id"], row["seed"])
         planned: frozenset[tuple[str, ...]] | None = frozenset(
             (s.pattern, s.measurement, s.kind, f"{f.src}→{f.dst}", treatment_label(dict(s.factors)))
             for s in plan.steps
@@ -311,12 +313,14 @@ def campaign_units(store: Any, row: dict[str, Any]) -> Units:
             ok.add(unit)
         else:
             failed.setdefault(unit, str(getattr(m, "reason", None) or m.status))
-    return Units(planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok})
+    return Units(planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok}, omit_ns)
 
 
 def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Comparison:
     """The comparison with each row only one side has explained (`missing`): failed in the other
-    campaign, not in its plan, not run (yet) in it, or stored there without a value of the metric."""
+    campaign, not in its plan, not run (yet) in it, or stored there without a value of the metric
+    (where its spec drops a warm-up, that no sample is after it: a 0.5 s ping run under a 1 s
+    `analysis.omit` said only "no value in B")."""
 
     def why(key: dict[str, str], side: str, other: Units) -> Missing:
         unit, name = tuple(key[k] for k in UNIT), "B" if side == "A" else "A"
@@ -326,6 +330,9 @@ def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Compa
             return Missing(key, side, f"not in {name}'s plan")
         if unit not in other.stored:
             return Missing(key, side, f"not run in {name}")
+        if other.omit_ns > 0:  # ran, and every sample of it is before the warm-up it drops
+            omit = f"{other.omit_ns / 1e9:g} s"
+            return Missing(key, side, f"no value in {name} (no sample at or after its analysis.omit, {omit})")
         return Missing(key, side, f"no value in {name}")
 
     missing = [why(k, "A", units_b) for k in result.only_in_a] + [

@@ -130,3 +130,18 @@ def test_compare_of_a_ping_campaign_whose_replies_are_all_before_analysis_omit(t
     (missing,) = json.loads(res.stdout)["missing"]
     assert (missing["in"], missing["metric"], missing["pair"]) == ("A", "rtt_ns", "n1→n2")
     assert res.exit_code == 2
+
+
+def test_compare_says_a_row_has_no_value_because_every_sample_is_before_analysis_omit(tmp_path: Path) -> None:
+    # the audit's real campaign with analysis.omit 1s: its pings (10 at 50 ms) ended before 1 s, and the
+    # RTT rows were listed "only in A: vm1→vm2 · rtt · RTT — no value in B" with no word of why
+    store = Store(str(tmp_path / "s.db"))
+    _ping_campaign(store, "aaaa0001", PING)
+    _ping_campaign(store, "bbbb0002", PING + "analysis: {omit: 1s}\n")
+    args = ["compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db")]
+    (missing,) = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)["missing"]
+    assert missing["reason"] == "no value in B (no sample at or after its analysis.omit, 1 s)"
+    table = CliRunner().invoke(app, args, env={"COLUMNS": "400"}).stdout
+    assert (
+        "only in A: n1→n2 · rtt · RTT — no value in B (no sample at or after its analysis.omit, 1 s)" in table
+    )
