@@ -128,7 +128,9 @@ def readme(campaign_id: str, fmt: str, analysis: AnalysisValues | None) -> str:
             "| (UDP: `offered_bps` × (1 − loss)) | `analysis_effective_throughput_bps` |",
             "",
             "An `analysis_*` cell is empty where the analysis does not use the measurement (failed, or",
-            "an earlier attempt of its key).",
+            "an earlier attempt of its key). A measurement with no sample of the metric at or after the",
+            f"omit (a ping run shorter than {analysis.omit_ns / 1e9:g} s) keeps its whole-run value there:",
+            "nothing is left to recompute it from.",
         ]
     lines += [
         "",

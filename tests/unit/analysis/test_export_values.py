@@ -127,3 +127,28 @@ def test_the_readme_says_tcp_throughput_is_the_receivers_window_not_iperf3s_summ
         "`throughput_bps` is the receiver's bytes over its full-length intervals (docs/drivers.md), not\n"
         "iperf3's own summary, which is `iperf3_throughput_bps`.\n"
     ) in readme_text
+
+
+def test_a_flow_with_no_sample_after_omit_keeps_its_whole_run_value_and_the_readme_says_so(
+    tmp_path: Path,
+) -> None:
+    # the audit's real campaign with analysis.omit 1s: each RTT flow's 10 pings at 50 ms all came
+    # before 1 s, and its analysis_rtt_mean_ns was the whole-run mean (110100 ns = rtt_mean_ns) while
+    # the README said every analysis_* value was recomputed from the samples after the omit
+    store = _store(tmp_path)
+    base: dict[str, Any] = {
+        "campaign_id": "c1", "key": "k3", "step_key": "k3", "seq": 2, "attempt": 1, "repetition": 1,
+        "pattern": "p", "pattern_kind": "pairs", "group_kind": "single", "group_size": 1,
+        "measurement": "rtt", "kind": "rtt", "src": "a", "dst": "b", "placement": "same-host", "status": "ok",
+        "summary": {"rtt_mean_ns": 110_100.0},
+        "samples": [Sample(int(i * 50e6), "rtt_ns", 110_100.0, seq=i) for i in range(10)],
+    }  # fmt: skip
+    store.save_measurements([MeasurementRecord(**base)])
+    export_campaign(store, "c1", tmp_path / "out", "csv", analysis_values(store, store.campaign("c1")))
+    m = pd.read_csv(tmp_path / "out" / "c1-measurements.csv")
+    assert m.loc[m["key"] == "k3", "analysis_rtt_mean_ns"].tolist() == [110_100.0]  # whole run, by hand
+    readme = " ".join((tmp_path / "out" / "c1-README.md").read_text().split())
+    assert (
+        "A measurement with no sample of the metric at or after the omit (a ping run shorter than 1 s) "
+        "keeps its whole-run value there: nothing is left to recompute it from."
+    ) in readme
