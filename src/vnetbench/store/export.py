@@ -98,6 +98,9 @@ def readme(campaign_id: str, fmt: str, analysis: AnalysisValues | None) -> str:
         "**whole-run values**: over the entire run, the spec's `analysis.omit` not applied. TCP's",
         "`throughput_bps` is the receiver's bytes over its full-length intervals (docs/drivers.md), not",
         "iperf3's own summary, which is `iperf3_throughput_bps`.",
+        "A summary named like one of the measurement's own columns has `tool_` in front: iperf3's",
+        "`offered_bps` (docs/drivers.md) is `tool_offered_bps`, while `offered_bps` is the rate the",
+        "plan offered.",
     ]
     if analysis is None:
         lines += [

@@ -152,3 +152,26 @@ def test_a_flow_with_no_sample_after_omit_keeps_its_whole_run_value_and_the_read
         "A measurement with no sample of the metric at or after the omit (a ping run shorter than 1 s) "
         "keeps its whole-run value there: nothing is left to recompute it from."
     ) in readme
+
+
+def test_the_readme_names_the_tool_column_of_a_summary_named_like_a_measurement_column(
+    tmp_path: Path,
+) -> None:
+    # the audit's real UDP export had `offered_bps` (the plan's 97222222.2) and `tool_offered_bps`
+    # (iperf3's own, docs/drivers.md's `offered_bps` summary), and nothing said which was which
+    store = _store(tmp_path)
+    store.save_measurements(
+        [
+            MeasurementRecord(
+                campaign_id="c1", key="k4", step_key="k4", seq=3, attempt=1, repetition=1, pattern="p",
+                pattern_kind="pairs", group_kind="single", group_size=1, measurement="udp", kind="udp",
+                src="a", dst="b", placement="same-host", status="ok", offered_bps=97_222_222.2,
+                summary={"offered_bps": 97_222_222.0, "loss_ratio": 0.0},
+            )
+        ]
+    )  # fmt: skip
+    export_campaign(store, "c1", tmp_path / "out", "csv", analysis_values(store, store.campaign("c1")))
+    m = pd.read_csv(tmp_path / "out" / "c1-measurements.csv").set_index("key")
+    assert (m.loc["k4", "offered_bps"], m.loc["k4", "tool_offered_bps"]) == (97_222_222.2, 97_222_222.0)
+    readme = " ".join((tmp_path / "out" / "c1-README.md").read_text().split())
+    assert "iperf3's `offered_bps` (docs/drivers.md) is `tool_offered_bps`, while `offered_bps` is" in readme
