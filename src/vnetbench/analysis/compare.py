@@ -182,6 +182,8 @@ class Units:
     stored: frozenset[tuple[str, ...]]
     failed: dict[tuple[str, ...], str]  # stored, and no attempt of it ok: its failure
     omit_ns: int = 0  # its spec's analysis.omit: samples before it are not read
+    # stored with some runs ok and some failed (latest attempts): (failed, all) runs
+    partly_failed: dict[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -306,14 +308,21 @@ def campaign_units(store: Any, row: dict[str, Any]) -> Units:
     stored: set[tuple[str, ...]] = set()
     ok: set[tuple[str, ...]] = set()
     failed: dict[tuple[str, ...], str] = {}
+    runs: dict[tuple[str, ...], list[int]] = {}  # unit -> [failed, all]
     for m in frame.itertuples() if not frame.empty else ():
         unit = (m.pattern, m.measurement, m.kind, f"{m.src}→{m.dst}", treatment_label(m.factors))
         stored.add(unit)
+        count = runs.setdefault(unit, [0, 0])
+        count[1] += 1
         if m.status == "ok":
             ok.add(unit)
         else:
+            count[0] += 1
             failed.setdefault(unit, str(getattr(m, "reason", None) or m.status))
-    return Units(planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok}, omit_ns)
+    partly = {u: (n[0], n[1]) for u, n in runs.items() if u in ok and n[0]}
+    return Units(
+        planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok}, omit_ns, partly
+    )
 
 
 def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Comparison:
@@ -338,7 +347,26 @@ def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Compa
     missing = [why(k, "A", units_b) for k in result.only_in_a] + [
         why(k, "B", units_a) for k in result.only_in_b
     ]
-    return replace(result, missing=tuple(missing))
+    return replace(
+        result, missing=tuple(missing), notes=(*result.notes, *_partly_failed(result, units_a, units_b))
+    )
+
+
+def _partly_failed(result: Comparison, units_a: Units, units_b: Units) -> list[str]:
+    """A note per compared unit some of whose runs failed in A or B: its rows compare the ok runs
+    only, which neither the table nor the verdict said (a B with 2 of 3 runs ok read like 3)."""
+    compared = {tuple(r.key[k] for k in UNIT) for r in result.rows}
+    notes = []
+    for side, units in (("A", units_a), ("B", units_b)):
+        for unit, (bad, runs) in sorted(units.partly_failed.items()):
+            if unit in compared:
+                _, measurement, _, pair, treatment = unit
+                what = f"{pair} · {measurement}" + (f" · {treatment}" if treatment != "—" else "")
+                notes.append(
+                    f"{bad} of {runs} runs of {what} failed in {side}: its rows compare the "
+                    f"{runs - bad} ok one{'' if runs - bad == 1 else 's'}"
+                )
+    return notes
 
 
 def treatment_label(levels: Any) -> str:
