@@ -337,5 +337,10 @@ def _supervise(children: list[subprocess.Popen[bytes]]) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    # a child killed by a signal (negative code) did not stop cleanly: restarted as a crash is
-    return max((c for c in codes if c >= 0), default=0) if all(c >= 0 for c in codes) else CRASHED
+    # a child killed by a signal (negative code) did not stop cleanly: restarted as a crash is. A crash
+    # outranks every other code, so the unit restarts the parent: the highest code would let a child
+    # taken over (4) hide another one's crash (3); the restarted monitor of the taken-over campaign
+    # then finds its new owner alive and exits 2
+    if any(c < 0 or c == CRASHED for c in codes):
+        return CRASHED
+    return max(codes, default=0)
