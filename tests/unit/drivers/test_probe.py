@@ -224,8 +224,9 @@ def test_sender_summary_keeps_the_burst_the_pacing_produced() -> None:
 def test_a_truncated_trace_is_an_event_from_the_real_receiver() -> None:
     """The receiver keeps 3.6M trace bins (3.6 s of 1 µs bins) and sets `trace.truncated` for later
     packets; the driver ignored the flag, so a trace that stopped early looked complete. Two packets
-    3.7 s apart (0.27 packets/s for 7.4 s: round(1.998) = 2 slots) through the real binary on
-    loopback: the second is past the last bin."""
+    5 s apart (0.2 packets/s for 10 s: 2 slots) through the real binary on loopback: the second is past
+    the last bin, by 1.4 s so that a first send delayed by a loaded machine cannot bring it inside
+    (3.7 s apart, a late first send once left 3.6 s or less between them)."""
     recv = subprocess.Popen(
         [probe_path(), "recv", "--bind", "127.0.0.1:0", "--expect-streams", "1", "--duration", "20",
          "--trace-bin-us", "1", "--json"],
@@ -236,7 +237,7 @@ def test_a_truncated_trace_is_an_event_from_the_real_receiver() -> None:
         ready = recv.stderr.readline().split()
         assert ready[0] == "READY", ready
         send = subprocess.run(
-            [probe_path(), "send", "--dst", ready[1], "--pps", "0.27", "--duration", "7.4", "--json"],
+            [probe_path(), "send", "--dst", ready[1], "--pps", "0.2", "--duration", "10", "--json"],
             capture_output=True, text=True, timeout=30, check=True,
         )  # fmt: skip
         out, err = recv.communicate(timeout=30)
