@@ -77,6 +77,7 @@ class AssumptionChecks:
     kruskal_wallis: TestResult
     shapiro_p: float | None
     sd_mean_slope: float | None  # b of log SD = c + b·log mean over the levels
+    sd_mean_slope_note: str | None  # why there is no slope (too few levels to fit a line), else None
     read: str  # "anova" | "welch" | "kruskal" | "transform"
     advice: str
 
@@ -89,6 +90,7 @@ class AssumptionChecks:
                 "kruskal_wallis": self.kruskal_wallis.to_dict(),
                 "shapiro_p": self.shapiro_p,
                 "sd_mean_slope": self.sd_mean_slope,
+                "sd_mean_slope_note": self.sd_mean_slope_note,
                 "read": self.read,
                 "advice": self.advice,
             }
@@ -103,10 +105,10 @@ def check_assumptions(anova: OneFactorAnova) -> AssumptionChecks:
     brown = _spread_test(groups, "median")
     kruskal = _kruskal(groups)
     welch = _welch(groups)
-    slope = _sd_mean_slope(anova)
+    slope, slope_note = _sd_mean_slope(anova)
     shapiro = diagnostics(anova).shapiro_p
     read, advice = _advise(anova, brown, welch, kruskal, shapiro, slope)
-    return AssumptionChecks(levene, brown, welch, kruskal, shapiro, slope, read, advice)
+    return AssumptionChecks(levene, brown, welch, kruskal, shapiro, slope, slope_note, read, advice)
 
 
 def _run(test: Any) -> TestResult:
@@ -194,15 +196,22 @@ def _welch(groups: list[np.ndarray]) -> TestResult:
     return TestResult(float(r.statistic), float(r.pvalue))
 
 
-def _sd_mean_slope(anova: OneFactorAnova) -> float | None:
+def _sd_mean_slope(anova: OneFactorAnova) -> tuple[float | None, str | None]:
+    """The slope with no note, or None with why: a line through 2 points always fits, so its slope
+    says nothing about how the SD follows the mean; the logs need a positive mean and SD."""
     means = np.array([e.mean for e in anova.effects])
     sds = np.array(
         [np.std(np.asarray(anova.observed)[np.asarray(anova.level_of == lv)], ddof=1) for lv in anova.levels]
     )
     ok = (means > 0) & (sds > 0)
+    if means.size < 3:
+        return None, f"undefined: needs 3 levels or more (this table has {means.size})"
     if ok.sum() < 3:
-        return None
-    return float(np.polyfit(np.log(means[ok]), np.log(sds[ok]), 1)[0])
+        return None, (
+            f"undefined: needs 3 levels or more with a positive mean and SD ({int(ok.sum())} of "
+            f"{means.size} have both)"
+        )
+    return float(np.polyfit(np.log(means[ok]), np.log(sds[ok]), 1)[0]), None
 
 
 def _advise(

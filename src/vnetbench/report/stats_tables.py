@@ -174,7 +174,12 @@ def assumption_table(c: AssumptionChecks) -> Table:
             row("Welch's ANOVA (equal means, unequal variances)", c.welch_anova),
             row("Kruskal–Wallis (equal distributions, ranks)", c.kruskal_wallis),
             ["Shapiro–Wilk of the residuals", "", num(c.shapiro_p, 2), ""],
-            ["slope of log SD on log mean", num(c.sd_mean_slope, 3), "", "1: SD ∝ mean (log)"],
+            [
+                "slope of log SD on log mean",
+                num(c.sd_mean_slope, 3),
+                "",
+                c.sd_mean_slope_note or "1: SD ∝ mean (log)",
+            ],
         ],
         f"read: {c.read} — {c.advice}",
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from pathlib import Path
 
 import pytest
@@ -258,3 +260,34 @@ def test_level_means_give_the_upper_half_width_and_mark_an_interval_cut_at_0() -
     assert rows["3"][:3] == ["5", "0.0076", f"{half:.3g}*"]  # cut at 0: (0 to 0.0076 + 2.18)
     assert rows["10"][:3] == ["5", "74.88", f"{half:.3g}"]  # not cut
     assert "* cut at 0: the response cannot be negative" in " ".join(result.stdout.split())
+
+
+def test_sd_mean_slope_says_why_it_is_missing(tmp_path: Path) -> None:
+    """A line through 2 (log mean, log SD) points always fits: with 2 levels the slope row printed no
+    value beside '1: SD ∝ mean (log)', as if it had been estimated. Through the real CLI (a
+    subprocess), the row says why; a 3-level table whose level 'z' has SD 0 (log SD undefined)
+    likewise; 3 levels of positive mean and SD keep the reading guide."""
+    from tests.helpers.cli import cli_quick
+
+    def slope_row(csv: str) -> list[str]:
+        result = cli_quick("stats", str(write(tmp_path, csv)), "--response", "y", "--factor", "f")
+        assert result.returncode == 0, result.stderr
+        rows = [line for line in result.stdout.splitlines() if "slope of log SD on log mean" in line]
+        assert len(rows) == 1, result.stdout
+        return [c.strip() for c in rows[0].strip("│ ").split("│")]
+
+    two = "f,y\na,0.10\na,0.12\na,0.15\nb,0.30\nb,0.36\nb,0.41\n"
+    assert slope_row(two)[1:] == ["", "", "undefined: needs 3 levels or more (this table has 2)"]
+    three = "f,y\na,1\na,2\nb,3\nb,5\nz,7\nz,7\n"
+    assert (
+        slope_row(three)[3]
+        == "undefined: needs 3 levels or more with a positive mean and SD (2 of 3 have both)"
+    )
+    fitted = "f,y\na,1\na,2\nb,3\nb,5\nz,7\nz,10\n"
+    # by the standard library: means 1.5, 4, 8.5; SDs √0.5, √2, √4.5 (= 1, 2, 3 × √0.5)
+    means, sds = [1.5, 4, 8.5], [math.sqrt(0.5) * k for k in (1, 2, 3)]
+    slope = statistics.linear_regression([math.log(m) for m in means], [math.log(s) for s in sds]).slope
+    assert slope_row(fitted)[1:] == [f"{slope:.3g}", "", "1: SD ∝ mean (log)"]
+    out = run_json(write(tmp_path, two), "--response", "y", "--factor", "f")
+    assert out["assumptions"]["sd_mean_slope"] is None
+    assert out["assumptions"]["sd_mean_slope_note"] == "undefined: needs 3 levels or more (this table has 2)"
