@@ -2,7 +2,8 @@
 
 A and B are campaign ids (or id prefixes, or names) in the store of `--db`, or `DB:ID` for a
 campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). A row only one
-campaign has is listed with why (failed in the other, not in its plan, not run in it). Exit code 1
+campaign has is listed with why (failed in the other, not in its plan, not run in it, or no value in
+it: e.g. every sample before its analysis.omit). Exit code 1
 when any row is worse beyond the tolerance, or ok in A and failed in B (a CI gate), 2 for a usage
 error (a campaign compared with itself, or two with no row in common and nothing failed in B: no
 verdict), 0 otherwise.
@@ -40,7 +41,13 @@ def compare_command(
     b: Annotated[str, typer.Argument(metavar="B", help="candidate: campaign id, prefix or name, or DB:ID")],
     db: DbOption = "vnetbench.db",
     tolerance: Annotated[
-        str, typer.Option("--tolerance", help="a change within ± this share of A is 'same' (5% or 0.05)")
+        str,
+        typer.Option(
+            "--tolerance",
+            help="a change within ± this share of A, or within an absolute floor if larger (0.1 "
+            "percentage point of loss, 50 µs of RTT and jitter), is 'same' (5% or 0.05; from 0 up to, "
+            "not including, 100 %)",
+        ),
     ] = "5%",
     confidence: Annotated[float, typer.Option("--confidence", help="of intervals and Holm's test")] = 0.95,
     json_output: Annotated[
@@ -49,7 +56,8 @@ def compare_command(
 ) -> None:
     """Compare two campaigns: difference, interval, relative change, Holm-corrected test and a verdict
     (same / better / worse) per pair, measurement, treatment and metric. Rows only one campaign has
-    are listed with why: failed in it, not in its plan, not run in it.
+    are listed with why: failed in it, not in its plan, not run in it, or no value in it (e.g. no
+    sample at or after its analysis.omit).
 
     Exit status: 1 if any row is worse, or ok in A and failed in B (a regression too); 2 for a usage
     error, or no row in common and nothing failed in B (no verdict); 0 otherwise. Rows only in B
@@ -57,12 +65,8 @@ def compare_command(
     # the statistics stack: imported when the command runs, for start-up time
     from vnetbench.analysis.compare import compare, explain_missing
     from vnetbench.analysis.inputs import DataError
-    from vnetbench.analysis.planning import parse_precision
 
-    try:
-        share = 0.0 if tolerance.strip() in ("0", "0%") else parse_precision(tolerance)
-    except DataError:
-        raise fail(f"--tolerance {tolerance}: give a share such as 5% or 0.05") from None
+    share = tolerance_share(tolerance)
     confidence = confidence_level(confidence)
     side_a, side_b = find_side(a, db), find_side(b, db)
     if side_a[1] == side_b[1]:  # every row 'same', p = 1: a verdict about nothing
@@ -91,6 +95,19 @@ def compare_command(
         )
     if result.worse or result.regressions:  # ok in A and failed in B: it said nothing and exited 0
         raise typer.Exit(EXIT_FAILED)
+
+
+def tolerance_share(text: str) -> float:
+    """'5%' → 0.05, '0.05' → 0.05, any spelling of 0 → 0; a usage error with the valid range otherwise
+    (200% was refused with only "give a share such as 5% or 0.05")."""
+    raw = text.strip()
+    try:
+        share = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        share = float("nan")
+    if not 0 <= share < 1:  # also nan
+        raise fail(f"--tolerance {text}: give a share from 0 up to, not including, 100 %, such as 5% or 0.05")
+    return share
 
 
 def split_ref(ref: str, db: str) -> tuple[str, str]:
