@@ -410,7 +410,12 @@ class Store:
             select(t.summaries).join(t.measurements).where(t.measurements.c.campaign_id == campaign_id)
         )
         if not s.empty:
-            wide = s.pivot_table(index="measurement_id", columns="metric", values="value", aggfunc="first")
+            # dropna=False: a metric stored as NULL in every measurement (iperf3's sender_cpu_ratio
+            # when the tool reports no CPU) stays an empty column, not a column that vanishes; float:
+            # a campaign whose every value is NULL reads them as None, an Arrow null column otherwise
+            wide = s.astype({"value": float}).pivot_table(
+                index="measurement_id", columns="metric", values="value", aggfunc="first", dropna=False
+            )
             # A metric named like a measurement column (iperf3's offered_bps) is the tool's own view:
             # tool_<name>, so the planned value keeps its name (a merge would make _x/_y of both).
             wide = wide.rename(columns={c: f"tool_{c}" for c in wide.columns if c in m.columns})
