@@ -37,7 +37,9 @@ def parse_precision(text: str | float) -> float:
         value = math.nan
     if not 0 < value < 1:
         raise DataError(
-            "--target-precision", f"'{text}' is not a precision", "give a share such as 1% or 0.01"
+            "--target-precision",
+            f"'{text}' is not a precision",
+            "give a share above 0 and below 100 %, such as 1% or 0.01",
         )
     return value
 

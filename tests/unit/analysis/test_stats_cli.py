@@ -177,6 +177,8 @@ def test_log_transform(tmp_path: Path) -> None:
         (["--transform", "sqrt"], "--transform: 'sqrt' is not a transform"),
         (["--generator", "D=ABC"], "--generator: is for --design 2k-p"),
         (["--target-precision", "x"], "--target-precision: 'x' is not a precision"),
+        # 150% was refused with only "such as 1% or 0.01", not the range
+        (["--target-precision", "150%"], "give a share above 0 and below 100 %, such as 1% or 0.01"),
     ],
 )
 def test_new_options_refuse_bad_values(tmp_path: Path, args: list[str], needle: str) -> None:
