@@ -110,15 +110,7 @@ class MonitorStore:
 
     def register(self, campaign_id: str, spec_text: str, spec_source: str, pid: int) -> None:
         """Claim the campaign for this monitor process (insert, or update after a restart)."""
-        values = {
-            "spec_text": spec_text,
-            "spec_source": spec_source,
-            "state": "waiting",
-            "pid": pid,
-            "hostname": this_host(),
-            "message": None,
-            "updated_utc_ns": now_utc_ns(),
-        }
+        values = _claim_values(spec_text, spec_source, pid)
         with self.engine.begin() as conn:
             found = conn.execute(
                 update(t.monitored_campaigns)
@@ -135,15 +127,7 @@ class MonitorStore:
         (as the caller read and judged it: None, no row yet). One statement decides (an UPDATE whose
         WHERE is the row seen, or an INSERT the primary key refuses), so of monitors racing for one
         campaign exactly one gets True; a False claim wrote nothing."""
-        values = {
-            "spec_text": spec_text,
-            "spec_source": spec_source,
-            "state": "waiting",
-            "pid": pid,
-            "hostname": this_host(),
-            "message": None,
-            "updated_utc_ns": now_utc_ns(),
-        }
+        values = _claim_values(spec_text, spec_source, pid)
         c = t.monitored_campaigns.c
         if seen is None:
             try:
@@ -438,3 +422,16 @@ class MonitorStore:
                 .where(t.alert_episodes.c.id == episode_id)
                 .values({column: now_utc_ns()})
             )
+
+
+def _claim_values(spec_text: str, spec_source: str, pid: int) -> dict[str, Any]:
+    """A monitor row's columns as monitor `pid` of this host claims it: waiting, its heartbeat now."""
+    return {
+        "spec_text": spec_text,
+        "spec_source": spec_source,
+        "state": "waiting",
+        "pid": pid,
+        "hostname": this_host(),
+        "message": None,
+        "updated_utc_ns": now_utc_ns(),
+    }

@@ -18,12 +18,9 @@ def _ctx(tmp_path: Path, frame: pd.DataFrame) -> SimpleNamespace:
     return SimpleNamespace(cpu=frame, fig_dir=tmp_path)
 
 
-def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
-    """Five packet-rate measurements (kind pps: no tool-CPU table). By scipy.stats.pearsonr:
-    loss [.01 .02 .02 .05 .08] vs host [.1 .2 .3 .4 .5] gives r = 0.9330, p = 0.02061;
-    vs receiver [.3 .1 .4 .2 .5] gives r = 0.4939, p = 0.3977 (formatted: r to two decimals, as the
-    figure's titles, p to two significant digits)."""
-    frame = pd.DataFrame(
+def _five_pps() -> pd.DataFrame:
+    """Five packet-rate measurements (kind pps: no tool-CPU table), the two tests' data."""
+    return pd.DataFrame(
         {
             "kind": ["pps"] * 5,
             "rate_bps": [None] * 5,
@@ -32,6 +29,14 @@ def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
             "receiver_cpu_ratio": [0.3, 0.1, 0.4, 0.2, 0.5],
         }
     )
+
+
+def test_receiver_tool_cpu_correlation_has_its_p_and_n(tmp_path: Path) -> None:
+    """Five packet-rate measurements (kind pps: no tool-CPU table). By scipy.stats.pearsonr:
+    loss [.01 .02 .02 .05 .08] vs host [.1 .2 .3 .4 .5] gives r = 0.9330, p = 0.02061;
+    vs receiver [.3 .1 .4 .2 .5] gives r = 0.4939, p = 0.3977 (formatted: r to two decimals, as the
+    figure's titles, p to two significant digits)."""
+    frame = _five_pps()
     [section] = cpu.build(_ctx(tmp_path, frame))
     [item] = [i for i in section.items if i.startswith("Loss vs host CPU")]
     # all five lost something: the r rests on five points with loss
@@ -109,15 +114,7 @@ def test_three_lossy_measurements_are_enough(tmp_path: Path) -> None:
 def test_the_figure_titles_carry_p_and_name_the_cpu_in_words(tmp_path: Path) -> None:
     """The titles read 'loss vs receiver_cpu: r = 0.56 (n=6, 4 with loss)' in quickstart d1453f96: a
     code name and no p (0.25 in the sentence beside it). Same data and scipy values as above."""
-    frame = pd.DataFrame(
-        {
-            "kind": ["pps"] * 5,
-            "rate_bps": [None] * 5,
-            "loss_ratio": [0.01, 0.02, 0.02, 0.05, 0.08],
-            "host_busy_ratio": [0.1, 0.2, 0.3, 0.4, 0.5],
-            "receiver_cpu_ratio": [0.3, 0.1, 0.4, 0.2, 0.5],
-        }
-    )
+    frame = _five_pps()
     cpu.build(_ctx(tmp_path, frame))
     svg = (tmp_path / "loss-vs-cpu.svg").read_text()
     assert "loss vs host CPU: r = 0.93 (p = 0.021, n = 5, 5 with loss)" in svg
