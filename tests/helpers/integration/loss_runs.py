@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 from vnetbench.providers.local import LocalProvider
@@ -13,6 +14,9 @@ from vnetbench.store.db import Store
 
 
 def _children() -> list[str]:
+    # multiprocessing's resource tracker (started by a test's "spawn" context, e.g. the monitor claim
+    # race) is Python's own helper and lives until this test process exits: not left behind by a run
+    tracker = resource_tracker._resource_tracker._pid
     me, found = str(os.getpid()), []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -21,7 +25,7 @@ def _children() -> list[str]:
         except OSError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[1] == me and fields[0] != "Z":
+        if fields[1] == me and fields[0] != "Z" and int(pid) != tracker:
             found.append(stat[: stat.rindex(")") + 1])
     return found
 
