@@ -11,6 +11,7 @@ The sweep offers 2000 pps and twice the tbf link's packet rate (100e6 / (1514 ×
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -29,6 +30,7 @@ from vnetbench.store.db import Store
 pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40)]
 
 LINK_PPS = 100e6 / (1514 * 8)
+MODEL_BPS = 100e6 * 1472 / 1514  # UDP payload bits/s through the 100 mbit link
 RATES = [2000, round(2 * LINK_PPS)]
 FLOW_FIELDS = [
     "achieved_pps",
@@ -155,7 +157,7 @@ def test_sweep_stores_one_measurement_per_step_with_the_fields(run: Run) -> None
     assert (sweep["target_pps"].astype(int).sort_values().tolist()) == sorted(RATES * 2)
     assert (sweep["offered_bps"] == sweep["target_pps"] * 1472 * 8).all()
     assert (sweep["link_rate_bps"] == 100e6).all()
-    assert sweep["expected_max_bps"].iloc[0] == pytest.approx(100e6 * 1472 / 1514)
+    assert sweep["expected_max_bps"].iloc[0] == pytest.approx(MODEL_BPS)
     assert (sweep["tool"] == "vnb-probe").all() and (sweep["exact_loss"] == 1).all()
 
 
@@ -172,30 +174,62 @@ def test_every_slot_is_accounted_for(run: Run) -> None:
 
 
 def test_offering_twice_a_tbf_link_loses_half(run: Run) -> None:
-    """What passes the link is its rate; loss is the rest of what was offered. Every run is checked
-    against 1 − link/offered at the rate the sender really achieved (a busy machine's sender may fall
-    short of 2x: that is timing, measured by benchmarks/probe, not the link's behaviour), and 50 % ± 2 pp
-    on the runs that offered ≥ 98 % of twice the link's rate. The link must have been overloaded
-    (offered ≥ 1.2x its rate) in some run, or there is nothing to check: skip, saying why."""
+    """What passes the link is at most its rate; loss is the rest of what was offered, every lost
+    packet found in a kernel counter (`vnetbench loss`); a link overloaded ≥ 1.2x passes at least 85 %
+    of its rate. Checked on every run, however busy the machine.
+
+    That the link passes its full rate (within 3 %) and loses 1 − link/offered (± 2 pp; 50 % on runs
+    that offered ≥ 98 % of twice the link's rate) is the link's property only while the machine could
+    serve it: on a machine with no idle CPU the sender, the shaper's dequeue and the receiver all wait
+    for one (the official CI of 2026-11-30 received 94.2 Mbit/s, 3.1 % under the model, in a run
+    whose cpushare steps found 0.00 CPUs idle; on a quiet machine every run is within 0.3 %). Those
+    checks run on the runs during which the machine had at least a quarter CPU idle; with none such,
+    or no run overloading the link (≥ 1.2x), skip, saying why."""
     sweep = run.frame[run.frame["measurement"] == "sweep"]
     over = sweep[sweep["target_pps"] == RATES[1]]
     under = sweep[sweep["target_pps"] == RATES[0]]
     assert len(over) == 2
     assert (under["loss_ratio"] < 0.01).all()
+    explained = _explained_by_counters(run)
+    checked = []
     for _, row in over.iterrows():
         expected = max(0.0, 1 - LINK_PPS / row["achieved_pps"])
-        assert row["loss_ratio"] == pytest.approx(expected, abs=0.02), row["key"]
-    for loss in over[over["achieved_pps"] >= 0.98 * RATES[1]]["loss_ratio"]:
-        assert loss == pytest.approx(0.5, abs=0.02)
-    overloaded = over[over["achieved_pps"] >= 1.2 * LINK_PPS]
-    if overloaded.empty:
-        pytest.skip(
-            "the sender never overloaded the link on this busy machine (achieved "
-            f"{', '.join(f'{x:.0f}' for x in over['achieved_pps'])} pps of {RATES[1]}; the link passes {LINK_PPS:.0f})"
+        facts = (row["key"], row["received_bps"], row["loss_ratio"], row["achieved_pps"])
+        assert row["received_bps"] <= MODEL_BPS * 1.03, facts  # never more than the link's rate
+        if row["achieved_pps"] >= 1.2 * LINK_PPS:  # and, busy or not, not grossly less (a wrong rate)
+            assert row["received_bps"] >= MODEL_BPS * 0.85, facts
+        assert row["loss_ratio"] >= expected - 0.02, facts
+        assert explained[int(row["id"])] == pytest.approx(row["lost_packets"], abs=2), facts
+        idle = _idle_during(run, over[over["id"] == row["id"]])
+        if not idle or idle[0] < 0.25 or row["achieved_pps"] < 1.2 * LINK_PPS:
+            continue
+        assert row["loss_ratio"] == pytest.approx(expected, abs=0.02), (facts, idle)
+        if row["achieved_pps"] >= 0.98 * RATES[1]:
+            assert row["loss_ratio"] == pytest.approx(0.5, abs=0.02), (facts, idle)
+        # what arrived is the link's rate, whatever more was offered
+        assert row["received_bps"] == pytest.approx(MODEL_BPS, rel=0.03), (facts, idle)
+        checked.append(row["key"])
+    if not checked:
+        rows = "; ".join(
+            f"{r['achieved_pps']:.0f} pps offered, {r['received_bps'] / 1e6:.2f} Mbit/s received, "
+            f"idle CPUs {', '.join(f'{x:.2f}' for x in _idle_during(run, over[over['id'] == r['id']]))}"
+            for _, r in over.iterrows()
         )
-    # what arrived is the link's rate, whatever more was offered
-    for received in overloaded["received_bps"]:
-        assert received == pytest.approx(100e6 * 1472 / 1514, rel=0.03)
+        pytest.skip(f"no run overloaded the link on a machine with a quarter CPU idle: {rows}")
+
+
+def _explained_by_counters(run: Run) -> dict[int, float]:
+    """Measurement id → lost packets that `vnetbench loss` finds in a kernel counter (any stage)."""
+    vnetbench = str(Path(sys.executable).parent / "vnetbench")
+    done = subprocess.run(
+        [vnetbench, "loss", run.campaign_id, "--db", str(run.db), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    flows = json.loads(done.stdout)["loss_localization"]
+    return {int(f["measurement_id"]): f["explained_packets"] for f in flows}
 
 
 def test_background_runs_during_every_step(run: Run) -> None:
@@ -218,7 +252,9 @@ def test_background_runs_during_every_step(run: Run) -> None:
 
 
 def _idle_during(run: Run, rows: pd.DataFrame) -> list[float]:
-    spans = [(int(r["started_utc_ns"]), int(r["started_utc_ns"] + r["wall_ns"])) for _, r in rows.iterrows()]
+    """Idle CPUs while each row ran (its wall time: cpushare's loop; else the flow's duration)."""
+    length = rows["wall_ns"].fillna(rows["duration_ns"])
+    spans = [(int(t), int(t + n)) for t, n in zip(rows["started_utc_ns"], length, strict=True)]
     return [x for a, b in spans if (x := run.idle.idle_cores(a, b)) is not None]
 
 
@@ -272,8 +308,6 @@ def test_report_has_the_probe_section(run: Run, tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    import json
-
     report = json.loads((out / "report.json").read_text())
     sweep = next(s for s in report["sections"] if s["title"] == "Packet rate: received vs offered")
     table = sweep["tables"][0]
