@@ -13,19 +13,21 @@ def campaign_store(
     path: Path | str, campaign_id: str = "c1", status: str = "running", spec_text: str = ""
 ) -> Store:
     store = Store(path)
-    store.create_campaign(
-        id=campaign_id,
-        name="t",
-        status=status,
-        provider="local",
-        spec_text=spec_text,
-        spec_sha256="-",
-        spec_source="tests",
-        seed=0,
-        environment={},
-        tool_versions={},
-    )
+    add_campaign(store, campaign_id, "t", spec_text, status=status, spec_source="tests", seed=0)
     return store
+
+
+def add_campaign(
+    store: Store, campaign_id: str, name: str, spec_text: str, status: str = "finished", **fields: object
+) -> None:
+    """One campaign row of the local provider (no environment or tool versions unless `fields` give
+    them), for tests that write its measurements themselves."""
+    values: dict[str, object] = {
+        "provider": "local", "spec_sha256": "-", "spec_source": "test", "seed": 1,
+        "environment": {}, "tool_versions": {},
+    }  # fmt: skip
+    values.update(fields)
+    store.create_campaign(id=campaign_id, name=name, status=status, spec_text=spec_text, **values)  # type: ignore[arg-type]
 
 
 def pair_record(

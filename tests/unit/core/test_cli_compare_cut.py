@@ -14,6 +14,7 @@ from scipy import stats
 from typer.testing import CliRunner, Result
 
 from tests.helpers.specs import two_node_spec
+from tests.helpers.stores import add_campaign
 from vnetbench.cli import app
 from vnetbench.cli.common import out
 from vnetbench.plan import make_plan
@@ -30,10 +31,7 @@ JITTER_A, JITTER_B = np.array([20e3, 30e3, 900e3]), np.array([40e3, 50e3, 60e3])
 
 def _campaign(store: Store, cid: str, loss: np.ndarray, jitter: np.ndarray) -> None:
     """A finished campaign of SPEC: one UDP run per repetition with this loss and jitter."""
-    store.create_campaign(
-        id=cid, name="lossy", status="finished", provider="local", spec_text=SPEC, spec_sha256="-",
-        spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
+    add_campaign(store, cid, "lossy", SPEC)
     plan = make_plan(parse_spec(SPEC, "test", stored=True), cid, 1)
     records = []
     for step, lost, jit in zip(plan.steps, loss, jitter, strict=True):

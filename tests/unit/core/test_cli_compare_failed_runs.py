@@ -10,6 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tests.helpers.specs import two_node_spec
+from tests.helpers.stores import add_campaign
 from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import parse_spec
@@ -23,10 +24,7 @@ SPEC = two_node_spec(
 
 def _campaign(store: Store, cid: str, statuses: list[str]) -> None:
     """A finished campaign of SPEC: one UDP run per repetition, ok ones at 9.0, 9.1, 9.2 Mbit/s."""
-    store.create_campaign(
-        id=cid, name="runs", status="finished", provider="local", spec_text=SPEC, spec_sha256="-",
-        spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
+    add_campaign(store, cid, "runs", SPEC)
     plan = make_plan(parse_spec(SPEC, "test", stored=True), cid, 1)
     records = []
     for i, (step, status) in enumerate(zip(plan.steps, statuses, strict=True)):

@@ -15,6 +15,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from tests.helpers.specs import two_node_spec
+from tests.helpers.stores import add_campaign
 from vnetbench.cli import app
 from vnetbench.plan import make_plan
 from vnetbench.spec.loader import parse_spec
@@ -32,10 +33,7 @@ RUNS_B = [(9e6, 80e3, 82e3), (9e6, 81e3, 83e3), (9e6, 79e3, 81e3)]  # after 1 s:
 
 def _campaign(store: Store, cid: str, runs: list[tuple[float, float, float]], spec: str = SPEC) -> None:
     """A finished campaign of `spec`: one UDP run per repetition, its jitter samples and their mean."""
-    store.create_campaign(
-        id=cid, name="warm", status="finished", provider="local", spec_text=spec, spec_sha256="-",
-        spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
+    add_campaign(store, cid, "warm", spec)
     plan = make_plan(parse_spec(spec, "test", stored=True), cid, 1)
     records = []
     for step, jitter in zip(plan.steps, runs, strict=True):
@@ -100,10 +98,7 @@ PING = two_node_spec(
 def _ping_campaign(store: Store, cid: str, spec: str) -> None:
     """A finished campaign of `spec`: per repetition one ping run of 10 replies of 100 µs, all in its
     first 0.5 s (the 50 ms interval)."""
-    store.create_campaign(
-        id=cid, name="ping", status="finished", provider="local", spec_text=spec, spec_sha256="-",
-        spec_source="test", seed=1, environment={}, tool_versions={},
-    )  # fmt: skip
+    add_campaign(store, cid, "ping", spec)
     plan = make_plan(parse_spec(spec, "test", stored=True), cid, 1)
     records = []
     for step in plan.steps:
