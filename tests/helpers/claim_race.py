@@ -2,7 +2,8 @@
 `vnetbench monitor` does before it runs anything) on one store, round after round. A multiprocessing
 barrier holds every racer right after it has read the campaign's claim and before it writes its own, so
 each one passes the claim check before any has claimed: the window two monitors started at the same
-instant fall into."""
+instant fall into. Racing for a campaign not yet made (campaign_id None), the barrier holds each right
+after it has read which campaign the name points to, before it creates one."""
 
 from __future__ import annotations
 
@@ -23,36 +24,49 @@ class RaceResult:
     pid: int
     host: str
     claimed: bool
+    campaign_id: str  # the campaign it went on with ('' when refused)
     said: str  # the refusal (MonitorError), or the take-over words ('' when there was nothing to take)
 
 
-def _racer(db: str, spec_text: str, campaign_id: str, tasks: Any, window: Any, out: Any) -> None:
+def _racer(db: str, spec_text: str, campaign_id: str | None, tasks: Any, window: Any, out: Any) -> None:
+    from vnetbench.monitor import service
     from vnetbench.monitor.service import MonitorError, prepare
     from vnetbench.spec.loader import parse_spec
     from vnetbench.store.db import Store
     from vnetbench.store.monitoring import MonitorStore
 
-    real_host, read, held = socket.gethostname, MonitorStore.monitored, [False]
+    # the read the decision judges: the claim's row; with no campaign yet, the search for the name's
+    # monitored campaign (or, with --new-campaign, which one the name points to) before creating one
+    hold = [""]
+    real_host = socket.gethostname
 
-    def read_then_wait(self: MonitorStore, cid: str) -> dict[str, Any] | None:
-        row = read(self, cid)
-        if not held[0]:  # the first read of a round is the one the claim check judges
-            held[0] = True
-            window.wait(ROUND_TIMEOUT_S)
-        return row
+    def held_after(read: Any) -> Any:
+        def read_then_wait(self: MonitorStore, key: str) -> Any:
+            row = read(self, key)
+            if read.__name__ == hold[0]:  # the first such read of a round; later ones go on
+                hold[0] = ""
+                window.wait(ROUND_TIMEOUT_S)
+            return row
 
-    MonitorStore.monitored = read_then_wait  # type: ignore[method-assign]
+        return read_then_wait
+
+    for name in ("monitored", "find", "named"):
+        setattr(MonitorStore, name, held_after(getattr(MonitorStore, name)))
+    # a monitor is alive when its pid runs a vnetbench command line; a racer's is Python's spawn line
+    service._alive_monitor = lambda pid: bool(pid) and pid != os.getpid() and os.path.exists(f"/proc/{pid}")  # type: ignore[attr-defined]
     store = Store(db)
     try:
-        while (host := tasks.get()) is not None:
+        while (task := tasks.get()) is not None:
+            host, new_campaign = task
             # a monitor on a host of its own sharing the store, or on this one
             socket.gethostname = (lambda h=host: h) if host else real_host  # type: ignore[misc]
-            held[0] = False
+            hold[0] = "monitored" if campaign_id else "named" if new_campaign else "find"
             try:
-                m = prepare(parse_spec(spec_text, "race.yaml"), store, campaign_id=campaign_id)
-                out.put(RaceResult(os.getpid(), socket.gethostname(), True, m.took_over or ""))
+                spec = parse_spec(spec_text, "race.yaml")
+                m = prepare(spec, store, new_campaign=new_campaign, campaign_id=campaign_id)
+                out.put(RaceResult(os.getpid(), socket.gethostname(), True, m.campaign_id, m.took_over or ""))
             except MonitorError as err:
-                out.put(RaceResult(os.getpid(), socket.gethostname(), False, str(err)))
+                out.put(RaceResult(os.getpid(), socket.gethostname(), False, "", str(err)))
     finally:
         store.close()
 
@@ -60,7 +74,7 @@ def _racer(db: str, spec_text: str, campaign_id: str, tasks: Any, window: Any, o
 class Racers:
     """N racer processes; `race(hosts)` runs one round (a host per racer) and returns their results."""
 
-    def __init__(self, ctx: Any, n: int, db: str, spec_text: str, campaign_id: str) -> None:
+    def __init__(self, ctx: Any, n: int, db: str, spec_text: str, campaign_id: str | None) -> None:
         self.window, self.out = ctx.Barrier(n), ctx.Queue()
         self.tasks = [ctx.Queue() for _ in range(n)]
         self.procs = [
@@ -68,14 +82,15 @@ class Racers:
             for q in self.tasks
         ]
 
-    def race(self, hosts: list[str]) -> list[RaceResult]:
+    def race(self, hosts: list[str], new_campaign: bool = False) -> list[RaceResult]:
+        """`new_campaign`: each racer is `vnetbench monitor --new-campaign` (racing with campaign_id None)."""
         for queue, host in zip(self.tasks, hosts, strict=True):
-            queue.put(host)
+            queue.put((host, new_campaign))
         return [self.out.get(timeout=ROUND_TIMEOUT_S) for _ in hosts]
 
 
 @contextmanager
-def claim_racers(n: int, db: str, spec_text: str, campaign_id: str) -> Iterator[Racers]:
+def claim_racers(n: int, db: str, spec_text: str, campaign_id: str | None) -> Iterator[Racers]:
     ctx = multiprocessing.get_context("spawn")  # no fork of the test process's engines and threads
     racers = Racers(ctx, n, db, spec_text, campaign_id)
     for proc in racers.procs:

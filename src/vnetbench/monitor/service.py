@@ -250,6 +250,29 @@ def _claim(mstore: MonitorStore, loaded: LoadedSpec, campaign_id: str) -> str | 
     raise MonitorError(f"campaign '{name}' ({campaign_id}): its claim kept changing; start the monitor again")
 
 
+def _create(mstore: MonitorStore, loaded: LoadedSpec, store: Store, provider: str, new_campaign: bool) -> str:
+    """Create the spec's campaign and name it the one monitors of its name continue, in one
+    compare-and-set (MonitorStore.name_campaign): monitors started at once on a store without that
+    campaign each create one, and only the first to name it keeps it. The others delete theirs
+    (nothing was built or measured under it) and go on with the winner's, whose claim refuses them
+    while its monitor lives. Without --new-campaign, a campaign already named (created a moment ago,
+    its monitor's claim not yet written) is continued, not replaced."""
+    name = loaded.campaign.name
+    previous = mstore.named(name)
+    if previous is not None and not new_campaign:
+        return previous
+    created = create_campaign(loaded, store, provider=provider).campaign_id
+    if mstore.name_campaign(name, created, previous):
+        return created
+    mstore.drop_unused_campaign(created)
+    winner = mstore.named(name)
+    if winner is None:
+        raise MonitorError(
+            f"campaign '{name}': another monitor created it at this moment; start the monitor again"
+        )
+    return winner
+
+
 def prepare(
     loaded: LoadedSpec, store: Store, new_campaign: bool = False, campaign_id: str | None = None
 ) -> Monitored:
@@ -265,7 +288,8 @@ def prepare(
             campaign_id = mstore.find(loaded.campaign.name)
         resumed = campaign_id is not None
     if campaign_id is None:
-        campaign_id = create_campaign(loaded, store, provider=provider).campaign_id
+        campaign_id = _create(mstore, loaded, store, provider, new_campaign)
+        resumed = mstore.last_run(campaign_id) is not None  # another monitor's, created at this moment
     row = store.campaign(campaign_id)
     assert row is not None
     stored = parse_spec(row["spec_text"], row["spec_source"], stored=True)

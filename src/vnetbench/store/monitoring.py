@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from vnetbench.store import schema as t
@@ -88,6 +88,41 @@ class MonitorStore:
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
         return row[0] if row else None
+
+    def named(self, name: str) -> str | None:
+        """The campaign monitors of this name continue, as the last monitor to create one named it
+        (None: none has, or the store predates monitor_names)."""
+        query = select(t.monitor_names.c.campaign_id).where(t.monitor_names.c.name == name)
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return row[0] if row else None
+
+    def name_campaign(self, name: str, campaign_id: str, previous: str | None) -> bool:
+        """Make `campaign_id` the one monitors of `name` continue, only if the name still points to
+        `previous` (None: to nothing): one statement decides, so of monitors that each created a
+        campaign of one name at once exactly one gets True; a False wrote nothing."""
+        c = t.monitor_names.c
+        try:
+            with self.engine.begin() as conn:
+                if previous is None:
+                    conn.execute(insert(t.monitor_names).values(name=name, campaign_id=campaign_id))
+                    return True
+                found = conn.execute(
+                    update(t.monitor_names)
+                    .where(c.name == name, c.campaign_id == previous)
+                    .values(campaign_id=campaign_id)
+                ).rowcount
+        except IntegrityError:  # another monitor named one first
+            return False
+        return bool(found)
+
+    def drop_unused_campaign(self, campaign_id: str) -> None:
+        """Delete a campaign row a monitor created and then lost the name's compare-and-set for: nothing
+        was built, measured or claimed under it (only a never-started campaign's row is deleted)."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                delete(t.campaigns).where(t.campaigns.c.id == campaign_id, t.campaigns.c.status == "created")
+            )
 
     def is_monitored(self, campaign_id: str) -> bool:
         return self.monitored(campaign_id) is not None

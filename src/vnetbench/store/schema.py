@@ -261,6 +261,16 @@ monitored_campaigns = Table(
     Column("updated_utc_ns", BigInteger, nullable=False),
 )
 
+# The campaign monitors of a name continue: one row per name, set by compare-and-set when a monitor
+# creates that name's campaign (MonitorStore.name_campaign), so monitors started at once on a store
+# without it agree on one campaign instead of each creating its own.
+monitor_names = Table(
+    "monitor_names",
+    metadata,
+    Column("name", String(64), primary_key=True),  # campaigns.name
+    Column("campaign_id", String(16), ForeignKey("campaigns.id"), nullable=False),
+)
+
 monitor_runs = Table(
     "monitor_runs",
     metadata,

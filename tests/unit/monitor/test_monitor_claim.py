@@ -90,3 +90,46 @@ def _stale_claim_taken_over_once(results: list[RaceResult], db: str, cid: str, h
             said,
         )
         assert found and int(found.group(1)) <= 5, said  # written a moment ago, by the winner
+
+
+def test_of_monitors_racing_on_a_store_without_the_campaign_one_creates_it(store_url: str) -> None:
+    """Started at once on a store without their campaign, each monitor found none and created its own:
+    two campaigns of one name, both monitored. Now the name's compare-and-set keeps one: every racer
+    goes on with it, one claims it, the others are refused naming that monitor and leave nothing."""
+    Store(store_url).close()
+    with claim_racers(RACERS, store_url, WAITING_SPEC, None) as racers:
+        results = racers.race([THIS_HOST] * RACERS)
+        first = _the_only_new_campaign(results, store_url, known=set())
+        # --new-campaign, racing: one new campaign of the name, the first one kept and still monitored
+        results = racers.race([THIS_HOST] * RACERS, new_campaign=True)
+        second = _the_only_new_campaign(results, store_url, known={first})
+    store = Store(store_url)
+    try:
+        assert {c["id"] for c in store.campaigns()} == {first, second}
+        assert MonitorStore(store).named("waits") == second
+        assert {r["campaign_id"] for r in MonitorStore(store).all_monitored()} == {first, second}
+    finally:
+        store.close()
+
+
+def _the_only_new_campaign(results: list[RaceResult], db: str, known: set[str]) -> str:
+    """The one campaign the racers made: it is the name's, one racer claimed it, the others were refused
+    naming that racer; the store holds no other new campaign."""
+    store = Store(db)
+    try:
+        made = {c["id"] for c in store.campaigns()} - known
+        assert len(made) == 1, (made, results)
+        (cid,) = made
+        assert MonitorStore(store).named("waits") == cid
+        row = MonitorStore(store).monitored(cid)
+    finally:
+        store.close()
+    winners = [r for r in results if r.claimed]
+    assert len(winners) == 1 and winners[0].campaign_id == cid, results
+    assert row is not None and (row["pid"], row["hostname"]) == (winners[0].pid, winners[0].host)
+    for loser in (r for r in results if not r.claimed):
+        assert loser.said == (
+            f"campaign 'waits' ({cid}) is already monitored by process {winners[0].pid} on {winners[0].host}; "
+            f"stop it first (kill {winners[0].pid})"
+        ), results
+    return cid
