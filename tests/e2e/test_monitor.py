@@ -449,8 +449,8 @@ def test_a_monitor_taken_over_during_a_step_abandons_it_tears_down_and_exits_4(t
     """A monitor taken over by another host (its heartbeat was stale: here the row is rewritten as that
     host writes it) went on measuring and wrote its run's end and state over the new owner's. Now its
     heartbeat (every HEARTBEAT_S) finds the row naming the other monitor: the 30 s TCP step in flight
-    is abandoned, nothing more is stored (neither that step nor the run's end), what it built is torn
-    down, and it exits 4."""
+    is abandoned, nothing more is stored (neither that step nor the run's end, nor the campaign row's
+    status and pid as its run ended), what it built is torn down, and it exits 4."""
     from tests.helpers.monitor_procs import claim_as
     from vnetbench.monitor.service import HEARTBEAT_S, TAKEN_OVER
 
@@ -465,6 +465,9 @@ def test_a_monitor_taken_over_during_a_step_abandons_it_tears_down_and_exits_4(t
         store = Store(db)
         cid = store.campaigns()[0]["id"]
         stored = sorted(store.measurements_frame(cid, latest_only=False)["key"])
+        store.close()
+        store = Store(db)  # the new owner's run has started: the campaign row names it
+        store.update_campaign(cid, status="running", pid=4242)
         store.close()
         beat = claim_as(db, cid, "vnb-test-elsewhere", 4242, heartbeat_age_s=0)
         assert procs[0].wait(3 * HEARTBEAT_S) == TAKEN_OVER == 4, _log(tmp_path)
@@ -482,8 +485,11 @@ def test_a_monitor_taken_over_during_a_step_abandons_it_tears_down_and_exits_4(t
         assert stored == ["r001/p/rtt/a>b"]
         assert sorted(store.measurements_frame(cid, latest_only=False)["key"]) == stored
         row = MonitorStore(store).monitored(cid)
+        campaign = store.campaign(cid)
     finally:
         store.close()
+    # its run's end did not mark the new owner's campaign interrupted with no pid
+    assert campaign is not None and (campaign["status"], campaign["pid"]) == ("running", 4242)
     assert row is not None and (row["state"], row["pid"], row["hostname"], row["updated_utc_ns"]) == (
         "waiting",
         4242,

@@ -420,6 +420,15 @@ class Monitor:
         if self._in_run:
             signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
 
+    def _update_campaign(self, **values: Any) -> None:
+        """The campaign row's status and pid, written only while this monitor holds the claim; one that
+        finds the campaign taken over writes nothing and stops as `_lost` says (the runner's status
+        write as its run ends would else mark the new owner's campaign interrupted, with no pid)."""
+        try:
+            self.mstore.update_campaign(self.m.campaign_id, owner=os.getpid(), **values)
+        except NotOwner as err:
+            self._lost(err.owner)
+
     def _say(self, text: str) -> None:
         self.console.print(f"{self.m.name}/{self.m.campaign_id}: {text}", highlight=False, soft_wrap=True)
 
@@ -463,7 +472,7 @@ class Monitor:
         if self.taken_over is not None:
             raise NotOwner(self.m.campaign_id, self.taken_over)
         self._set_state("stopped", message="stopped by a signal", next_run_utc_ns=None)
-        self.store.update_campaign(self.m.campaign_id, status="stopped", pid=None)
+        self._update_campaign(status="stopped", pid=None)
         self._say("stopped; start the monitor again to continue this campaign")
         return Outcome(0, "stopped", runs)
 
@@ -502,7 +511,7 @@ class Monitor:
         firing = self.mstore.open_episodes(self.m.campaign_id)
         last = self.mstore.last_run(self.m.campaign_id)
         self._set_state("finished", message=reason, next_run_utc_ns=None)
-        self.store.update_campaign(self.m.campaign_id, status="finished", pid=None)
+        self._update_campaign(status="finished", pid=None)
         problems = []
         if firing:
             problems.append(
@@ -565,6 +574,7 @@ class Monitor:
                 Console(stderr=True, quiet=True),
                 observers=[*standard_observers(provider, self.store, cid), progress],
                 step_guard=self._guard,
+                update_campaign=self._update_campaign,
             )
             summary = runner.run(now_utc_ns())
             self.stopping = self.stopping or summary.stop_requested  # a signal during its teardown
@@ -591,7 +601,7 @@ class Monitor:
             self.stopping = True
         progress.refresh()
         self.mstore.finish_run(cid, run, status, message, owner=os.getpid())
-        self.store.update_campaign(cid, status="monitoring", pid=os.getpid())
+        self._update_campaign(status="monitoring", pid=os.getpid())
         self._say(
             f"run {run} {status}: {progress.flows_ok} measurements ok, {progress.flows_failed} failed"
             + (f" — {message}" if message and status != "interrupted" else "")

@@ -10,6 +10,7 @@ to say (kinds/).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -90,9 +91,12 @@ class Runner:
         on_step: Callable[[Step, list[MeasurementRecord]], None] | None = None,
         observers: Sequence[Observer] | None = None,
         step_guard: Callable[[Step], contextlib.AbstractContextManager[Any]] | None = None,
+        update_campaign: Callable[..., None] | None = None,
     ) -> None:
         """`observers`: None gives the standard ones (telemetry); `on_step(step, records)` is one more.
-        `step_guard(step)` is held around a step's attempts (the monitor's throughput locks)."""
+        `step_guard(step)` is held around a step's attempts (the monitor's throughput locks).
+        `update_campaign(**values)` writes the campaign row's status and pid as the run starts and ends
+        (default: the store's; the monitor's writes only while it holds the campaign's claim)."""
         self.store = store
         self.campaign_id = campaign_id
         self.plan = plan
@@ -106,6 +110,7 @@ class Runner:
         if on_step is not None:
             self.observers.append(StepCallback(on_step))
         self.step_guard = step_guard
+        self.update_campaign = update_campaign or functools.partial(store.update_campaign, campaign_id)
         self.active: _Active | None = None
         self._stored_failures: dict[str, str | None] = {}
         self._port = PORT_RANGE[0]
@@ -118,7 +123,7 @@ class Runner:
         done = self.store.done_keys(self.campaign_id)
         pending = [s for s in self.plan.steps if any(f.key not in done for f in s.flows)]
         summary.skipped = self.plan.flow_count - sum(len(s.flows) for s in pending)
-        self.store.update_campaign(self.campaign_id, status="running", pid=os.getpid(), **self._pid_host())
+        self.update_campaign(status="running", pid=os.getpid(), **self._pid_host())
         for observer in self.observers:
             observer.on_campaign_start(self.campaign_id, self.plan)
         with _signals_raise_interrupted() as signalled, self._progress() as progress:
@@ -145,7 +150,7 @@ class Runner:
                     finally:
                         # only now: while the topology stands, `clean` must see its process running
                         # (it removed a live campaign's objects during a teardown after 'finished')
-                        self.store.update_campaign(self.campaign_id, status=status, pid=None)
+                        self.update_campaign(status=status, pid=None)
                     for observer in self.observers:
                         observer.on_campaign_end(summary)
                 # kept apart from the Interrupted exception, which a library may have swallowed

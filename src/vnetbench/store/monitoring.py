@@ -208,6 +208,13 @@ class MonitorStore:
                 .values({"updated_utc_ns": now_utc_ns(), **values})  # a test may give its own
             )
 
+    def update_campaign(self, campaign_id: str, owner: int, **values: Any) -> None:
+        """The campaign's own row (status, pid ...), only while monitor `owner` of this host holds the
+        claim (else NotOwner, nothing written): a monitor taken over during a run must not mark the new
+        owner's campaign as its own run ended (`interrupted`, no pid)."""
+        with self._owning(campaign_id, owner) as conn:
+            conn.execute(update(t.campaigns).where(t.campaigns.c.id == campaign_id).values(**values))
+
     def heartbeat(self, campaign_id: str, pid: int) -> None:
         """The monitor `pid` of this host is alive: updated_utc_ns is its heartbeat (a monitor on another
         host sharing the store takes the campaign over only once it is stale). NotOwner when the row
