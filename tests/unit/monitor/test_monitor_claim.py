@@ -46,12 +46,16 @@ def _one_winner(results: list[RaceResult], db: str, cid: str) -> RaceResult:
 def _race_on_this_host(racers: Racers, db: str, cid: str) -> RaceResult:
     results = racers.race([THIS_HOST] * RACERS)
     winner = _one_winner(results, db, cid)
+    _losers_refused_naming(winner, results, cid)
+    return winner
+
+
+def _losers_refused_naming(winner: RaceResult, results: list[RaceResult], cid: str) -> None:
     for loser in (r for r in results if not r.claimed):
         assert loser.said == (
             f"campaign 'waits' ({cid}) is already monitored by process {winner.pid} on {winner.host}; "
             f"stop it first (kill {winner.pid})"
         ), results
-    return winner
 
 
 def test_of_monitors_racing_for_a_campaign_exactly_one_claims_it(store_url: str) -> None:
@@ -127,9 +131,5 @@ def _the_only_new_campaign(results: list[RaceResult], db: str, known: set[str]) 
     winners = [r for r in results if r.claimed]
     assert len(winners) == 1 and winners[0].campaign_id == cid, results
     assert row is not None and (row["pid"], row["hostname"]) == (winners[0].pid, winners[0].host)
-    for loser in (r for r in results if not r.claimed):
-        assert loser.said == (
-            f"campaign 'waits' ({cid}) is already monitored by process {winners[0].pid} on {winners[0].host}; "
-            f"stop it first (kill {winners[0].pid})"
-        ), results
+    _losers_refused_naming(winners[0], results, cid)
     return cid
