@@ -184,6 +184,11 @@ class Units:
     omit_ns: int = 0  # its spec's analysis.omit: samples before it are not read
     # stored with some runs ok and some failed (latest attempts): (failed, all) runs
     partly_failed: dict[tuple[str, ...], tuple[int, int]] = field(default_factory=dict)
+    runs: dict[tuple[str, ...], int] = field(default_factory=dict)  # stored runs (latest attempts)
+
+    def failed_share(self, unit: tuple[str, ...]) -> tuple[int, int]:
+        """(failed, all) runs of a unit with some ok: (0, n) when all n were ok."""
+        return self.partly_failed.get(unit, (0, self.runs.get(unit, 0)))
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,8 @@ class Comparison:
     only_in_b: tuple[dict[str, str], ...] = ()
     notes: tuple[str, ...] = field(default=())
     missing: tuple[Missing, ...] = ()  # only_in_a and only_in_b with why (explain_missing)
+    # compared units with a larger share of failed runs in B than in A: regressions too
+    more_failed_runs: tuple[dict[str, Any], ...] = ()
 
     @property
     def worse(self) -> list[Row]:
@@ -221,6 +228,7 @@ class Comparison:
                 "only_in_b": list(self.only_in_b),
                 "missing": [m.to_dict() for m in self.missing],
                 "regressions": len(self.regressions),
+                "more_failed_runs": list(self.more_failed_runs),
                 "notes": list(self.notes),
             }
         )
@@ -321,7 +329,12 @@ def campaign_units(store: Any, row: dict[str, Any]) -> Units:
             failed.setdefault(unit, str(getattr(m, "reason", None) or m.status))
     partly = {u: (n[0], n[1]) for u, n in runs.items() if u in ok and n[0]}
     return Units(
-        planned, frozenset(stored), {u: why for u, why in failed.items() if u not in ok}, omit_ns, partly
+        planned,
+        frozenset(stored),
+        {u: why for u, why in failed.items() if u not in ok},
+        omit_ns,
+        partly,
+        {u: n[1] for u, n in runs.items()},
     )
 
 
@@ -347,23 +360,47 @@ def explain_missing(result: Comparison, units_a: Units, units_b: Units) -> Compa
     missing = [why(k, "A", units_b) for k in result.only_in_a] + [
         why(k, "B", units_a) for k in result.only_in_b
     ]
+    more = _more_failed_runs(result, units_a, units_b)
     return replace(
-        result, missing=tuple(missing), notes=(*result.notes, *_partly_failed(result, units_a, units_b))
+        result,
+        missing=tuple(missing),
+        notes=(*result.notes, *_partly_failed(result, units_a, units_b, more)),
+        more_failed_runs=tuple(more),
     )
 
 
-def _partly_failed(result: Comparison, units_a: Units, units_b: Units) -> list[str]:
+def _more_failed_runs(result: Comparison, units_a: Units, units_b: Units) -> list[dict[str, Any]]:
+    """Compared units a larger share of whose runs failed in B than in A: as a unit failed in B and ok
+    in A is a regression, so is one that failed in 1 of 3 runs of B and none of A's (it was a note
+    only, and exit 0). Each: the unit's key fields and both sides' (failed, runs)."""
+    compared = sorted({tuple(r.key[k] for k in UNIT) for r in result.rows})
+    more = []
+    for unit in compared:
+        (bad_a, runs_a), (bad_b, runs_b) = units_a.failed_share(unit), units_b.failed_share(unit)
+        if runs_b and bad_b / runs_b > (bad_a / runs_a if runs_a else 0.0):
+            more.append(dict(zip(UNIT, unit, strict=True)) | {
+                "failed_a": bad_a, "runs_a": runs_a, "failed_b": bad_b, "runs_b": runs_b})  # fmt: skip
+    return more
+
+
+def _partly_failed(
+    result: Comparison, units_a: Units, units_b: Units, more: list[dict[str, Any]]
+) -> list[str]:
     """A note per compared unit some of whose runs failed in A or B: its rows compare the ok runs
-    only, which neither the table nor the verdict said (a B with 2 of 3 runs ok read like 3)."""
+    only, which neither the table nor the verdict said (a B with 2 of 3 runs ok read like 3). Where
+    B failed a larger share than A (`more`), the note says it is a regression."""
     compared = {tuple(r.key[k] for k in UNIT) for r in result.rows}
+    regressed = {tuple(m[k] for k in UNIT): m for m in more}
     notes = []
     for side, units in (("A", units_a), ("B", units_b)):
         for unit, (bad, runs) in sorted(units.partly_failed.items()):
             if unit in compared:
                 _, measurement, _, pair, treatment = unit
                 what = f"{pair} · {measurement}" + (f" · {treatment}" if treatment != "—" else "")
+                worse = regressed.get(unit) if side == "B" else None
+                than = f" ({worse['failed_a']} of {worse['runs_a']} in A: a regression)" if worse else ""
                 notes.append(
-                    f"{bad} of {runs} runs of {what} failed in {side}: its rows compare the "
+                    f"{bad} of {runs} runs of {what} failed in {side}{than}: its rows compare the "
                     f"{runs - bad} ok one{'' if runs - bad == 1 else 's'}"
                 )
     return notes

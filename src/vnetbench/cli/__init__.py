@@ -4,7 +4,7 @@
 - `results`    report, campaigns, export
 - `analyze`    the designed-experiment analysis of a stored campaign
 - `stats`      the textbook analysis of any CSV table
-- `compare`    two campaigns row by row with a verdict (exit 1 if worse, or ok in A and failed in B)
+- `compare`    two campaigns row by row with a verdict (exit 1 if worse, or failing more in B than in A)
 - `loss`       where the packets went
 - `scenarios`  list, show, run the built-in campaigns
 - `clean`      remove what a killed run left behind

@@ -4,7 +4,8 @@ A and B are campaign ids (or id prefixes, or names) in the store of `--db`, or `
 campaign in another store (a SQLite path or a SQLAlchemy URL, then `:` and the id). A row only one
 campaign has is listed with why (failed in the other, not in its plan, not run in it, or no value in
 it: e.g. every sample before its analysis.omit). Exit code 1
-when any row is worse beyond the tolerance, or ok in A and failed in B (a CI gate), 2 for a usage
+when any row is worse beyond the tolerance, or ok in A and failed in B (in every run, or in a larger
+share of its runs than in A: a CI gate), 2 for a usage
 error (a campaign compared with itself, or two with no row in common and nothing failed in B: no
 verdict), 0 otherwise.
 """
@@ -59,7 +60,8 @@ def compare_command(
     are listed with why: failed in it, not in its plan, not run in it, or no value in it (e.g. no
     sample at or after its analysis.omit).
 
-    Exit status: 1 if any row is worse, or ok in A and failed in B (a regression too); 2 for a usage
+    Exit status: 1 if any row is worse, or ok in A and failed in B, or failed in a larger share of
+    its runs in B than in A (regressions too); 2 for a usage
     error, or no row in common and nothing failed in B (no verdict); 0 otherwise. Rows only in B
     are no regression."""
     # the statistics stack: imported when the command runs, for start-up time
@@ -93,7 +95,8 @@ def compare_command(
             "no row in common, so no verdict: compare two campaigns of the same spec (the same pairs, "
             "measurements and factors), each with ok measurements (`vnetbench campaigns` counts them)"
         )
-    if result.worse or result.regressions:  # ok in A and failed in B: it said nothing and exited 0
+    # ok in A and failed in B (in every run, or in a larger share of its runs): it exited 0
+    if result.worse or result.regressions or result.more_failed_runs:
         raise typer.Exit(EXIT_FAILED)
 
 

@@ -59,13 +59,21 @@ def why_missing(missing: Missing | None) -> str:
 
 def not_compared(result: Comparison) -> str:
     """'; 3 rows not compared, 2 of them regressions (ok in A, failed in B)', after the counts of
-    verdicts; '' when every row is in both."""
-    if not result.missing:
-        return ""
-    n, bad = len(result.missing), len(result.regressions)
-    text = f"; {n} row{'' if n == 1 else 's'} not compared"
-    regressions = "a regression" if bad == 1 else "regressions"
-    return text + (f", {bad} of them {regressions} (ok in A, failed in B)" if bad else "")
+    verdicts, and '; 1 measurement failed in a larger share of its runs in B than in A (a regression)';
+    '' when every row is in both and no measurement failed more in B."""
+    text = ""
+    if result.missing:
+        n, bad = len(result.missing), len(result.regressions)
+        text = f"; {n} row{'' if n == 1 else 's'} not compared"
+        regressions = "a regression" if bad == 1 else "regressions"
+        text += f", {bad} of them {regressions} (ok in A, failed in B)" if bad else ""
+    if more := len(result.more_failed_runs):
+        one = more == 1
+        text += (
+            f"; {more} measurement{'' if one else 's'} failed in a larger share of "
+            f"{'its' if one else 'their'} runs in B than in A ({'a regression' if one else 'regressions'})"
+        )
+    return text
 
 
 def _change(r: Row, scale: float, unit: str) -> tuple[str, str]:

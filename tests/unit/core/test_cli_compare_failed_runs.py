@@ -42,13 +42,34 @@ def test_compare_says_how_many_runs_of_a_compared_row_failed(tmp_path: Path) -> 
     _campaign(store, "aaaa0001", ["ok", "ok", "ok"])
     _campaign(store, "bbbb0002", ["ok", "failed", "ok"])
     args = ["compare", "aaaa0001", "bbbb0002", "--db", str(tmp_path / "s.db")]
-    data = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    done = CliRunner().invoke(app, [*args, "--json"])
+    data = json.loads(done.stdout)
     (row,) = [r for r in data["rows"] if r["metric"] == "throughput_bps"]
     assert (row["n_a"], row["n_b"]) == (3, 2)
     assert row["b"] == (9.0e6 + 9.2e6) / 2  # the two ok runs, by hand
-    note = "1 of 3 runs of n1→n2 · udp failed in B: its rows compare the 2 ok ones"
+    # 1 of 3 failed in B, none in A: a regression, as a row failed in every run of B is (exit 0 before)
+    note = (
+        "1 of 3 runs of n1→n2 · udp failed in B (0 of 3 in A: a regression): its rows compare the 2 ok ones"
+    )
     assert note in data["notes"]
-    assert f"note: {note}" in CliRunner().invoke(app, args, env={"COLUMNS": "400"}).stdout
+    assert data["more_failed_runs"] == [
+        {"pattern": "p", "measurement": "udp", "kind": "udp", "pair": "n1→n2", "treatment": "—",
+         "failed_a": 0, "runs_a": 3, "failed_b": 1, "runs_b": 3}
+    ]  # fmt: skip
+    assert done.exit_code == 1
+    text = CliRunner().invoke(app, args, env={"COLUMNS": "400"})
+    said = " ".join(text.stdout.split())
+    assert f"note: {note}" in said and text.exit_code == 1
+    assert "1 measurement failed in a larger share of its runs in B than in A (a regression)" in said
+    # the same share failed in A: a note for each side, no regression
+    _campaign(store, "dddd0004", ["failed", "ok", "ok"])
+    same = CliRunner().invoke(
+        app, ["compare", "dddd0004", "bbbb0002", "--db", str(tmp_path / "s.db"), "--json"]
+    )
+    data = json.loads(same.stdout)
+    assert data["more_failed_runs"] == [] and same.exit_code == 0, data["notes"]
+    assert "1 of 3 runs of n1→n2 · udp failed in B: its rows compare the 2 ok ones" in data["notes"]
+    assert "1 of 3 runs of n1→n2 · udp failed in A: its rows compare the 2 ok ones" in data["notes"]
     # every run ok on both sides: no such note
     _campaign(store, "cccc0003", ["ok", "ok", "ok"])
     clean = json.loads(
