@@ -85,13 +85,16 @@ def counter_over_time(store: Store, loc: Localization, title: str, path: Path) -
     ax.bar(start, per_interval, width=t - start, align="edge", color=FAILED, alpha=0.6, label=loc.counter)
     ax.set_xlabel("seconds after the baseline reading (end of each interval)")
     ax.set_ylabel("datagrams per interval")
+    handles, labels = ax.get_legend_handles_labels()
     if not cpu.empty:
         ax2 = ax.twinx()
         ax2.plot(cpu["t_ns"] / 1e9, cpu["busy_ratio"] * 100, color=BLUE, marker="o", label="host CPU busy")
         ax2.set_ylabel("host CPU busy (%)")
         ax2.set_ylim(0, 105)
-        ax2.legend(fontsize=7, loc="lower right")
-    ax.legend(fontsize=7, loc="upper left")
+        more = ax2.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    # one legend below the axes: inside, the CPU's covered the last bar (save keeps it in the file)
+    ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
     return save(fig, path)
