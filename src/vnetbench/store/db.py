@@ -113,6 +113,25 @@ def engine_for(db: str | Path) -> Engine:
     return engine
 
 
+def _tried(
+    action: Callable[[], _T],
+    tries: int,
+    errors: type[Exception] | tuple[type[Exception], ...],
+    again: Callable[[Any], bool],
+    pause_s: float = 0.0,
+) -> _T:
+    """`action()`, tried up to `tries` times in all while it raises one of `errors` that `again`
+    accepts (a race with another process that a second try wins); any other error is raised at once."""
+    for tries_left in reversed(range(tries)):
+        try:
+            return action()
+        except errors as err:
+            if not tries_left or not again(err):
+                raise
+            time.sleep(pause_s)
+    raise ValueError(f"tries must be at least 1, not {tries}")
+
+
 WAL_TRIES = 50  # 10 ms apart: the switch of a new file waits at most half a second for other openers
 
 
@@ -120,14 +139,13 @@ def _switch_to_wal(cur: Any) -> None:
     """PRAGMA journal_mode=WAL, tried again while "database is locked": the switch of a new file needs
     its exclusive lock and SQLite answers BUSY at once, without the busy timeout, when another process
     opening the same new file holds a lock (3 of 320 openers of new stores, 8 at a time, failed so)."""
-    for tries_left in reversed(range(WAL_TRIES)):
-        try:
-            cur.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as err:
-            if not tries_left or "locked" not in str(err):
-                raise
-            time.sleep(0.01)
+    _tried(
+        lambda: cur.execute("PRAGMA journal_mode=WAL"),
+        WAL_TRIES,
+        sqlite3.OperationalError,
+        lambda err: "locked" in str(err),
+        pause_s=0.01,
+    )
 
 
 def foreign_tables(path: Path) -> list[str]:
@@ -161,16 +179,15 @@ class Store:
         self.engine = engine_for(db)
         self._aggregates = bounded.AggregatesCache()
         had_sample_stats = inspect(self.engine).has_table(t.sample_stats.name)
-        for tries_left in reversed(range(SCHEMA_TRIES)):
-            try:
-                self._create_schema(had_sample_stats)
-                return
-            except (IntegrityError, ProgrammingError, OperationalError) as err:
-                # another process (a monitor, a dashboard, a test's poll) creates the same tables at
-                # the same moment: create_all's check and CREATE are not one step; each try finds
-                # more of them made and skips those
-                if not tries_left or not _created_meanwhile(err):
-                    raise
+        # another process (a monitor, a dashboard, a test's poll) creates the same tables at the same
+        # moment: create_all's check and CREATE are not one step; each try finds more of them made and
+        # skips those
+        _tried(
+            lambda: self._create_schema(had_sample_stats),
+            SCHEMA_TRIES,
+            (IntegrityError, ProgrammingError, OperationalError),
+            _created_meanwhile,
+        )
 
     def _create_schema(self, had_sample_stats: bool) -> None:
         t.metadata.create_all(self.engine)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import multiprocessing
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from vnetbench.store import schema as t
@@ -57,3 +58,26 @@ def _fresh(url: str, n: int) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}_{n}"')
     return f"{base}/{name}_{n}"
+
+
+def test_a_raced_step_is_tried_again_only_for_the_race_and_only_so_often() -> None:
+    from vnetbench.store.db import _tried
+
+    calls: list[str] = []
+
+    def fails_twice() -> str:
+        calls.append("x")
+        if len(calls) < 3:
+            raise OSError("database is locked")
+        return "done"
+
+    assert _tried(fails_twice, 3, OSError, lambda err: "locked" in str(err)) == "done"
+    assert len(calls) == 3  # two lost races, then the step
+    calls.clear()
+    with pytest.raises(OSError, match="locked"):  # the last try's error is the caller's
+        _tried(fails_twice, 2, OSError, lambda err: "locked" in str(err))
+    assert len(calls) == 2
+    calls.clear()
+    with pytest.raises(OSError):  # an error that is not the race: raised at once, not tried again
+        _tried(fails_twice, 5, OSError, lambda err: "disk" in str(err))
+    assert len(calls) == 1
