@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, Table, and_, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from vnetbench.store import schema as t
@@ -101,20 +101,8 @@ class MonitorStore:
         """Make `campaign_id` the one monitors of `name` continue, only if the name still points to
         `previous` (None: to nothing): one statement decides, so of monitors that each created a
         campaign of one name at once exactly one gets True; a False wrote nothing."""
-        c = t.monitor_names.c
-        try:
-            with self.engine.begin() as conn:
-                if previous is None:
-                    conn.execute(insert(t.monitor_names).values(name=name, campaign_id=campaign_id))
-                    return True
-                found = conn.execute(
-                    update(t.monitor_names)
-                    .where(c.name == name, c.campaign_id == previous)
-                    .values(campaign_id=campaign_id)
-                ).rowcount
-        except IntegrityError:  # another monitor named one first
-            return False
-        return bool(found)
+        still = None if previous is None else [t.monitor_names.c.campaign_id == previous]
+        return self._compare_and_set(t.monitor_names, {"name": name}, still, {"campaign_id": campaign_id})
 
     def drop_unused_campaign(self, campaign_id: str) -> None:
         """Delete a campaign row a monitor created and then lost the name's compare-and-set for: nothing
@@ -162,21 +150,30 @@ class MonitorStore:
         (as the caller read and judged it: None, no row yet). One statement decides (an UPDATE whose
         WHERE is the row seen, or an INSERT the primary key refuses), so of monitors racing for one
         campaign exactly one gets True; a False claim wrote nothing."""
-        values = _claim_values(spec_text, spec_source, pid)
         c = t.monitored_campaigns.c
-        if seen is None:
+        # the heartbeat too: two claims by one pid and host (a reused pid) still differ in it
+        keys = ("state", "pid", "hostname", "updated_utc_ns")
+        still = None if seen is None else [_same(getattr(c, k), seen[k]) for k in keys]
+        values = _claim_values(spec_text, spec_source, pid)
+        return self._compare_and_set(t.monitored_campaigns, {"campaign_id": campaign_id}, still, values)
+
+    def _compare_and_set(
+        self, table: Table, key: dict[str, Any], still: list[Any] | None, values: dict[str, Any]
+    ) -> bool:
+        """Write `values` to `table`'s row at `key` only if it is as the caller saw it: `still` None,
+        no row yet (an INSERT the primary key refuses when another process inserted first), else an
+        UPDATE whose WHERE is `still` (the conditions the row met when read). One statement decides,
+        so of processes racing for one row exactly one gets True; a False wrote nothing."""
+        if still is None:
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(insert(t.monitored_campaigns).values(campaign_id=campaign_id, **values))
-            except IntegrityError:  # another monitor inserted it first
+                    conn.execute(insert(table).values(**key, **values))
+            except IntegrityError:
                 return False
             return True
-        # the heartbeat too: two claims by one pid and host (a reused pid) still differ in it
-        still = [_same(getattr(c, k), seen[k]) for k in ("state", "pid", "hostname", "updated_utc_ns")]
+        where = [table.c[column] == value for column, value in key.items()]
         with self.engine.begin() as conn:
-            found = conn.execute(
-                update(t.monitored_campaigns).where(c.campaign_id == campaign_id, *still).values(**values)
-            ).rowcount
+            found = conn.execute(update(table).where(*where, *still).values(**values)).rowcount
         return bool(found)
 
     @contextlib.contextmanager
