@@ -52,7 +52,7 @@ def doctor(
             raise fail("--install-probe, --insecure-accept-new-host-keys and --probe-path need --inventory")
         _local(json_output)
     # the SSH doctor loads asyncssh (~0.5 s): imported when an inventory is checked, not at every start
-    from vnetbench.providers.ssh.doctor import check_inventory, notes_of, problems_of, ready
+    from vnetbench.providers.ssh.doctor import check_inventory, notes_of, problems_of, ready, summary
 
     try:
         checks, elapsed = check_inventory(
@@ -74,7 +74,7 @@ def doctor(
         out.print(f"[yellow]•[/yellow] {line}", highlight=False, soft_wrap=True)
     for line in (n for c in checks for n in notes_of(c)):
         out.print(f"• {line}", highlight=False, soft_wrap=True)
-    out.print(f"{ok}/{len(checks)} hosts ready; checked in {elapsed:.2f} s", highlight=False)
+    out.print(summary(checks, elapsed), highlight=False)
     raise typer.Exit(code)
 
 

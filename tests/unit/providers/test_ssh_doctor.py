@@ -3,7 +3,7 @@ or pinned, so root matters only where the inventory asks for `sudo: true` (tools
 
 from __future__ import annotations
 
-from vnetbench.providers.ssh.doctor import HostCheck, problems_of, ready
+from vnetbench.providers.ssh.doctor import HostCheck, problems_of, ready, summary
 
 TOOLS = {"iperf3": "3.12", "ping": "iputils 20221126", "vnb-probe": "vnb-probe 0.1"}
 
@@ -38,3 +38,19 @@ def test_a_host_whose_tool_check_did_not_run_is_not_ready() -> None:
     check = HostCheck("vm1", reachable=True, reason="host vm1: no answer within 20 s")
     assert not ready(check)
     assert problems_of(check) == ["vm1: host vm1: no answer within 20 s"]
+
+
+def test_the_last_line_says_why_doctor_fails_when_every_host_is_ready() -> None:
+    # was: "2/2 hosts ready" and exit 1, with nothing on the line saying why (a path MTU check that
+    # lost its connection sets the host's reason, listed above the line, but leaves it ready)
+    fine = _host(sudo_wanted=False, sudo=None)
+    mtu_failed = HostCheck(
+        "vm2", reachable=True, user="bench", tools=dict(TOOLS), reason="host vm2: connection lost"
+    )
+    assert ready(mtu_failed)
+    assert summary([fine, mtu_failed], 1.234) == (
+        "2/2 hosts ready, but a check failed on vm2 (said above); checked in 1.23 s"
+    )
+    assert summary([fine], 0.5) == "1/1 hosts ready; checked in 0.50 s"
+    unreachable = HostCheck("vm3", reason="connection refused")
+    assert summary([fine, unreachable], 2.0) == "1/2 hosts ready; checked in 2.00 s"

@@ -305,6 +305,16 @@ def notes_of(check: HostCheck) -> list[str]:
     return [f"{check.name}: {note}"] if note else []
 
 
+def summary(checks: list[HostCheck], elapsed: float) -> str:
+    """The last line of `doctor --inventory`: hosts ready, and why it exits 1 when every host is ready
+    but a check of one did not complete (its error is listed above the line)."""
+    line = f"{sum(ready(c) for c in checks)}/{len(checks)} hosts ready"
+    failed = [c.name for c in checks if ready(c) and c.reason]
+    if failed:
+        line += f", but a check failed on {', '.join(failed)} (said above)"
+    return f"{line}; checked in {elapsed:.2f} s"
+
+
 def ready(check: HostCheck) -> bool:
     """Reachable with every required tool found there (not merely: none reported missing; a host whose
     tool check did not run reports none), and sudo working where the inventory asks for it."""
