@@ -100,7 +100,15 @@ def test_a_monitor_on_another_host_is_refused_while_its_heartbeat_is_fresh(
         procs.append(start_monitor(spec, db, log=log))
         row = wait_for_state(db, "waits", procs[-1], "waiting", log)
         assert (row["campaign_id"], row["hostname"]) == (cid, socket.gethostname())
-        before = row
+        # the claim itself says 'waiting'; the monitor's next write adds its next run, which the row is
+        # compared with below: read it once that is there (read between the two, it was None: a CI miss)
+        before = wait_until(
+            lambda: monitored_row(db, "waits"),
+            lambda r: procs[-1].poll() is not None or (r is not None and r["next_run_utc_ns"] is not None),
+            60,
+            interval=0.2,
+        )
+        assert before is not None and before["next_run_utc_ns"] is not None, log.read_text()
         said = log.read_text()
         age = _age_said(said, rf"from process {OTHER_PID} on {OTHER_HOST}: its heartbeat is (\d+) s old")
         assert HEARTBEAT_STALE_S + 10 <= age <= HEARTBEAT_STALE_S + 60, said
