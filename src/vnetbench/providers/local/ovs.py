@@ -11,6 +11,7 @@ The daemons are not detached: they are our children, recorded with pid and start
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -25,6 +26,21 @@ START_TIMEOUT_S = 15.0
 
 # spawn(argv, role, env) -> process started in the host namespace and cgroup, already recorded
 Spawner = Callable[[list[str], str, dict[str, str]], LocalToolProcess]
+
+
+def accepts_connections(path: str) -> bool:
+    """True once a server listens on the Unix socket at path.
+
+    The socket's file appears at the daemon's bind(), before its listen(): a client connecting
+    in between is refused (a busy CI machine hit that window at ovs-vsctl's first call), so
+    wait for a connection to succeed, not for the file.
+    """
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            return False
+    return True
 
 
 def schema_path() -> str | None:
@@ -108,8 +124,9 @@ class OvsInstance:
         self._wait_for(f"{self.rundir}/ovs-vswitchd.ctl", self.procs[-1])
 
     def _wait_for(self, path: str, proc: LocalToolProcess) -> None:
+        """Wait until the daemon accepts connections on its Unix socket at path."""
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not os.path.exists(path):
+        while not accepts_connections(path):
             if proc.poll() is not None:
                 fin = proc.finished()
                 raise ProviderError(
