@@ -121,15 +121,16 @@ def _tried(
     pause_s: float = 0.0,
 ) -> _T:
     """`action()`, tried up to `tries` times in all while it raises one of `errors` that `again`
-    accepts (a race with another process that a second try wins); any other error is raised at once."""
-    for tries_left in reversed(range(tries)):
+    accepts (a race with another process that a second try wins); any other error is raised at once,
+    and the last try's error as it is."""
+    for _ in range(tries - 1):
         try:
             return action()
         except errors as err:
-            if not tries_left or not again(err):
+            if not again(err):
                 raise
-            time.sleep(pause_s)
-    raise ValueError(f"tries must be at least 1, not {tries}")
+        time.sleep(pause_s)
+    return action()
 
 
 WAL_TRIES = 50  # 10 ms apart: the switch of a new file waits at most half a second for other openers
