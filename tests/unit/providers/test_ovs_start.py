@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import socket
 import sys
-import time
 from pathlib import Path
 
+from tests.helpers.timing import wait_until
 from vnetbench.providers.local import procs
 from vnetbench.providers.local.ovs import OvsInstance, accepts_connections
 
@@ -49,10 +49,9 @@ def test_start_wait_returns_after_the_daemons_listen_not_at_bind(tmp_path: Path)
     finally:
         os.close(ns_fd)
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(path) and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert os.path.exists(path), "the listener never bound its socket"
+        assert wait_until(lambda: os.path.exists(path), bool, 30, 0.005), (
+            "the listener never bound its socket"
+        )
         OvsInstance("test-ns", str(tmp_path))._wait_for(path, proc)
         assert marks.read_text().splitlines() == ["bound", "listening"]
         assert accepts_connections(path) is True
