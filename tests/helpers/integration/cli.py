@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.helpers.processes import command_lines
+from vnetbench.analysis.cpu import cpu_frame, with_host_busy
 from vnetbench.providers.local import cgroups, runtime
 from vnetbench.providers.local.netns import NETNS_DIR
 from vnetbench.store.db import Store
@@ -28,6 +29,18 @@ def vnb(*args: str, cwd: Path, timeout: float = 240) -> subprocess.CompletedProc
     return subprocess.run(
         [*cli_argv(), *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
     )
+
+
+def measurements_with_host_cpu(db: Path | str, campaign_id: str) -> pd.DataFrame:
+    """The campaign's measurements (latest attempt per key) with the host's busy share of its CPUs
+    during each (`host_busy_ratio`, from the campaign's telemetry as the report reads it; NaN where
+    none was read)."""
+    store = Store(db)
+    try:
+        frame = store.measurements_frame(campaign_id)
+        return with_host_busy(frame, cpu_frame(store, campaign_id, frame))
+    finally:
+        store.close()
 
 
 def only_campaign(db: Path | str) -> dict:
@@ -113,18 +126,15 @@ def clean_up(db: Path | str, cwd: Path) -> None:
 
 def run_measurements(tmp: Path, name: str, text: str, timeout: float = 600) -> pd.DataFrame:
     """Run a campaign file through the CLI on a fresh SQLite store (no report) and return its
-    measurements, latest attempt per key; asserts that it finished and left nothing behind."""
+    measurements, latest attempt per key, with the host's CPU during each (measurements_with_host_cpu);
+    asserts that it finished and left nothing behind."""
     tmp.mkdir(parents=True, exist_ok=True)
     spec, db = tmp / f"{name}.yaml", tmp / f"{name}.db"
     spec.write_text(text)
     try:
         proc = vnb("run", str(spec), "--db", str(db), "--no-report", cwd=tmp, timeout=timeout)
         assert proc.returncode == 0, f"vnetbench run exited {proc.returncode}:\n{proc.stderr[-3000:]}"
-        store = Store(db)
-        try:
-            frame = store.measurements_frame(only_campaign(db)["id"])
-        finally:
-            store.close()
+        frame = measurements_with_host_cpu(db, only_campaign(db)["id"])
     finally:
         left = leftovers(db) if db.exists() else []
         if left:

@@ -312,8 +312,18 @@ def test_report_has_the_probe_section(run: Run, tmp_path: Path) -> None:
     sweep = next(s for s in report["sections"] if s["title"] == "Packet rate: received vs offered")
     table = sweep["tables"][0]
     row = dict(zip(table["columns"], table["rows"][0], strict=True))
-    # in K pps with the Findings' 4 significant digits, never in exponent form (format.metric)
-    assert row["knee (K pps)"] == "2.000"  # RATES[0] = 2000 passed, 16512 lost half
+    # The knee is the highest rate whose mean over repetitions lost < 1 % and was sent at ≥ 95 % of
+    # the offered rate (the report's table note; docs/dashboard.md). 16512 pps loses half at the tbf
+    # link; 2000 pps passes, in K pps with the Findings' 4 significant digits (format.metric) —
+    # unless the sender, starved of CPU, sent under 95 % of it (beside disk load, 2026-11-30): then
+    # no rate passed, and the report says the sender, i.e. this machine, limited that point.
+    under = run.frame[(run.frame["measurement"] == "sweep") & (run.frame["target_pps"] == RATES[0])]
+    if under["achieved_pps"].mean() >= 0.95 * RATES[0]:
+        assert row["knee (K pps)"] == "2.000", row
+    else:
+        assert row["knee (K pps)"] == "none passed", row
+        assert row["points limited by the sender"].endswith("(the sender, i.e. this machine)"), row
+        assert not row["points limited by the sender"].startswith("0 of"), row
     assert row["link limit (K pps)"] == "8.256"  # the tbf link's: 100e6 / (1514 * 8) = 8256.1 packets/s
     assert "probe_pps_1472.png" in sweep["figures"]
     titles = [s["title"] for s in report["sections"]]

@@ -1,0 +1,56 @@
+"""tests/helpers/timing.py's judge of a best-of claim: when a failed claim may be excused by a machine
+that had no CPU to spare, and when it may not."""
+
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+
+from tests.helpers.timing import SPARE_CPUS, idle_cpus, met_or_machine_bound
+
+# (value, idle CPUs during the attempt): the claim is value >= 0.98, the floor value >= 0.85
+BUSY = SPARE_CPUS / 2
+IDLE = 1.0
+
+
+def judge(met: bool, attempts: list[tuple[float, float]]) -> None:
+    met_or_machine_bound(
+        met,
+        attempts,
+        idle=lambda a: a[1],
+        floor=lambda a: a[0] >= 0.85,
+        numbers=lambda rs: ", ".join(f"{v:.2f}" for v, _ in rs),
+    )
+
+
+def test_a_met_claim_passes_whatever_the_load() -> None:
+    judge(True, [(0.90, BUSY), (0.99, IDLE)])
+
+
+def test_a_missed_claim_on_a_machine_busy_every_time_skips_with_the_numbers() -> None:
+    with pytest.raises(pytest.skip.Exception, match=r"0\.90, 0\.93") as skipped:
+        judge(False, [(0.90, BUSY), (0.93, 0.0)])
+    assert f"idle CPUs {BUSY:.2f}, 0.00" in str(skipped.value)
+
+
+def test_a_missed_claim_fails_when_one_attempt_had_a_spare_cpu() -> None:
+    with pytest.raises(AssertionError, match=r"0\.90, 0\.93"):
+        judge(False, [(0.90, BUSY), (0.93, SPARE_CPUS)])
+
+
+def test_a_missed_claim_fails_under_the_floor_however_busy_the_machine() -> None:
+    with pytest.raises(AssertionError, match=r"0\.80, 0\.84"):
+        judge(False, [(0.80, 0.0), (0.84, 0.0)])
+
+
+def test_an_attempt_without_a_cpu_reading_is_never_excused() -> None:
+    with pytest.raises(AssertionError):
+        judge(False, [(0.90, BUSY), (0.93, math.nan)])
+
+
+def test_idle_cpus_counts_every_cpu_of_this_machine() -> None:
+    assert idle_cpus(0.75) == pytest.approx(0.25 * (os.cpu_count() or 1))
+    assert idle_cpus(1.0) == 0.0
+    assert math.isnan(idle_cpus(None)) and math.isnan(idle_cpus(math.nan))
