@@ -27,10 +27,7 @@ import pytest
 from tests.helpers.integration.requirements import missing
 from vnetbench.store.db import Store
 
-# timing: its link-rate and CPU-share precision holds only on a machine with CPU to spare, and beside
-# make test's other workers it often had none (quiet CIs of 2026-11-30: idle CPUs 0.00-0.21, the
-# strict parts skipped); run alone, after the rest, they are checked whenever the machine is quiet
-pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40), pytest.mark.timing]
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40)]
 
 LINK_PPS = 100e6 / (1514 * 8)
 MODEL_BPS = 100e6 * 1472 / 1514  # UDP payload bits/s through the 100 mbit link
