@@ -38,6 +38,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -51,7 +52,7 @@ from tests.helpers.integration.cli import (
     vnb,
 )
 from tests.helpers.postgres import BACKENDS
-from tests.helpers.timing import best_of, first_then, idle_cpus, met_or_machine_bound
+from tests.helpers.timing import best_of, first_then, met_or_machine_bound, row_idle_cpus
 from vnetbench.analysis.cpu import HOST_SATURATED
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
@@ -204,7 +205,7 @@ def test_tcp_on_a_100mbit_link_is_within_2_percent_of_the_model(ran: Ran) -> Non
         # never above the link on any run: the measured window counts no byte queued before the omit
         # ended (issue #13); 1 % is the window's own edge error
         assert r <= 1.01, f"TCP {r:.2%} of the model: above the link"
-        return r, idle_cpus(row["host_busy_ratio"])
+        return r, row_idle_cpus(row)
 
     # a descheduled sender or receiver only lowers goodput: within 2 % on the best of three runs
     frames = first_then(ran.frame, again(ran, LINK.format("tcp")))
@@ -242,10 +243,6 @@ def _udp_numbers(rows: list[pd.Series]) -> str:
     )
 
 
-def _udp_idle(row: pd.Series) -> float:
-    return idle_cpus(row["host_busy_ratio"])
-
-
 def test_udp_at_the_link_rate_loses_under_2_percent(ran: Ran) -> None:
     assert ran.one("udp")["offered_bps"] == pytest.approx(UDP_MAX)
     # loss at 1x comes only from this machine (a receiver that did not read in time overflows its
@@ -258,7 +255,7 @@ def test_udp_at_the_link_rate_loses_under_2_percent(ran: Ran) -> None:
         lambda: _udp_run(frames(), "udp"),
         lambda r: r["loss_ratio"] < 0.02 and r["throughput_bps"] / UDP_MAX > 0.97,
     )
-    met_or_machine_bound(met, rows, _udp_idle, lambda r: r["loss_ratio"] < 0.10, _udp_numbers)
+    met_or_machine_bound(met, rows, row_idle_cpus, lambda r: r["loss_ratio"] < 0.10, _udp_numbers)
 
 
 def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
@@ -276,17 +273,26 @@ def test_udp_at_twice_the_link_rate_loses_half(ran: Ran) -> None:
     # loses less; a receiver held back loses more): best of three
     frames = first_then(ran.frame, again(ran, LINK.format("udp2x")))
     met, rows = best_of(lambda: _udp_run(frames(), "udp2x"), lambda r: abs(r["loss_ratio"] - 0.5) <= 0.03)
-    met_or_machine_bound(met, rows, _udp_idle, lambda r: abs(r["loss_ratio"] - 0.5) <= 0.10, _udp_numbers)
+    met_or_machine_bound(met, rows, row_idle_cpus, lambda r: abs(r["loss_ratio"] - 0.5) <= 0.10, _udp_numbers)
 
 
-def _fan_in(frame: pd.DataFrame) -> list[float]:
-    """Shares of the model: the three flows together, then each alone, the start skew, and the least
-    idle CPUs during any of the six. Checked on every run: together they never get more than the
-    link, nor does one alone, and one barrier started them together."""
+class FanIn(NamedTuple):
+    """One fan-in attempt: shares of the model together and alone, the barrier's start skew, and
+    the least idle CPUs during any of its six measurements."""
+
+    together: list[float]
+    alone: list[float]
+    skew_ns: float
+    idle: float
+
+
+def _fan_in(frame: pd.DataFrame) -> FanIn:
+    """The three flows together, then each alone. Checked on every run: together they never get
+    more than the link, nor does one alone, and one barrier started them together."""
     together = [one(frame, "tcp3", "together", src) for src in ("b1", "b2", "b3")]
     alone_rows = [one(frame, "tcp3", "alone", src) for src in ("b1", "b2", "b3")]
     alone = [r["throughput_bps"] / TCP_MAX for r in alone_rows]
-    idles = [idle_cpus(r["host_busy_ratio"]) for r in together + alone_rows]
+    idles = [row_idle_cpus(r) for r in together + alone_rows]
     idle = math.nan if any(math.isnan(x) for x in idles) else min(idles)
     shares = [f["throughput_bps"] / TCP_MAX for f in together]
     skews = {int(f["start_skew_ns"]) for f in together}
@@ -300,13 +306,13 @@ def _fan_in(frame: pd.DataFrame) -> list[float]:
     window = min(float(f["window_ns"]) for f in together)
     apart = max(skew, 60e6) / window
     assert sum(shares) <= 1.01 + apart and max(alone) <= 1.01, (shares, alone, skew, window)
-    return [*shares, *alone, together[0]["start_skew_ns"], idle]
+    return FanIn(shares, alone, float(together[0]["start_skew_ns"]), idle)
 
 
-def _share_fairly(x: list[float]) -> bool:
+def _share_fairly(x: FanIn) -> bool:
     """Each about a third (25-42 %), the link full, Jain > 0.95, each alone > 95 %, released within
     50 ms: what a stalled flow or a late barrier (this machine) can spoil, never improve."""
-    shares, alone, skew = x[:3], x[3:6], x[6]
+    shares, alone, skew = x.together, x.alone, x.skew_ns
     jain = sum(shares) ** 2 / (3 * sum(v * v for v in shares))
     return (
         all(0.25 <= v <= 0.42 for v in shares)
@@ -342,11 +348,11 @@ def test_three_simultaneous_flows_share_the_bottleneck(ran: Ran) -> None:
     met_or_machine_bound(
         met,
         runs,
-        idle=lambda r: r[7],
-        floor=lambda r: min(r[3:6]) >= 0.85 and abs(sum(r[:3]) - 1) <= 0.10,
+        idle=lambda r: r.idle,
+        floor=lambda r: min(r.alone) >= 0.85 and abs(sum(r.together) - 1) <= 0.10,
         numbers=lambda rs: "; ".join(
-            f"together {[f'{v:.1%}' for v in r[:3]]}, alone {[f'{v:.1%}' for v in r[3:6]]}, "
-            f"skew {r[6] / 1e6:.1f} ms"
+            f"together {[f'{v:.1%}' for v in r.together]}, alone {[f'{v:.1%}' for v in r.alone]}, "
+            f"skew {r.skew_ns / 1e6:.1f} ms"
             for r in rs
         ),
     )

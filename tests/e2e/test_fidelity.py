@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from tests.helpers.integration.cli import clean_up, leftovers, measurements_with_host_cpu, only_campaign, vnb
-from tests.helpers.timing import idle_cpus, met_or_machine_bound
+from tests.helpers.timing import met_or_machine_bound, row_idle_cpus
 from vnetbench.kinds.overhead import tcp_efficiency, udp_efficiency
 from vnetbench.store.db import Store
 
@@ -152,7 +152,7 @@ def test_network_shaping_drops_at_the_shaper_and_never_blocks_the_sender(shaping
     met_or_machine_bound(
         any(abs(r["loss_ratio"] - _due(r)) <= 0.03 for r in runs),
         runs,
-        idle=lambda r: idle_cpus(r["host_busy_ratio"]),
+        idle=row_idle_cpus,
         floor=lambda r: r["loss_ratio"] <= _due(r) + 0.10,
         numbers=lambda rs: "; ".join(f"loss {r['loss_ratio']:.2%} where {_due(r):.2%} was due" for r in rs),
     )

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import pytest
 
@@ -68,6 +68,11 @@ def idle_cpus(host_busy_ratio: float) -> float:
     """CPUs idle during a measurement, from the host's busy share of all its CPUs (analysis.cpu's
     host_busy_ratio, NaN when telemetry read none: then NaN, which never excuses)."""
     return math.nan if host_busy_ratio is None else (1 - float(host_busy_ratio)) * (os.cpu_count() or 1)
+
+
+def row_idle_cpus(row: Mapping[str, Any]) -> float:
+    """`idle_cpus` of one measurement row (a frame from measurements_with_host_cpu)."""
+    return idle_cpus(row["host_busy_ratio"])
 
 
 def met_or_machine_bound(
