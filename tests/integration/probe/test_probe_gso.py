@@ -2,7 +2,8 @@
 
 100 Mbit/s of 1472-byte datagrams for 2 s with a 5 ms pacing quantum (≈ 42 packets per GSO
 message): the receiver must count exactly what the sender sent — no loss, duplicates or
-reordering — at the target rate within 0.5 %, on the plain veth receive path (the softirq in the
+reordering — never above the target rate (+0.5 %) and, on a machine with CPU to spare, at no less
+than 95 % of it, on the plain veth receive path (the softirq in the
 sender's context) and with the receiving veth in threaded NAPI + UDP GRO forwarding (the GSO skb
 goes through GRO and is segmented at the socket). The sender runs at SCHED_FIFO 1 (`chrt -f 1`), so
 another job on a shared machine cannot hold it off the CPU past the stall threshold: skipped slots
@@ -16,12 +17,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from tests.helpers.integration.requirements import missing
 from tests.helpers.integration.vethpair import RECEIVER_IP, VethPair, veth_pair
+from tests.helpers.timing import IdleCpus, best_of, met_or_machine_bound
 
 pytestmark = [pytest.mark.root, pytest.mark.timing]
 
@@ -67,14 +69,23 @@ def run_pair(pair: VethPair) -> tuple[dict[str, Any], dict[str, Any]]:
     return json.loads(send.stdout), json.loads(out)
 
 
-@pytest.mark.skipif(SKIP is not None, reason=str(SKIP))
-@pytest.mark.parametrize("napi", ["plain-veth", "threaded-napi"])
-def test_gso_sender_is_received_exactly_at_the_rate(napi: str) -> None:
+class Attempt(NamedTuple):
+    """One run's rates as shares of the target, and the mean idle CPUs while it ran."""
+
+    sent: float
+    received: float
+    idle: float
+
+
+def _attempt(napi: str) -> Attempt:
+    """One run over a fresh pair, checked against what no load can change: every packet sent arrives
+    once, in order; the sender never exceeds the target and misses only slots it counts."""
     with veth_pair() as pair:
         if napi == "threaded-napi":
             pair.threaded_napi()
         time.sleep(0.2)
-        s, r = run_pair(pair)
+        with IdleCpus() as idle:
+            s, r = run_pair(pair)
 
     assert s["gso"] is True
     assert s["gso_segments"] == 65507 // SIZE == 44
@@ -86,10 +97,7 @@ def test_gso_sender_is_received_exactly_at_the_rate(napi: str) -> None:
     assert s["target_pps"] == pytest.approx(target_pps)
     sent = s["sent_packets"]
     assert sent + s["missed_slots_packets"] == round(target_pps * DURATION_S)
-    # never above the target; below it only by slots the sender missed (counted above): a busy
-    # machine delays a sender even at SCHED_FIFO 1 (0.992 seen in a tally run against ±0.5 %). The
-    # pacing's precision is benchmarks/probe's claim, not this test's.
-    assert 0.95 <= s["achieved_to_target_ratio"] <= 1.005, s["achieved_to_target_ratio"]
+    assert s["achieved_to_target_ratio"] <= 1.005, s["achieved_to_target_ratio"]
 
     st = r["streams"][0]
     assert r["stop_reason"] == "streams_done"
@@ -108,4 +116,26 @@ def test_gso_sender_is_received_exactly_at_the_rate(napi: str) -> None:
     gap_ms = (s["send_window_ns"] - st["receive_window_ns"]) / 1e6
     assert abs(gap_ms) <= 20, (gap_ms, s["send_window_ns"], st["receive_window_ns"])
     assert st["received_pps"] == pytest.approx((sent - 1) / st["receive_window_ns"] * 1e9, rel=1e-9)
-    assert st["received_pps"] / target_pps >= 0.95, st["received_pps"]
+    return Attempt(s["achieved_to_target_ratio"], st["received_pps"] / target_pps, idle.cpus)
+
+
+@pytest.mark.skipif(SKIP is not None, reason=str(SKIP))
+@pytest.mark.parametrize("napi", ["plain-veth", "threaded-napi"])
+def test_gso_sender_is_received_exactly_at_the_rate(napi: str) -> None:
+    # Below the target only by slots the sender missed (counted, checked on every attempt): a busy
+    # machine delays a sender even at SCHED_FIFO 1 (0.992 seen in a tally run; 0.935 alone in the
+    # timing phase beside stress-ng --cpu 2 --hdd 1, 0.898 beside a disk writer and two test
+    # workers; 0.861 in threaded NAPI, whose kthread competes at normal priority). At least 95 % of
+    # the target on the best of three runs; excused only when every run had no CPU to spare and one
+    # still reached half (a pacer at a wrong rate, e.g. a slot per message, fails however busy).
+    # The pacing's precision is benchmarks/probe's claim, not this test's.
+    met, attempts = best_of(lambda: _attempt(napi), lambda a: min(a.sent, a.received) >= 0.95)
+    met_or_machine_bound(
+        met,
+        attempts,
+        idle=lambda a: a.idle,
+        floor=lambda a: min(a.sent, a.received) >= 0.5,
+        numbers=lambda rs: "; ".join(
+            f"sent {a.sent:.3f}, received {a.received:.3f} of the target" for a in rs
+        ),
+    )

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import pytest
 
-from tests.helpers.timing import SPARE_CPUS, idle_cpus, met_or_machine_bound
+from tests.helpers.timing import (
+    SPARE_CPUS,
+    IdleCpus,
+    cpu_idle_ns,
+    idle_cpus,
+    met_or_machine_bound,
+    wait_until,
+)
 
 # (value, idle CPUs during the attempt): the claim is value >= 0.98, the floor value >= 0.85
 BUSY = SPARE_CPUS / 2
@@ -54,3 +62,18 @@ def test_idle_cpus_counts_every_cpu_of_this_machine() -> None:
     assert idle_cpus(0.75) == pytest.approx(0.25 * (os.cpu_count() or 1))
     assert idle_cpus(1.0) == 0.0
     assert math.isnan(idle_cpus(None)) and math.isnan(idle_cpus(math.nan))
+
+
+def test_idle_time_is_the_idle_field_without_iowait(tmp_path: Path) -> None:
+    # proc(5): the "cpu" line is user nice system idle iowait irq softirq steal ..., in clock ticks
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 20 30 400 50 6 7 8 0 0\ncpu0 5 10 15 200 25 3 3 4 0 0\n")
+    tick_ns = 10**9 // os.sysconf("SC_CLK_TCK")
+    assert cpu_idle_ns(str(stat)) == 400 * tick_ns
+
+
+def test_idle_cpus_over_a_block_are_between_none_and_every_cpu() -> None:
+    with IdleCpus() as idle:
+        assert math.isnan(idle.cpus)
+        wait_until(lambda: None, lambda _: False, timeout=0.3)
+    assert 0 <= idle.cpus <= (os.cpu_count() or 1) * 1.05, idle.cpus
