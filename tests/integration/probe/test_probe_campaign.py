@@ -12,7 +12,6 @@ The sweep offers 2000 pps and twice the tbf link's packet rate (100e6 / (1514 ×
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -25,9 +24,13 @@ import pandas as pd
 import pytest
 
 from tests.helpers.integration.requirements import missing
+from tests.helpers.timing import cpu_idle_ns
 from vnetbench.store.db import Store
 
-pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40)]
+# timing: its link-rate and CPU-share precision holds only on a machine with CPU to spare, and beside
+# make test's other workers it often had none (quiet CIs of 2026-11-30: idle CPUs 0.00-0.21, the
+# strict parts skipped); run alone, after the rest, they are checked whenever the machine is quiet
+pytestmark = [pytest.mark.root, pytest.mark.slow(seconds=40), pytest.mark.timing]
 
 LINK_PPS = 100e6 / (1514 * 8)
 MODEL_BPS = 100e6 * 1472 / 1514  # UDP payload bits/s through the 100 mbit link
@@ -73,16 +76,9 @@ schedule: {{repetitions: 2}}
 SKIP = missing(cpu_quota=True, probe=True)
 
 
-def _cpu_idle_ns() -> tuple[int, int]:
-    """(idle + iowait of all CPUs in ns, CLOCK_REALTIME ns now)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    tick = 10**9 // os.sysconf("SC_CLK_TCK")
-    return (fields[3] + fields[4]) * tick, time.time_ns()
-
-
 class IdleSampler:
-    """Samples the machine's idle CPU time every 0.25 s while the campaign runs."""
+    """Samples the machine's idle CPU time (`cpu_idle_ns`: iowait left out) with its CLOCK_REALTIME
+    instant, as stored measurements are timed, every 0.25 s while the campaign runs."""
 
     def __init__(self) -> None:
         self.samples: list[tuple[int, int]] = []
@@ -91,7 +87,7 @@ class IdleSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.samples.append(_cpu_idle_ns())
+            self.samples.append((cpu_idle_ns(), time.time_ns()))
             self._stop.wait(0.25)
 
     def __enter__(self) -> IdleSampler:
