@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,6 @@ from tests.helpers.timing import (
     cpu_idle_ns,
     idle_cpus,
     met_or_machine_bound,
-    wait_until,
 )
 
 # (value, idle CPUs during the attempt): the claim is value >= 0.98, the floor value >= 0.85
@@ -75,5 +75,5 @@ def test_idle_time_is_the_idle_field_without_iowait(tmp_path: Path) -> None:
 def test_idle_cpus_over_a_block_are_between_none_and_every_cpu() -> None:
     with IdleCpus() as idle:
         assert math.isnan(idle.cpus)
-        wait_until(lambda: None, lambda _: False, timeout=0.3)
+        time.sleep(0.3)  # some time for the block to measure; nothing is waited for
     assert 0 <= idle.cpus <= (os.cpu_count() or 1) * 1.05, idle.cpus
