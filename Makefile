@@ -10,7 +10,7 @@ APT_PACKAGES := iperf3 iputils-ping ethtool openvswitch-switch tcpdump iproute2 
 INSTALL_STAMP := $(VENV)/.installed
 DEMO_DB ?= out/demo.db
 
-.PHONY: demo dashboard test test-stress setup apt-deps lint clippy bench clean-leftovers help
+.PHONY: demo dashboard test test-stress setup apt-deps lint clippy bench clean-leftovers constraints help
 
 help:
 	@echo "make demo   - install everything, run the quickstart campaign here, write its report"
@@ -19,6 +19,7 @@ help:
 	@echo "make lint   - ruff, the import layers (lint-imports), cargo clippy"
 	@echo "make test-stress [RUNS=5 STRESSED_RUNS=3] - the suite N times, then M times beside stress-ng; tallies failures"
 	@echo "make bench  - run the benchmarks in benchmarks/"
+	@echo "make constraints - re-pin constraints.txt (the Python versions make setup installs) to the newest allowed"
 
 demo: setup
 	$(VNB) scenarios run quickstart --db $(DEMO_DB) --report reports/quickstart
@@ -72,12 +73,27 @@ apt-deps:
 	  apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
 
-# The venv is rebuilt when the package's metadata or the probe's sources change.
-$(INSTALL_STAMP): pyproject.toml probe/Cargo.toml $(shell find probe/src -name '*.rs' 2>/dev/null)
+# The venv is rebuilt when the package's metadata, the pinned versions or the probe's sources change.
+# constraints.txt pins every Python package to the version the suite last passed with, so a fresh
+# clone installs what CI tested (a new ruff or pandas release cannot change lint or numbers
+# unannounced); pyproject.toml's ranges stay for installing vnetbench into an environment of yours.
+$(INSTALL_STAMP): pyproject.toml constraints.txt probe/Cargo.toml $(shell find probe/src -name '*.rs' 2>/dev/null)
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
 	touch $@
+
+# Re-pin constraints.txt to the newest releases pyproject.toml allows, in a throw-away venv;
+# run `make test` on the result before committing it.
+PIN_VENV := .venv-pin
+constraints:
+	rm -rf $(PIN_VENV) && python3 -m venv $(PIN_VENV)
+	$(PIN_VENV)/bin/python -m pip install -q --upgrade pip
+	$(PIN_VENV)/bin/python -m pip install -q -e '.[dev]'
+	{ echo "# Every Python package make setup installs, at the version the suite passed with (see Makefile)."; \
+	  echo "# Regenerate with: make constraints"; \
+	  $(PIN_VENV)/bin/python -m pip freeze --exclude-editable; } > constraints.txt
+	rm -rf $(PIN_VENV)
 
 bench: setup
 	$(PY) benchmarks/run_all.py
