@@ -6,7 +6,9 @@ import contextlib
 import datetime as dt
 import json
 import math
+import platform
 import re
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import yaml
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
+from vnetbench import __version__
 from vnetbench.analysis import descriptive as d
 from vnetbench.analysis.coverage import Coverage, coverage
 from vnetbench.analysis.cpu import SATURATED_BUSY, saturated, with_host_busy
@@ -201,6 +204,17 @@ def build_times(builds: pd.Series, teardowns: pd.Series) -> str:
     )
 
 
+# The libraries that compute a report's statistics (intervals, tests, ANOVA): a report re-made with
+# other versions can differ in its last digits or a test's method, so the page names those that made it.
+STATISTICS_LIBRARIES = ("numpy", "pandas", "scipy", "statsmodels")
+
+
+def made_with() -> str:
+    """The software that made this report (not the campaign: `vnetbench` above is the one that ran it)."""
+    libraries = ", ".join(f"{name} {version(name)}" for name in STATISTICS_LIBRARIES)
+    return f"vnetbench {__version__}, Python {platform.python_version()}, {libraries}"
+
+
 def _overview(context: ReportContext) -> Section:
     store, row, frame, fig_dir = context.store, context.campaign, context.frame, context.fig_dir
     env = row["environment"]
@@ -219,6 +233,7 @@ def _overview(context: ReportContext) -> Section:
         ["tools", ", ".join(f"{k} {v}" for k, v in row["tool_versions"].items())],
         ["spec", f"{row['spec_source']} (sha256 {row['spec_sha256'][:12]}…)"],
         ["seed", str(row["seed"])],
+        ["report made with", made_with()],
     ]
     section = Section(
         "Campaign", "campaign", intro=_description(row["spec_text"]), tables=[TableView("", ["", ""], facts)]

@@ -1,9 +1,12 @@
 """`vnetbench --version` and the vnetbench version in the report: the installed package's version,
 the one each campaign stores as `environment.vnetbench`. There was no --version, and the report's
-Campaign table showed the kernel and the tools but not the vnetbench that ran the campaign."""
+Campaign table showed the kernel and the tools but not the vnetbench that ran the campaign, nor the
+versions of the libraries that computed the report's statistics."""
 
 from __future__ import annotations
 
+import json
+import sys
 from importlib.metadata import version
 from pathlib import Path
 
@@ -38,6 +41,15 @@ def test_the_campaign_table_of_the_report_gives_the_vnetbench_version(tmp_path: 
     assert res.exit_code == 0, res.output
     page = (tmp_path / "r" / "index.html").read_text()
     assert "<tr><td>vnetbench</td><td>9.8.7</td></tr><tr><td>tools</td><td>iperf3 3.12</td></tr>" in page
+    # and the software that made the report (its statistics), read here from the installed packages
+    made = (
+        f"vnetbench {version('vnetbench')}, Python {sys.version.split()[0]}, numpy {version('numpy')}, "
+        f"pandas {version('pandas')}, scipy {version('scipy')}, statsmodels {version('statsmodels')}"
+    )
+    assert f"<tr><td>report made with</td><td>{made}</td></tr>" in page
+    sections = json.loads((tmp_path / "r" / "report.json").read_text())["sections"]
+    campaign = next(s for s in sections if s["title"] == "Campaign")
+    assert dict(campaign["tables"][0]["rows"])["report made with"] == made
     # a campaign stored without it (none before the version was recorded): '?', as a missing kernel
     res = CliRunner().invoke(
         app, ["report", "dddd0002", "--db", str(tmp_path / "s.db"), "--out", str(tmp_path / "o")]
