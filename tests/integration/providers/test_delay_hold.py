@@ -8,13 +8,14 @@ delay and the round trips spread over tens of ms. Real namespaces, real vnb-prob
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 from tests.helpers.integration.probe_runs import rtt_records
 from tests.helpers.integration.topology import Built, seeded_delay_topology
-from tests.helpers.timing import best_of
+from tests.helpers.timing import IdleCpus, best_of, met_or_machine_bound
 
 pytestmark = [pytest.mark.root, pytest.mark.timing]
 SEED = 11
@@ -36,23 +37,53 @@ def _one_round_trip(rtts: np.ndarray) -> bool:
     return int(np.sum(np.abs(rtts - np.median(rtts)) <= 1.0)) >= N - 2
 
 
+def _one_draw_behind_stalls(rtts: np.ndarray) -> bool:
+    """What a busy machine cannot change: a late wake-up only adds time, so with one draw each way at
+    least a quarter of the probes are within 1 ms of the fastest (with a draw per frame, 10-90 ms
+    apart, one or two are)."""
+    return int(np.sum(rtts - rtts.min() <= 1.0)) >= N // 4
+
+
+class Held(NamedTuple):
+    rtts: np.ndarray
+    idle: float  # mean idle CPUs while the probes ran (iowait not counted)
+
+
+def _held(built: Built) -> Held:
+    with IdleCpus() as idle:
+        rtts = _rtts_ms(built, "a", "b", 7011)
+    return Held(rtts, idle.cpus)
+
+
 def test_a_held_delay_gives_every_frame_of_the_hold_one_round_trip(tmp_path: Path) -> None:
     with seeded_delay_topology(tmp_path, "delay_hold.yaml", SEED) as built:
         assert built.provider.link_emulation == {"held": "delay-node", "tailed": "delay-node"}
         # a precision claim: the best of at most three series (a busy machine can make a probe's
         # endpoints wake late; the hold lasts the whole test, so every series has the same draws)
-        met, series = best_of(lambda: _rtts_ms(built, "a", "b", 7011), _one_round_trip)
+        met, series = best_of(lambda: _held(built), lambda h: _one_round_trip(h.rtts))
         tailed = _rtts_ms(built, "c", "d", 7012)
     # held: up and down are one draw each, 5-45 ms, for every probe
-    held = series[-1]
-    median = float(np.median(held))
+    median = float(np.median(series[-1].rtts))
     assert 10 <= median <= 92, f"held RTT median {median:.2f} ms outside 2 x 5-45 ms"
-    assert met, f"held RTTs not within 1 ms of their median, 18 of 20: {[s.round(2) for s in series]}"
     # tailed: per-frame draws, the same distribution
     spread = float(tailed.max() - tailed.min())
     assert spread > 10, f"per-frame draws spread over only {spread:.2f} ms: {tailed.round(2)}"
     assert int(np.sum(np.abs(tailed - np.median(tailed)) <= 1.0)) < N / 2
+    assert not _one_draw_behind_stalls(tailed), (
+        f"per-frame draws passed the stall floor (a quarter within 1 ms of the fastest): {tailed.round(2)}"
+    )
     # the nodes said what they were told (their reports, collected at teardown)
     reports = {r["link"]: r for r in built.provider.delay_reports.values()}
     for link, hold in (("held", 60 * 10**9), ("tailed", 0)):
         assert [d["delay_hold_ns"] for d in reports[link]["directions"]] == [hold, hold], link
+    # beside a busy machine (no idle CPU) probes 10 ms apart came back together after a ~30 ms stall
+    # (67.6 ms held, then 99.6, 96.9, 86.9, 76.9): judged by the suite's rule, with a floor no stall moves
+    met_or_machine_bound(
+        met,
+        series,
+        idle=lambda h: h.idle,
+        floor=lambda h: _one_draw_behind_stalls(h.rtts),
+        numbers=lambda hs: (
+            f"held RTTs not within 1 ms of their median, 18 of 20: {[h.rtts.round(2) for h in hs]}"
+        ),
+    )
