@@ -24,7 +24,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import pytest
 
@@ -97,6 +97,21 @@ class IdleCpus:
     def __exit__(self, *exc: object) -> None:
         idle, now = cpu_idle_ns(), time.monotonic_ns()
         self.cpus = (idle - self._start[0]) / max(1, now - self._start[1])
+
+
+class WithIdle(NamedTuple, Generic[T]):
+    """A measurement's result and the mean idle CPUs (`IdleCpus`) while it ran."""
+
+    value: T
+    idle: float
+
+
+def with_idle(measure: Callable[[], T]) -> WithIdle[T]:
+    """Run `measure` and read the idle CPUs around it: a `best_of` attempt that
+    `met_or_machine_bound` can judge (`idle=lambda m: m.idle`)."""
+    with IdleCpus() as idle:
+        value = measure()
+    return WithIdle(value, idle.cpus)
 
 
 def met_or_machine_bound(

@@ -8,14 +8,13 @@ delay and the round trips spread over tens of ms. Real namespaces, real vnb-prob
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pytest
 
 from tests.helpers.integration.probe_runs import rtt_records
 from tests.helpers.integration.topology import Built, seeded_delay_topology
-from tests.helpers.timing import IdleCpus, best_of, met_or_machine_bound
+from tests.helpers.timing import best_of, met_or_machine_bound, with_idle
 
 pytestmark = [pytest.mark.root, pytest.mark.timing]
 SEED = 11
@@ -44,26 +43,17 @@ def _one_draw_behind_stalls(rtts: np.ndarray) -> bool:
     return int(np.sum(rtts - rtts.min() <= 1.0)) >= N // 4
 
 
-class Held(NamedTuple):
-    rtts: np.ndarray
-    idle: float  # mean idle CPUs while the probes ran (iowait not counted)
-
-
-def _held(built: Built) -> Held:
-    with IdleCpus() as idle:
-        rtts = _rtts_ms(built, "a", "b", 7011)
-    return Held(rtts, idle.cpus)
-
-
 def test_a_held_delay_gives_every_frame_of_the_hold_one_round_trip(tmp_path: Path) -> None:
     with seeded_delay_topology(tmp_path, "delay_hold.yaml", SEED) as built:
         assert built.provider.link_emulation == {"held": "delay-node", "tailed": "delay-node"}
         # a precision claim: the best of at most three series (a busy machine can make a probe's
         # endpoints wake late; the hold lasts the whole test, so every series has the same draws)
-        met, series = best_of(lambda: _held(built), lambda h: _one_round_trip(h.rtts))
+        met, series = best_of(
+            lambda: with_idle(lambda: _rtts_ms(built, "a", "b", 7011)), lambda h: _one_round_trip(h.value)
+        )
         tailed = _rtts_ms(built, "c", "d", 7012)
     # held: up and down are one draw each, 5-45 ms, for every probe
-    median = float(np.median(series[-1].rtts))
+    median = float(np.median(series[-1].value))
     assert 10 <= median <= 92, f"held RTT median {median:.2f} ms outside 2 x 5-45 ms"
     # tailed: per-frame draws, the same distribution
     spread = float(tailed.max() - tailed.min())
@@ -82,8 +72,8 @@ def test_a_held_delay_gives_every_frame_of_the_hold_one_round_trip(tmp_path: Pat
         met,
         series,
         idle=lambda h: h.idle,
-        floor=lambda h: _one_draw_behind_stalls(h.rtts),
+        floor=lambda h: _one_draw_behind_stalls(h.value),
         numbers=lambda hs: (
-            f"held RTTs not within 1 ms of their median, 18 of 20: {[h.rtts.round(2) for h in hs]}"
+            f"held RTTs not within 1 ms of their median, 18 of 20: {[h.value.round(2) for h in hs]}"
         ),
     )

@@ -16,6 +16,7 @@ from tests.helpers.timing import (
     cpu_idle_ns,
     idle_cpus,
     met_or_machine_bound,
+    with_idle,
 )
 
 # (value, idle CPUs during the attempt): the claim is value >= 0.98, the floor value >= 0.85
@@ -77,3 +78,16 @@ def test_idle_cpus_over_a_block_are_between_none_and_every_cpu() -> None:
         assert math.isnan(idle.cpus)
         time.sleep(0.3)  # some time for the block to measure; nothing is waited for
     assert 0 <= idle.cpus <= (os.cpu_count() or 1) * 1.05, idle.cpus
+
+
+def test_with_idle_returns_the_result_and_the_idle_cpus_while_it_ran() -> None:
+    def spin() -> str:
+        # keeps this CPU busy for 0.3 s, so at most the machine's other CPUs were idle meanwhile
+        end = time.monotonic() + 0.3
+        while time.monotonic() < end:
+            pass
+        return "measured"
+
+    value, idle = with_idle(spin)
+    assert value == "measured"
+    assert 0 <= idle <= (os.cpu_count() or 1) - 0.8, idle
