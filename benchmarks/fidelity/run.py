@@ -19,10 +19,11 @@ local provider and checks the issue's "Done when":
 Beside each number it records what the machine did (the receiver socket's overflows, the sender's
 shortfall from the offered rate), from the campaign's own telemetry, so a miss can be told apart
 from the link's behaviour. Raw stores go to raw/ (not in git); results.csv (one row per
-measurement), summary.json (criteria), results.md (tables) and fidelity.png are rewritten.
+measurement), summary.json (criteria) and fidelity.png are rewritten in OUT (default: this
+directory; another machine's run goes to its own, e.g. --out benchmarks/fidelity/amd-2026-11-30).
 
 Usage (root):  .venv/bin/python benchmarks/fidelity/run.py [--reps N] [--parts matrix,fair,lossy,load,rtt]
-`--redraw` draws fidelity.png again from results.csv, measuring nothing.
+`--redraw` draws OUT/fidelity.png again from OUT/results.csv, measuring nothing.
 """
 
 from __future__ import annotations
@@ -451,18 +452,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--parts", default="matrix,fair,lossy,load,rtt")
+    ap.add_argument("--out", type=Path, default=HERE, help="where results.csv, summary.json, fidelity.png go")
     ap.add_argument(
-        "--redraw", action="store_true", help="draw fidelity.png from results.csv; measure nothing"
+        "--redraw", action="store_true", help="draw OUT/fidelity.png from OUT/results.csv; measure nothing"
     )
     args = ap.parse_args()
     if args.redraw:
-        figure(pd.read_csv(HERE / "results.csv"), HERE / "fidelity.png")
+        figure(pd.read_csv(args.out / "results.csv"), args.out / "fidelity.png")
         return 0
     parts = args.parts.split(",")
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     rows: list[dict[str, Any]] = []
-    csv = HERE / "results.csv"
+    args.out.mkdir(parents=True, exist_ok=True)
+    csv = args.out / "results.csv"
     if csv.exists() and set(parts) != {"matrix", "fair", "lossy", "load", "rtt"}:
         old = pd.read_csv(csv)
         rows += old[~old["part"].isin(parts)].to_dict("records")  # keep the parts not re-run
@@ -480,8 +483,8 @@ def main() -> int:
         "run": {"started": started, "parts": parts, "loadavg_before": load_before, "reps": args.reps},
         "criteria": criteria(df),
     }
-    (HERE / "summary.json").write_text(json.dumps(summary, indent=1))
-    figure(df, HERE / "fidelity.png")
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    figure(df, args.out / "fidelity.png")
     print(json.dumps(summary["criteria"], indent=1))
     return 0
 

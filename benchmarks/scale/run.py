@@ -12,8 +12,9 @@
    commands with that code on the same SQLite store, side by side.
 
 Usage:  .venv/bin/python benchmarks/scale/run.py [--samples 10000000] [--reps 3] [--baseline-src DIR]
-Writes results.json (summary + machine) and scale.png next to this file; every run goes to
-raw/runs.json and the stores to a temporary directory that is removed at the end (--keep keeps it).
+Writes results.json (summary + machine) and scale.png in --out (default: next to this file); every
+run goes to OUT/raw/runs.json and the stores to a temporary directory that is removed at the end
+(--keep keeps it).
 --redraw draws scale.png again from results.json (the figure's colours), measuring nothing.
 """
 
