@@ -96,13 +96,15 @@ def dashboard_command(
     ] = None,
 ) -> None:
     """Serve the live dashboard: campaigns with progress, the pair grid coloured by thresholds, each pair's
-    series, the static reports. Reads a store that `run`, `resume` or `monitor` may be writing.
+    series, the static reports, a monitor's alerts. Reads a store that `run`, `resume` or `monitor` may
+    be writing.
 
     SIGTERM (a service manager's stop) and Ctrl-C stop it cleanly: exit 0."""
     # imported when the command runs: FastAPI and uvicorn cost the other commands nothing
     import uvicorn
 
     from vnetbench.dashboard import create_app
+    from vnetbench.monitor.web import add_alerts
 
     if not is_loopback(host) and not token:
         raise fail(
@@ -122,7 +124,7 @@ def dashboard_command(
         raise fail(problem)
     open_store(db)  # a bad URL or a file that is no store: the error every command gives, with its fix
     try:
-        app = create_app(db, token=token, report_dir=report)
+        app = add_alerts(create_app(db, token=token, report_dir=report), db)
     except Exception as exc:  # a bad URL or an unreadable file is the user's to fix
         raise fail(f"--db {db}: cannot open the store: {exc}") from None
     sock = listen(host, port)

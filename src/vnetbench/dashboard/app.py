@@ -292,7 +292,7 @@ def create_app(store_url: str, *, token: str | None = None, report_dir: Path | N
     dash = Dashboard(store_url, report_dir)
     app.state.dashboard = dash
     app.state.public_paths = set()
-    app.state.has_alerts = False  # `vnetbench monitor` adds /api/alerts (and sets this): pages ask for it
+    app.state.has_alerts = False  # `monitor` and `dashboard` add /api/alerts (monitor/web.py) and set this
     if token:
         app.middleware("http")(_token_guard(token, app.state.public_paths))
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")

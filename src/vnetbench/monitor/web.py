@@ -145,12 +145,29 @@ def monitor_router(store_url: str, token: str | None, campaign_ids: list[str] | 
         body = health(mstore, campaign_ids)
         return JSONResponse(body, status_code=200 if body["status"] in HEALTHY else 503)
 
+    router.include_router(alerts_router(mstore))
+    return router
+
+
+def alerts_router(mstore: MonitorStore) -> APIRouter:
+    """/api/alerts: the alert episodes the store holds, whichever monitor opened them."""
+    router = APIRouter()
+
     @router.get("/api/alerts")
     def alerts(campaign: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         """Alert episodes, newest first (open and resolved)."""
         return [_episode(e) for e in mstore.episodes(campaign, limit=max(1, min(limit, 5000)))]
 
     return router
+
+
+def add_alerts(app: FastAPI, store_url: str) -> FastAPI:
+    """The dashboard's app with /api/alerts, and its campaign pages listing the episodes: what
+    `vnetbench dashboard` serves, so a dashboard apart from the monitor (on a store the monitor writes,
+    e.g. a shared PostgreSQL) shows its alerts too. /metrics and /health stay the monitor's own."""
+    app.include_router(alerts_router(MonitorStore(Store(store_url))))
+    app.state.has_alerts = True
+    return app
 
 
 def build_app(

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 
+from tests.helpers.dashboard_server import start_dashboard_cli
 from tests.helpers.http import http_get
 from tests.helpers.stores import campaign_store
-from vnetbench.monitor.web import WebServer, build_app
+from vnetbench.monitor.web import WebServer, add_alerts, build_app
 from vnetbench.store.db import Store
 from vnetbench.store.monitoring import MonitorStore
 from vnetbench.store.records import now_utc_ns
@@ -80,18 +81,15 @@ def test_the_dashboards_app_gets_the_monitor_routes(db: str, serve, monkeypatch:
 def test_a_campaign_page_asks_for_alerts_only_where_the_monitor_serves_them(db: str, serve) -> None:
     from vnetbench.dashboard import create_app
 
-    # the plain dashboard has no /api/alerts: its page must not ask (a 404 in the browser's console)
+    # create_app alone has no /api/alerts (`vnetbench dashboard` adds it): its page must not ask (a 404
+    # in the browser's console)
     plain, monitor = serve(create_app(db)), serve(build_app(db))
     assert 'data-alerts="0"' in http_get(plain + "/campaigns/c1")[1]
     assert 'data-alerts="1"' in http_get(monitor + "/campaigns/c1")[1]
     assert http_get(monitor + "/api/alerts?campaign=c1")[0] == 200
 
 
-def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve, tmp_path: Path) -> None:
-    # the dashboard's alert list showed the rule and the pair but not the value that opened it; then
-    # it built "(value … in run …)" itself beside the monitor's own line: now the server words it once
-    from tests.helpers.browser import chromium_page, missing_browser
-
+def _open_slow_episode(db: str) -> None:
     store = Store(db)
     MonitorStore(store).open_episode(
         campaign_id="c1", rule="slow", severity="warning", condition="throughput_bps < 200.0 Mbit/s for 2 runs",
@@ -99,6 +97,46 @@ def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve, 
         value=94_403_935.8,
     )  # fmt: skip
     store.close()
+
+
+def test_the_dashboard_command_lists_the_alerts_a_monitor_stored(db: str, tmp_path: Path) -> None:
+    """`vnetbench dashboard` apart from the monitor (e.g. on a shared PostgreSQL store) listed no alert
+    episodes: only the monitor's own server had /api/alerts. Now the command serves it from the store;
+    the monitor's /metrics and /health stay the monitor's."""
+    _open_slow_episode(db)
+    proc, port = start_dashboard_cli(Path(db), tmp_path / "stderr")
+    try:
+        base = f"http://127.0.0.1:{port}"
+        status, body = http_get(base + "/api/alerts?campaign=c1")
+        assert status == 200, body
+        (episode,) = json.loads(body)
+        assert (episode["rule"], episode["state"], episode["detail_text"]) == (
+            "slow",
+            "firing",
+            "(value 94.40 Mbit/s in run 2)",
+        )
+        assert json.loads(http_get(base + "/api/alerts?campaign=other")[1]) == []
+        assert 'data-alerts="1"' in http_get(base + "/campaigns/c1")[1]
+        assert [http_get(base + p)[0] for p in ("/metrics", "/health")] == [404, 404]
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def test_the_dashboards_alerts_are_behind_its_token(db: str, serve) -> None:
+    from vnetbench.dashboard import create_app
+
+    base = serve(add_alerts(create_app(db, token="s3cret"), db))
+    assert http_get(base + "/api/alerts")[0] == 401
+    assert http_get(base + "/api/alerts", {"Authorization": "Bearer s3cret"})[0] == 200
+
+
+def test_an_alert_episode_carries_its_value_in_the_metrics_unit(db: str, serve, tmp_path: Path) -> None:
+    # the dashboard's alert list showed the rule and the pair but not the value that opened it; then
+    # it built "(value … in run …)" itself beside the monitor's own line: now the server words it once
+    from tests.helpers.browser import chromium_page, missing_browser
+
+    _open_slow_episode(db)
     base = serve(build_app(db))
     (episode,) = json.loads(http_get(base + "/api/alerts")[1])
     assert (episode["value_text"], episode["opened_run"], episode["state"]) == ("94.40 Mbit/s", 2, "firing")
