@@ -123,9 +123,12 @@ def _above_model_note(
     confidence: float = CONFIDENCE,
 ) -> list[str]:
     """Why a connection's mean can exceed the overhead model's maximum (exogeni-exp5: 100.3 % over
-    2 s): the shaper's token bucket, full while the link was idle, passes its burst at once, so a
-    window of T s that starts with the flow carries up to rate × (T + burst time). After a warm-up
-    omit the burst has passed, and the model is the limit. And why the 95 % interval of a mean can
+    2 s): a token bucket passes at most rate × T + its burst in any window of T s (its arrival curve),
+    the burst whenever the link was idle before the window, e.g. as the flow starts, or as a TCP
+    sender backs off inside a run (BBR's ProbeRTT, cubic after a loss) — so after a warm-up omit too.
+    The window is what the values are over: TCP's stored window (the receiver's full-length intervals,
+    after the warm-up omit and its first interval; quickstart: 4.00 s of a 6.02 s run), else the run,
+    less the analysis omit. And why the 95 % interval of a mean can
     reach above the model while the mean does not (quickstart efd6a61d: 9.560 Mbit/s (9.485 to
     9.634) at 100.0 %, the upper end 100.7 %): it is the mean's uncertainty, not a measured rate, and
     it is not cut at the model, which is no hard bound as 0 is (docs/statistics.md). `intervals`: the
@@ -151,8 +154,8 @@ def _above_model_note(
     links = (layout or {}).get("links") or []
     network = any(link.get("shaping") == "network" for link in links) or not links  # the default
     burst_ms = NETWORK_BURST_MS if network else 1
-    window_s = max(float(rows["duration_ns"].min()) / NS - omit_ns / NS, 1e-3)
-    bound = 1 + burst_ms / 1000 / window_s if omit_ns == 0 else 1.0
+    window_s = _window_s(rows, omit_ns)
+    bound = 1 + burst_ms / 1000 / window_s
     notes = (
         []
         if above.empty
@@ -168,21 +171,27 @@ def _above_model_note(
     return notes
 
 
+def _window_s(rows: pd.DataFrame, omit_ns: int) -> float:
+    """The shortest window the rows' values are over, in s: TCP's stored window_ns where every row has
+    one (and no analysis omit recomputed the value from the intervals), else the run less the omit."""
+    if omit_ns == 0 and "window_ns" in rows and rows["window_ns"].notna().all():
+        seconds = rows["window_ns"].astype(float) / NS
+    else:
+        seconds = (rows["duration_ns"].astype(float) - omit_ns) / NS
+    return max(float(seconds.min()), 1e-3)
+
+
 def _mean_above(top: float, n: int, burst_ms: int, network: bool, window_s: float, bound: float) -> str:
     """The note on means above the model: what the bucket explains, and whether it explains them."""
     mode = "network" if network else "sender"
-    what = (
-        f"'of model max' above 100 % ({fmt.counted(n, 'connection')}, at most "
-        f"{fmt.ratio_pct(top)}): a shaper's token bucket, full while the link was idle, passes its burst "
-        f"at once ({burst_ms} ms at the link's rate with {mode} shaping)"
+    return (
+        f"'of model max' above 100 % ({fmt.counted(n, 'connection')}, at most {fmt.ratio_pct(top)}): a "
+        f"shaper's token bucket passes up to its burst ({burst_ms} ms at the link's rate with {mode} "
+        "shaping) beyond the rate in any window — all of it when the link was idle before, as a flow "
+        "starts or after a sender backed off — so a measured window of "
+        f"{fmt.sig(window_s)} s can carry up to {fmt.ratio_pct(bound)} of the model"
+        + ("." if top <= bound + 1e-9 else "; this is more than the bucket explains.")
     )
-    if bound > 1:
-        what += (
-            f", so a measured window of {fmt.sig(window_s)} s that starts with the flow can carry up to "
-            f"{fmt.ratio_pct(bound)} of the model"
-        )
-        return what + ("." if top <= bound + 1e-9 else "; this is more than the bucket explains.")
-    return what + "; after the warm-up omit it has passed, so this is more than the bucket explains."
 
 
 def _shown_samples(source: cd.SampleSource, flows: pd.DataFrame, omit_ns: int) -> pd.DataFrame:
