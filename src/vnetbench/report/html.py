@@ -152,11 +152,23 @@ def unbroken_html(text: Any) -> Markup:
     return Markup(_TIED.sub(lambda m: f'<span class="nowrap">{m.group(0).replace(NBSP, " ")}</span>', tied))
 
 
+_BOLD = re.compile(r"&lt;(/?)b&gt;")
+
+
+def item_html(item: str) -> Markup:
+    """A section's item (a Findings line, a verdict) as HTML: its text escaped, the <b>…</b> its builder
+    put around the line's label kept. Items hold a campaign's own words — a factor's level, a stored
+    failure's message — which are text, never markup: a level `<script>…` is shown, not run. A <b>
+    in those words stays bold, the only tag let through, with no attribute to carry anything."""
+    return Markup(_BOLD.sub(r"<\1b>", str(escape(item))))
+
+
 def page(campaign: Any, sections: list[Section], generated: str, banner: Markup | None = None) -> str:
     """The report's HTML: its sections' tables, items and figures (templates/report.html); `banner`,
     above them, says what a campaign that is not finished covers."""
     env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
     env.filters["unbroken"] = unbroken_html
+    env.filters["item"] = item_html
     return env.get_template("report.html").render(
         campaign=campaign,
         sections=sections,

@@ -40,5 +40,5 @@ class Section:
     intro: str = ""
     tables: list[TableView] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
-    items: list[str] = field(default_factory=list)  # short paragraphs (verdicts, reasons)
+    items: list[str] = field(default_factory=list)  # short paragraphs (verdicts, reasons): text, <b> kept
     order: int | None = None  # where it goes when not at its module's ORDER (a study's main result first)

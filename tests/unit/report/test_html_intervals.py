@@ -111,3 +111,17 @@ def test_a_narrow_window_breaks_no_interval(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.setattr(html, "unbroken_html", lambda text: text)
     before = _in_chromium(_page(_views()), tmp_path / "before", 360)
     assert before["broken"], before
+
+
+def test_an_items_text_is_escaped_and_its_label_kept_bold() -> None:
+    """Items went into the page as HTML (`| safe`): a factor's level, which a campaign may set to any
+    text (`{path: description, levels: ["<script>…"]}` validates), reached the Findings' treatment
+    labels as markup and ran in the reader's browser; onl-tcp-factorial's 'duration_s (< 0.01 % of the
+    variation)' had a bare '<'. Now an item is text, its builder's <b>…</b> kept."""
+    item = "<b>x=<script>alert(1)</script></b>: flows (q = 1.0); cc (< 0.01 % of the variation) & more"
+    page = html.page(CAMPAIGN, [Section("Findings", "findings", items=[item])], "now")
+    assert (
+        "<li><b>x=&lt;script&gt;alert(1)&lt;/script&gt;</b>: flows (q = 1.0); "
+        "cc (&lt; 0.01 % of the variation) &amp; more</li>"
+    ) in page
+    assert "<script>" not in page

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from markupsafe import escape
-
 from vnetbench.analysis.compare import campaign_observations, campaign_units, compare, counts, explain_missing
 from vnetbench.analysis.inputs import DataError
 from vnetbench.report.comparison_tables import comparison_table, key_label, not_compared, why_missing
@@ -55,8 +53,8 @@ def build(ctx: ReportContext) -> list[Section]:
     section.items += [
         f"Worse: {r.key['pair']} · {r.key['measurement']} · {r.key['metric']}" for r in result.worse
     ]
-    section.items += [  # items are HTML: a stored failure's text is escaped
-        str(escape(f"Only in {m.side}: {key_label(m.key)}{why_missing(m)}")) for m in result.missing
+    section.items += [  # items are text (html.item_html escapes them): a stored failure's too
+        f"Only in {m.side}: {key_label(m.key)}{why_missing(m)}" for m in result.missing
     ]
     section.items += list(result.notes)
     return [section]
