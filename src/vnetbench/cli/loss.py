@@ -29,7 +29,7 @@ def loss_command(
     says why; flows it cannot follow hop by hop are listed with the reason."""
     # the statistics stack: imported when the command runs, for start-up time
     from vnetbench.analysis.loss import loss_analysis
-    from vnetbench.report.fidelity import machine_items
+    from vnetbench.report.fidelity import machine_items, sender_shaped_nodes
     from vnetbench.report.sections.loss import not_accounted_table, summary_table
 
     store = open_store(db)
@@ -41,7 +41,9 @@ def loss_command(
     # the report's "Machine as bottleneck" lines: losses that are this machine's, not the network's
     steal = {int(c["measurement_id"]): c["host_steal_ratio"] for c in data["cpu_per_measurement"]}
     flows = [as_attributes(loc) for loc in located]
-    data["machine_as_bottleneck"] = machine_items(frame, flows, steal)
+    builds = store.builds_frame(row["id"])
+    pushed_back = sender_shaped_nodes(builds.iloc[-1]["layout"] if not builds.empty else None)
+    data["machine_as_bottleneck"] = machine_items(frame, flows, steal, pushed_back)
     if json_output:
         print_json(data)
         return

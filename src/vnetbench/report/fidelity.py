@@ -31,6 +31,18 @@ def shaping_items(layout: dict[str, Any] | None) -> list[str]:
     ]
 
 
+def sender_shaped_nodes(layout: dict[str, Any] | None) -> set[str]:
+    """Nodes with an interface shaped the sender's way: their own qdisc pushes back on their socket,
+    so a flow they send above the link's rate goes out at that rate, by design (`shaping: sender`)."""
+    namespaces = (layout or {}).get("namespaces") or {}  # namespace -> "node:NAME" (or "host:NAME")
+    owners = (
+        str(namespaces.get(i.get("ns"), ""))
+        for i in (layout or {}).get("interfaces") or []
+        if (i.get("shaper") or {}).get("placement") == "sender"
+    )
+    return {owner.removeprefix("node:") for owner in owners if owner.startswith("node:")}
+
+
 def method_items(
     spec: dict[str, Any],
     environment: Mapping[str, Any] | None = None,
@@ -281,11 +293,15 @@ def _own_shaper_drops(loc: Any) -> float:
 
 
 def machine_items(
-    frame: pd.DataFrame | None, localizations: list[Any], steal: Mapping[int, float] | None = None
+    frame: pd.DataFrame | None,
+    localizations: list[Any],
+    steal: Mapping[int, float] | None = None,
+    pushed_back: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
     """Where this machine, not the emulated network, limited a measurement (issue #13). `steal`:
     measurement id -> the share of the CPUs the hypervisor took during it (analysis.cpu's
-    host_steal_ratio), where telemetry read it."""
+    host_steal_ratio), where telemetry read it. `pushed_back`: nodes whose own link is shaped the
+    sender's way (`sender_shaped_nodes`): one of them sending at its path's rate is its link's doing."""
     items = []
     if frame is not None and not frame.empty and "offered_bps" in frame:
         ok = frame[frame["status"] == "ok"]
@@ -295,11 +311,17 @@ def machine_items(
         if sent is not None:
             udp = ok[ok["kind"].isin(["udp", "pps", "trace"]) & ok["offered_bps"].notna()]
             short = udp[(sent[udp.index] < 0.95 * udp["offered_bps"])]
+            if len(short) and pushed_back and "expected_max_bps" in short:
+                at_link_rate = short["src"].isin(pushed_back) & (
+                    sent[short.index] >= 0.95 * short["expected_max_bps"]
+                )  # NaN model: not excused
+                short = short[~at_link_rate]
             if len(short):
                 items.append(
                     f"Machine as bottleneck: in {len(short)} of {len(udp)} constant-rate measurements the "
-                    "sender sent less than 95 % of the offered rate (it did not get the CPU in time); their "
-                    "loss is measured against what was sent."
+                    "sender sent less than 95 % of the offered rate (it did not get the CPU in time; a "
+                    "sender held to its path's rate by its own link's sender shaping is not counted); "
+                    "their loss is measured against what was sent."
                 )
     by_cause: dict[str, list[tuple[float, float]]] = {}  # (lost at the verdict's hop, lost in all)
     steal = steal or {}

@@ -272,7 +272,10 @@ def _overview(context: ReportContext) -> Section:
         )
     cpu = context.cpu
     steal = dict(zip(cpu["measurement_id"], cpu["host_steal_ratio"], strict=True)) if not cpu.empty else {}
-    section.items += fidelity.machine_items(frame, context.losses, steal)
+    layout = builds.iloc[-1]["layout"] if not builds.empty else None
+    section.items += fidelity.machine_items(
+        frame, context.losses, steal, fidelity.sender_shaped_nodes(layout)
+    )
     busy = dict(zip(cpu["measurement_id"], cpu["host_busy_ratio"], strict=True)) if not cpu.empty else {}
     section.items += fidelity.saturated_cpu_items(frame, busy)
     section.items += fidelity.rtt_loss_items(frame, node_reports(store.events_frame(row["id"])))

@@ -91,6 +91,40 @@ def test_machine_items_count_senders_short_of_the_offered_rate_and_machine_loss_
     assert len(items) == 2
 
 
+def test_a_sender_held_to_its_links_rate_by_sender_shaping_is_not_the_machine() -> None:
+    """tests/e2e/test_fidelity's campaign: UDP at 3x a 20 mbit link shaped the sender's way (c→d) sent
+    33.6 % of the offered rate — its own qdisc pushed back, by design — and the report said the sender
+    "did not get the CPU in time". Held to at least 95 % of its path's model it is the link's doing;
+    below that, or from a node without sender shaping, it is still the machine's."""
+    layout = {
+        "namespaces": {"vnbX-n-a": "node:a", "vnbX-n-c": "node:c", "vnbX-h-h1": "host:h1"},
+        "interfaces": [
+            {"ns": "vnbX-n-a", "shaper": {"kind": "tbf", "placement": "network"}},
+            {"ns": "vnbX-n-c", "shaper": {"kind": "tbf", "placement": "sender"}},
+            {"ns": "vnbX-h-h1", "shaper": {"kind": "tbf", "placement": "sender"}},
+            {"ns": "vnbX-n-a", "shaper": None},
+        ],
+    }
+    assert fidelity.sender_shaped_nodes(layout) == {"c"}
+    assert fidelity.sender_shaped_nodes(None) == set() and fidelity.sender_shaped_nodes({}) == set()
+    model = 20e6 * 1470 / 1512  # UDP goodput of 20 mbit at 1470-byte payloads (1512 bytes a frame)
+    frame = pd.DataFrame(
+        {
+            "kind": "udp",
+            "status": "ok",
+            "src": ["c", "c", "a"],
+            "offered_bps": 3 * model,
+            "expected_max_bps": model,
+            # c at its link's rate (0.336 of 3x), c starved below it, a (network shaping) at the same rate
+            "sender_throughput_bps": [1.008 * model, 0.80 * model, 1.008 * model],
+        }
+    )
+    (item,) = fidelity.machine_items(frame, [], pushed_back={"c"})
+    assert item.startswith("Machine as bottleneck: in 2 of 3 constant-rate measurements the sender sent less")
+    assert fidelity.machine_items(frame.iloc[[0]], [], pushed_back={"c"}) == []
+    assert fidelity.machine_items(frame.iloc[[0]], [])[0].startswith("Machine as bottleneck: in 1 of 1")
+
+
 def test_machine_items_flag_shaper_drops_of_a_flow_offered_within_the_links_rate() -> None:
     # The fidelity benchmark's run of 2026-11-27: UDP at 1x a 100 mbit link (offered = the model's
     # 97.2 Mbit/s of goodput) lost 484 of 41,330 datagrams at its tbf while the machine stalled.
