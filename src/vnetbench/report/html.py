@@ -168,7 +168,7 @@ def page(campaign: Any, sections: list[Section], generated: str, banner: Markup 
     above them, says what a campaign that is not finished covers."""
     env = Environment(loader=PackageLoader("vnetbench.report", "templates"), autoescape=select_autoescape())
     env.filters["unbroken"] = unbroken_html
-    env.filters["item"] = item_html
+    env.filters["item_html"] = item_html
     return env.get_template("report.html").render(
         campaign=campaign,
         sections=sections,
