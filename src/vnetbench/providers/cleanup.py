@@ -176,3 +176,8 @@ def _unmark(store: Store, campaigns: list[str], campaign_id: str | None, report:
     if campaign_id is not None and campaign_id not in campaigns and not store.live_objects(campaign_id):
         with contextlib.suppress(OSError, ValueError):
             runtime.unmark_active(campaign_id)
+    # a run killed while registering, before it made anything, left only mark_active's temporary
+    ids = {campaign_id} if campaign_id is not None else {str(c["id"]) for c in store.campaigns()}
+    with contextlib.suppress(OSError):
+        for name in runtime.remove_stale_temporaries(ids):
+            report.removed.append(f"registry temporary {runtime.ACTIVE_DIR}/{name} (its writer is gone)")

@@ -150,6 +150,39 @@ def test_registry_of_live_builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         runtime.mark_active("../etc", "x.db")
 
 
+def _gone_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    done = subprocess.Popen(["true"])
+    done.wait()
+    return done.pid
+
+
+def test_a_registry_temporary_whose_writer_is_gone_is_removed(tmp_path: Path, monkeypatch) -> None:
+    """mark_active writes ID.tmpPID and renames it; a SIGKILL in between left an empty
+    /run/vnetbench/active/de57d85c.tmp1884 that nothing removed (unmark_active and clean knew `ID`
+    only). A live writer's temporary and other campaigns' stay."""
+    active = tmp_path / "active"
+    monkeypatch.setattr(runtime, "ACTIVE_DIR", str(active))
+    runtime.mark_active("ab12", "s.db")
+    dead = _gone_pid()
+    for name in (f"ab12.tmp{dead}", f"ab12.tmp{os.getpid()}", f"cd34.tmp{dead}", "ab12.tmpx"):
+        (active / name).write_text("")
+    assert runtime.unmark_active("ab12")
+    assert sorted(p.name for p in active.iterdir()) == [
+        f"ab12.tmp{os.getpid()}",
+        "ab12.tmpx",
+        f"cd34.tmp{dead}",
+    ]
+    # `vnetbench clean` of a store: its campaigns' leftovers, even one killed before it made anything
+    store = _store(tmp_path, "cd34")
+    try:
+        report = cleanup.clean(store)
+    finally:
+        store.close()
+    assert report.removed == [f"registry temporary {active}/cd34.tmp{dead} (its writer is gone)"]
+    assert sorted(p.name for p in active.iterdir()) == [f"ab12.tmp{os.getpid()}", "ab12.tmpx"]
+
+
 def _store(tmp_path: Path, cid: str) -> Store:
     return campaign_store(tmp_path / "s.db", cid, status="failed")
 

@@ -3,6 +3,8 @@
 /run/vnetbench/<campaign_id>/          runtime files (userspace OVS databases, sockets, logs)
 /run/vnetbench/active/<campaign_id>    the store location, while a build of that campaign is live,
                                        so `vnetbench clean` without --db finds what a killed run left.
+/run/vnetbench/active/<id>.tmp<pid>    that file while it is written (renamed at once; a SIGKILL can
+                                       leave it: removed once its writer is gone)
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from vnetbench.providers.local import signals
 RUN_ROOT = "/run/vnetbench"
 ACTIVE_DIR = f"{RUN_ROOT}/active"
 CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TEMPORARY = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,64})\.tmp(?P<pid>[0-9]+)$")  # mark_active's, until renamed
 
 
 def rundir(campaign_id: str) -> str:
@@ -50,13 +53,40 @@ def mark_active(campaign_id: str, location: str) -> str:
 
 
 def unmark_active(campaign_id: str) -> bool:
-    """Remove the campaign's registry file; False when there was none."""
+    """Remove the campaign's registry file, and a temporary of it whose writer is gone; False when
+    there was no registry file."""
     _check(campaign_id)
+    remove_stale_temporaries({campaign_id})
     try:
         os.unlink(f"{ACTIVE_DIR}/{campaign_id}")
         return True
     except FileNotFoundError:
         return False
+
+
+def remove_stale_temporaries(campaign_ids: set[str]) -> list[str]:
+    """Delete these campaigns' registry temporaries (`ID.tmpPID`) whose writer no longer runs: a
+    SIGKILL between mark_active's write and its rename leaves one (signals it can defer, it does).
+    Returns their names. A live writer's is left: it is about to rename it."""
+    removed = []
+    with contextlib.suppress(FileNotFoundError):
+        for name in sorted(os.listdir(ACTIVE_DIR)):
+            found = TEMPORARY.match(name)
+            if found and found["id"] in campaign_ids and not _running(int(found["pid"])):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{ACTIVE_DIR}/{name}")
+                    removed.append(name)
+    return removed
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: running
+        return True
+    return True
 
 
 def active() -> list[tuple[str, str]]:
