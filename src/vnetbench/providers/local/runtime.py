@@ -19,7 +19,7 @@ from vnetbench.providers.local import signals
 RUN_ROOT = "/run/vnetbench"
 ACTIVE_DIR = f"{RUN_ROOT}/active"
 CAMPAIGN_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-TEMPORARY = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,64})\.tmp(?P<pid>[0-9]+)$")  # mark_active's, until renamed
+TEMPORARY = re.compile(r"^(?P<id>[A-Za-z0-9_-]{1,64})\.tmp(?P<pid>[0-9]{1,7})$")  # pids < 2^22 (pid_max)
 
 
 def rundir(campaign_id: str) -> str:
