@@ -91,8 +91,14 @@ def test_tbf_bottleneck_puts_the_loss_at_that_qdisc(tmp_path: Path) -> None:
     assert loc["hop"] == "sent by host:host/p1x0 (tbf, network shaping)"
     assert loc["cause"] == "qdisc drop"
     assert loc["counter"] == "tbf drops on host:host/p1x0"
-    assert loc["counter_packets"] == pytest.approx(loc["app_lost"], rel=0.02)
-    assert loc["explained_packets"] == pytest.approx(loc["app_lost"], rel=0.02)
+    # the shaper's own counter says what its hop lost, and every lost datagram is found at some hop
+    assert loc["counter_packets"] == pytest.approx(loc["hop_lost"], rel=0.02)
+    assert loc["explained_packets"] == pytest.approx(loc["hop_lost"], rel=0.02)
+    hop_losses = sum(max(s["lost"] or 0.0, 0.0) for s in loc["stages"])
+    assert hop_losses == pytest.approx(loc["app_lost"], rel=0.02)
+    # nearly all of it at the shaper: a receiver a busy machine kept from its socket loses some there
+    # too (327 of 11,258 beside stress-ng --switch 1 --cpu 1, 2026-12-01; it was asserted within 2 %)
+    assert loc["hop_lost"] >= 0.9 * loc["app_lost"], (loc["hop_lost"], loc["app_lost"])
     # The capture: tcpdump on b:eth0 stopped at its packet cap, its pcap referenced from the store.
     caps = store.table_frame("captures", cid).to_dict("records")
     assert len(caps) == 1 and caps[0]["node"] == "b" and caps[0]["interface"] == "eth0"
